@@ -1,0 +1,3 @@
+from edgechat.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,40 @@
+"""The chat client interface: something that turns a list of messages into streamed text.
+
+Implementations:
+- edgechat.core.llm.genai_client.GenaiChatClient: a local onnxruntime-genai model, in process.
+- edgechat.core.extractive.ExtractiveClient: no model; quotes the best sentences of the sources.
+- (later) an OpenAI-compatible HTTP server, with the same interface.
+
+A client never retrieves and never builds citations: the answer pipeline
+(edgechat.core.pipeline) does both around it. The sources of the current call reach a client
+only through `options.sources` (a per-call copy of the caller's options).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Protocol, runtime_checkable
+
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate
+
+
+@runtime_checkable
+class ChatClient(Protocol):
+    name: str
+    context_length: int  # tokens the model can see, prompt and answer together
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens `text` costs in this client's prompt (used by the history reducer)."""
+        ...
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        options: ChatOptions,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[ChatUpdate]:
+        """Yield text deltas as they are generated; the last update has done=True and a
+        stop_reason ("eos", "max_tokens", "context", "cancelled"). Never blocks past one token
+        once `cancel` is set."""
+        ...

@@ -26,7 +26,10 @@ def data_root() -> Path:
 
 
 def models_dir() -> Path:
-    return data_root() / "models"
+    """Models are large and shared by every library; $EDGECHAT_MODELS moves them (tests point
+    it at the machine's model cache while their libraries live in temporary folders)."""
+    env = os.environ.get("EDGECHAT_MODELS")
+    return Path(env).expanduser() if env else data_root() / "models"
 
 
 def embedders_dir() -> Path:

@@ -1,0 +1,377 @@
+"""Folder -> scan -> diff against the manifest -> parse -> chunk -> embed -> store.
+
+Parsing runs one file ahead in a background thread while the embedder (which releases the GIL
+inside onnxruntime) works on the previous file's chunks; chunks of small files are batched
+together so the model always sees full batches. A file is written to the store only once all
+its chunks are embedded, so cancelling or crashing never leaves a file half-indexed, and the
+previous version of a changed file stays searchable until its new version is complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from edgechat.core import documents
+from edgechat.core.chunking import ChunkSettings, chunk_pages
+from edgechat.core.embedder import Embedder
+from edgechat.core.records import Chunk, Document, DocumentError, Problem
+from edgechat.core.store import Store
+
+log = logging.getLogger(__name__)
+
+_SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".svn", ".hg"}
+
+
+@dataclass
+class IndexProgress:
+    files_done: int
+    files_total: int
+    chunks_done: int
+    chunks_total: int  # chunks known so far: grows as files are parsed
+    bytes_done: int
+    bytes_total: int
+    current: str = ""
+    phase: str = "indexing"  # scanning | indexing | finished | cancelled
+
+
+@dataclass
+class IndexSummary:
+    indexed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str, str]] = field(default_factory=list)  # (path, problem, detail)
+    chunks_added: int = 0
+    pages_added: int = 0
+    embedded: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    cancelled: bool = False
+    recovered: list[str] = field(default_factory=list)
+
+    def problem_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for _, problem, _ in self.failed:
+            counts[problem] = counts.get(problem, 0) + 1
+        return counts
+
+    def to_dict(self) -> dict:
+        return {
+            "indexed": len(self.indexed),
+            "unchanged": self.unchanged,
+            "removed": len(self.removed),
+            "failed": len(self.failed),
+            "problems": self.problem_counts(),
+            "failures": [{"path": p, "problem": pr, "detail": d} for p, pr, d in self.failed],
+            "chunks_added": self.chunks_added,
+            "pages_added": self.pages_added,
+            "embedded": self.embedded,
+            "seconds": round(self.seconds, 3),
+            "embed_seconds": round(self.embed_seconds, 3),
+            "cancelled": self.cancelled,
+            "recovered": self.recovered,
+        }
+
+
+@dataclass
+class _Job:
+    path: str
+    root: str | None
+    size: int
+    mtime: float
+    sha256: str
+
+
+@dataclass
+class _Parsed:
+    job: _Job
+    doc: Document | None
+    chunks: list[Chunk]
+    error: DocumentError | None = None
+
+
+def sha256_file(path: str, bufsize: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(bufsize):
+            h.update(block)
+    return h.hexdigest()
+
+
+def scan(root: Path) -> Iterable[Path]:
+    """Every regular, non-hidden file under `root` (or `root` itself if it is a file)."""
+    if root.is_file():
+        yield root
+        return
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
+        for name in sorted(filenames):
+            if name.startswith(".") or name.startswith("~$"):
+                continue
+            p = Path(dirpath) / name
+            if p.is_file():
+                yield p
+
+
+class Indexer:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        *,
+        chunk_settings: ChunkSettings = ChunkSettings(),
+        batch_size: int = 32,
+        max_bytes: int = 200 * 1024 * 1024,
+        passwords: dict[str, str] | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.chunk_settings = chunk_settings
+        self.batch_size = batch_size
+        self.max_bytes = max_bytes
+        self.passwords = dict(passwords or {})
+
+    # ------------------------------------------------------------------ planning
+
+    def _plan(self, roots: Sequence[Path], summary: IndexSummary) -> list[_Job]:
+        jobs: list[_Job] = []
+        seen: set[str] = set()
+        for root in roots:
+            root_s = str(root)
+            known = {f.path: f for f in self.store.files(root=root_s)}
+            for p in scan(root):
+                path = str(p)
+                seen.add(path)
+                try:
+                    st = p.stat()
+                except OSError as e:
+                    summary.failed.append((path, Problem.UNREADABLE.value, str(e)))
+                    continue
+                rec = known.get(path) or self.store.file(path)
+                if rec and rec.size == st.st_size and rec.mtime == st.st_mtime and rec.state in ("done", "failed"):
+                    if not (rec.state == "failed" and path in self.passwords):
+                        summary.unchanged += 1
+                        continue
+                if not documents.is_supported(p):
+                    self.store.fail_file(path, root_s, st.st_size, st.st_mtime, None,
+                                         Problem.UNSUPPORTED.value, f"'{p.suffix or p.name}' files are not read")
+                    summary.failed.append((path, Problem.UNSUPPORTED.value, f"'{p.suffix or p.name}' files are not read"))
+                    continue
+                try:
+                    digest = sha256_file(path)
+                except OSError as e:
+                    self.store.fail_file(path, root_s, st.st_size, st.st_mtime, None, Problem.UNREADABLE.value, str(e))
+                    summary.failed.append((path, Problem.UNREADABLE.value, str(e)))
+                    continue
+                if rec and rec.sha256 == digest and rec.state in ("done", "failed") and path not in self.passwords:
+                    self.store.touch_file(path, st.st_size, st.st_mtime)
+                    summary.unchanged += 1
+                    continue
+                jobs.append(_Job(path, root_s, st.st_size, st.st_mtime, digest))
+            if root.is_dir():
+                for path in known:
+                    if path not in seen:
+                        self.store.remove_file(path)
+                        summary.removed.append(path)
+            elif not root.exists():
+                for path in known:
+                    self.store.remove_file(path)
+                    summary.removed.append(path)
+        return jobs
+
+    # ------------------------------------------------------------------ parsing
+
+    def _parse(self, job: _Job) -> _Parsed:
+        try:
+            doc = documents.parse_document(job.path, password=self.passwords.get(job.path), max_bytes=self.max_bytes)
+            chunks = chunk_pages(doc.pages, self.embedder.tokenizer, self.chunk_settings)
+            if not chunks:
+                raise DocumentError(Problem.NO_TEXT, "no text long enough to index")
+            return _Parsed(job, doc, chunks)
+        except DocumentError as e:
+            return _Parsed(job, None, [], e)
+        except Exception as e:  # a parser bug must not stop the run
+            log.exception("unexpected failure parsing %s", job.path)
+            return _Parsed(job, None, [], DocumentError(Problem.MALFORMED, f"{type(e).__name__}: {e}"))
+
+    # ------------------------------------------------------------------ the run
+
+    def index(
+        self,
+        roots: Sequence[str | Path],
+        *,
+        progress: Callable[[IndexProgress], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexSummary:
+        t0 = time.perf_counter()
+        cancel = cancel or threading.Event()
+        summary = IndexSummary()
+        summary.recovered = self.store.recover()
+        roots_p = [Path(r).expanduser().resolve() for r in roots]
+        for r in roots_p:
+            if r.exists():
+                self.store.add_root(str(r))
+        report = progress or (lambda p: None)
+        report(IndexProgress(0, 0, 0, 0, 0, 0, "", "scanning"))
+        jobs = self._plan(roots_p, summary)
+
+        state = IndexProgress(0, len(jobs), 0, 0, 0, sum(j.size for j in jobs))
+        self._run((self._parse(job) for job in jobs), state, summary, report, cancel)
+        summary.seconds = time.perf_counter() - t0
+        return summary
+
+    def add_documents(
+        self,
+        docs: Iterable[tuple[str, Document]],
+        *,
+        total: int = 0,
+        progress: Callable[[IndexProgress], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexSummary:
+        """Index already-parsed documents under caller-chosen keys (evaluation sets, tests).
+
+        A key stands where a path would; re-adding a key replaces that document."""
+        t0 = time.perf_counter()
+        summary = IndexSummary()
+        summary.recovered = self.store.recover()
+
+        def parsed() -> Iterable[_Parsed]:
+            for key, doc in docs:
+                digest = hashlib.sha256("\f".join(p.text for p in doc.pages).encode()).hexdigest()
+                job = _Job(key, None, sum(len(p.text) for p in doc.pages), 0.0, digest)
+                chunks = chunk_pages(doc.pages, self.embedder.tokenizer, self.chunk_settings)
+                if not chunks:
+                    yield _Parsed(job, None, [], DocumentError(Problem.NO_TEXT, "no text"))
+                else:
+                    yield _Parsed(job, doc, chunks)
+
+        state = IndexProgress(0, total, 0, 0, 0, 0)
+        self._run(parsed(), state, summary, progress or (lambda p: None), cancel or threading.Event())
+        summary.seconds = time.perf_counter() - t0
+        return summary
+
+    def _run(
+        self,
+        items: Iterable[_Parsed],
+        state: IndexProgress,
+        summary: IndexSummary,
+        report: Callable[[IndexProgress], None],
+        cancel: threading.Event,
+    ) -> None:
+        parsed_q: queue.Queue[_Parsed | None] = queue.Queue(maxsize=2)
+        stop_parsing = threading.Event()
+
+        def producer() -> None:
+            try:
+                for item in items:
+                    if cancel.is_set() or stop_parsing.is_set():
+                        break
+                    parsed_q.put(item)
+            except Exception:  # never let the parser thread die silently
+                log.exception("parser thread failed")
+            finally:
+                parsed_q.put(None)
+
+        worker = threading.Thread(target=producer, name="edgechat-parse", daemon=True)
+        worker.start()
+
+        pending: list[tuple[_Parsed | None, list]] = []  # files whose chunks are being embedded
+        buffer: list[tuple[int, int]] = []  # (pending index, chunk index) awaiting embedding
+        finished = False
+        try:
+            while not finished or buffer:
+                if cancel.is_set():
+                    summary.cancelled = True
+                    break
+                # Fill the buffer until a batch is full or the parser has nothing ready.
+                while not finished and len(buffer) < self.batch_size:
+                    try:
+                        item = parsed_q.get(timeout=0.0 if buffer else 0.2)
+                    except queue.Empty:
+                        if buffer or cancel.is_set():
+                            break
+                        continue
+                    if item is None:
+                        finished = True
+                        break
+                    state.current = item.job.path
+                    if item.error is not None:
+                        self._record_failure(item, summary)
+                        self._file_done(state, item, report)
+                        continue
+                    state.chunks_total += len(item.chunks)
+                    pending.append((item, [None] * len(item.chunks)))
+                    pi = len(pending) - 1
+                    buffer.extend((pi, ci) for ci in range(len(item.chunks)))
+                if not buffer or cancel.is_set():
+                    continue
+                batch, buffer = buffer[: self.batch_size], buffer[self.batch_size :]
+                texts = [pending[pi][0].chunks[ci].text for pi, ci in batch]  # type: ignore[union-attr]
+                te = time.perf_counter()
+                vecs = self.embedder.embed(texts)
+                summary.embed_seconds += time.perf_counter() - te
+                summary.embedded += len(texts)
+                for (pi, ci), v in zip(batch, vecs):
+                    pending[pi][1][ci] = v
+                state.chunks_done += len(batch)
+                # Commit every file whose chunks are all embedded.
+                for pi, (item, vectors) in enumerate(pending):
+                    if item is None or any(v is None for v in vectors):
+                        continue
+                    self._commit(item, vectors, summary)
+                    pending[pi] = (None, [])
+                    self._file_done(state, item, report)
+                report(state)
+        finally:
+            stop_parsing.set()
+            while worker.is_alive():  # drain so the producer can finish its put() and exit
+                try:
+                    parsed_q.get(timeout=0.1)
+                except queue.Empty:
+                    pass
+            worker.join()
+        state.phase = "cancelled" if summary.cancelled else "finished"
+        state.current = ""
+        report(state)
+
+    def _file_done(self, state: IndexProgress, item: _Parsed, report) -> None:
+        state.files_done += 1
+        state.bytes_done += item.job.size
+        report(state)
+
+    def _record_failure(self, item: _Parsed, summary: IndexSummary) -> None:
+        j, e = item.job, item.error
+        assert e is not None
+        self.store.fail_file(j.path, j.root, j.size, j.mtime, j.sha256, e.problem.value, e.detail)
+        summary.failed.append((j.path, e.problem.value, e.detail))
+        log.info("not indexed: %s (%s: %s)", j.path, e.problem.value, e.detail)
+
+    def _commit(self, item: _Parsed, vectors: list, summary: IndexSummary) -> None:
+        import numpy as np
+
+        j, doc = item.job, item.doc
+        assert doc is not None
+        fid = self.store.begin_file(j.path, j.root, j.size, j.mtime, j.sha256)
+        self.store.commit_file(
+            fid, item.chunks, np.stack(vectors), title=doc.title, fmt=doc.format,
+            pages=len(doc.pages), metadata=doc.metadata, sha256=j.sha256,
+        )
+        summary.indexed.append(j.path)
+        summary.chunks_added += len(item.chunks)
+        summary.pages_added += len(doc.pages)
+
+    def remove_root(self, root: str | Path) -> int:
+        """Forget a folder: its files and chunks leave the library. Returns files removed."""
+        root_s = str(Path(root).expanduser().resolve())
+        files = self.store.files(root=root_s)
+        for f in files:
+            self.store.remove_file(f.path)
+        self.store.remove_root(root_s)
+        return len(files)

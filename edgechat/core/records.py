@@ -212,6 +212,7 @@ class ChatUpdate:
     text: str = ""  # the whole answer so far
     stop_reason: str | None = None  # "eos", "max_tokens", "context", "cancelled", "error"
     citations: list[Citation] | None = None
+    response: "ChatResponse | None" = None  # on the last update of an answer (edgechat.core.answer)
 
 
 @dataclass
@@ -220,6 +221,9 @@ class ChatResponse:
     sources: list[Source]
     citations: list[Citation]
     unmatched_markers: int
+    # True when the answer was written from retrieved sources AND cites at least one of them
+    # with a marker the citation builder accepted. False for small talk, nothing found, search
+    # skipped, or an answer that cites nothing verifiable.
     grounded: bool
     stop_reason: str
     processed: ProcessedQuery | None = None

@@ -1,0 +1,370 @@
+"""The command line: the same core the desktop app drives.
+
+    edgechat                      open the desktop app
+    edgechat index PATH...        add folders or files to the library and index them
+    edgechat ask "QUESTION"       answer from the library, with numbered sources
+    edgechat search "QUERY"       show the passages retrieval finds, without answering
+    edgechat status               what the library holds, and what could not be indexed
+    edgechat remove PATH          take a folder out of the library
+    edgechat models ...           fetch, list, install, import, use and remove models
+
+Every command takes --library DIR (default: $EDGECHAT_LIBRARY, else the user data directory).
+Errors are one line on stderr and a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import edgechat.core  # noqa: F401  (sets ORT_DISABLE_TELEMETRY before onnxruntime loads)
+from edgechat import __version__
+
+
+class CliError(Exception):
+    """A failure the user can act on: printed as one line, exit status 1."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="edgechat", description="Chat with your own documents, privately.")
+    p.add_argument("--version", action="version", version=f"edgechat {__version__}")
+    p.add_argument("--library", metavar="DIR", help="library directory (default: $EDGECHAT_LIBRARY or the user data dir)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
+    sub = p.add_subparsers(dest="command")
+
+    def lib(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        sp.add_argument("--library", metavar="DIR", default=argparse.SUPPRESS, help="library directory")
+        return sp
+
+    sp = lib(sub.add_parser("index", help="add folders or files to the library and index them"))
+    sp.add_argument("paths", nargs="+", metavar="PATH")
+    sp.add_argument("--password", action="append", default=[], metavar="FILE=PASSWORD",
+                    help="password for an encrypted PDF (repeatable)")
+    sp.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    sp = lib(sub.add_parser("ask", help="answer a question from the library"))
+    sp.add_argument("question")
+    sp.add_argument("-k", "--sources", type=int, default=5, help="number of sources (default 5)")
+    sp.add_argument("--scope", metavar="PATH", help="only search this folder or file")
+    sp.add_argument("--min-score", type=float, default=0.0)
+    sp.add_argument("--extractive", action="store_true", help="answer without a language model")
+    sp.add_argument("--max-tokens", type=int, default=384, help="longest answer in tokens")
+    sp.add_argument("--temperature", type=float, default=0.0, help="0 = greedy, reproducible")
+    sp.add_argument("--top-p", type=float, default=1.0)
+    sp.add_argument("--json", action="store_true", help="print the processed query and citations as JSON")
+
+    sp = lib(sub.add_parser("search", help="show what retrieval finds for a query"))
+    sp.add_argument("query")
+    sp.add_argument("-k", type=int, default=10)
+    sp.add_argument("--scope", metavar="PATH")
+    sp.add_argument("--mode", choices=["hybrid", "vector", "lexical"], default="hybrid")
+    sp.add_argument("--json", action="store_true")
+
+    sp = lib(sub.add_parser("status", help="what the library holds"))
+    sp.add_argument("--json", action="store_true")
+
+    sp = lib(sub.add_parser("remove", help="take a folder or file out of the library"))
+    sp.add_argument("path")
+
+    sp = sub.add_parser("models", help="manage the embedding and language models")
+    msub = sp.add_subparsers(dest="models_command", required=True)
+    msub.add_parser("fetch", help="download, convert and verify the embedding model and the default language model")
+    msub.add_parser("list", help="installed language models")
+    ip = msub.add_parser("install", help="install a language model: 'smollm2' (built locally) or a catalog name")
+    ip.add_argument("name", nargs="?", default="smollm2")
+    ip.add_argument("--precision", choices=["int4", "int8"], default=None)
+    ip = msub.add_parser("import", help="import a local onnxruntime-genai model folder")
+    ip.add_argument("folder")
+    ip.add_argument("--name")
+    rp = msub.add_parser("remove", help="remove an installed language model")
+    rp.add_argument("name")
+    up = msub.add_parser("use", help="choose the language model to answer with")
+    up.add_argument("name")
+    msub.add_parser("catalog", help="models that can be downloaded")
+    return p
+
+
+def _library(args: argparse.Namespace) -> Path | None:
+    return Path(args.library).expanduser() if getattr(args, "library", None) else None
+
+
+def _engine(args: argparse.Namespace, **kwargs):
+    from edgechat.core.engine import Engine
+    from edgechat.core.store import LibraryLockedError
+
+    try:
+        return Engine(_library(args), embedder_progress=_status_line, **kwargs)
+    except LibraryLockedError as e:
+        raise CliError(str(e)) from None
+
+
+def _status_line(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------- commands
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from edgechat.core.indexer import IndexProgress
+
+    passwords = {}
+    for item in args.password:
+        if "=" not in item:
+            raise CliError(f"--password needs FILE=PASSWORD, got {item!r}")
+        f, pw = item.split("=", 1)
+        passwords[str(Path(f).expanduser().resolve())] = pw
+    missing = [p for p in args.paths if not Path(p).expanduser().exists()]
+    if missing:
+        raise CliError(f"no such file or folder: {missing[0]}")
+    tty = sys.stderr.isatty()
+    last = [0.0]
+
+    def progress(p: IndexProgress) -> None:
+        now = time.monotonic()
+        if p.phase == "indexing" and now - last[0] < (0.2 if tty else 5.0):
+            return
+        last[0] = now
+        line = f"{p.phase}: {p.files_done}/{p.files_total} files, {p.chunks_done}/{p.chunks_total} chunks"
+        if p.current:
+            line += f"  {Path(p.current).name[:40]}"
+        print(("\r" + line.ljust(100)) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
+
+    cancel = threading.Event()
+    with _engine(args) as engine:
+        try:
+            summary = engine.index(args.paths, progress=progress, cancel=cancel, passwords=passwords)
+        except KeyboardInterrupt:
+            cancel.set()
+            raise
+        if tty:
+            print(file=sys.stderr)
+        counts = engine.store.counts()
+    if args.json:
+        print(json.dumps({"summary": summary.to_dict(), "library": counts}, indent=2))
+        return 0
+    print(
+        f"Indexed {len(summary.indexed)} files ({summary.chunks_added} chunks, {summary.pages_added} pages) "
+        f"in {summary.seconds:.1f} s; {summary.unchanged} unchanged, {len(summary.removed)} removed, "
+        f"{len(summary.failed)} not indexed."
+    )
+    if summary.cancelled:
+        print("Cancelled: files not reached will be indexed next time.")
+    for problem, n in sorted(summary.problem_counts().items()):
+        print(f"  {n:4d}  {problem}")
+    for path, problem, detail in summary.failed[:50]:
+        print(f"  - {path}: {problem}" + (f" ({detail})" if detail else ""))
+    if len(summary.failed) > 50:
+        print(f"  ... and {len(summary.failed) - 50} more (edgechat status --json lists them all)")
+    print(f"Library: {counts['files_indexed']} files, {counts['chunks']} chunks.")
+    return 0
+
+
+def _print_sources(sources) -> None:
+    if not sources:
+        return
+    print("\nSources:")
+    for s in sources:
+        print(f"  [{s.ordinal}] {s.title} (page {s.page}) - {s.path}")
+        print(f"      {s.snippet[:200]}")
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from edgechat.core.records import ChatOptions, RagRequest, Scope
+
+    scope = Scope("folder", str(Path(args.scope).expanduser().resolve())) if args.scope else None
+    request = RagRequest(query=args.question, max_results=args.sources, scope=scope, min_score=args.min_score)
+    options = ChatOptions(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_tokens)
+    client = None
+    if args.extractive:
+        from edgechat.core.extractive import ExtractiveClient
+
+        client = ExtractiveClient()
+    cancel = threading.Event()
+    with _engine(args, readonly=True) as engine:
+        if engine.store.counts()["chunks"] == 0:
+            raise CliError("the library is empty: add documents first with 'edgechat index FOLDER'")
+        updates = engine.ask(request, options=options, cancel=cancel, client=client)
+        response = None
+        stream_out = not args.json
+        try:
+            for upd in updates:
+                if upd.delta and stream_out:
+                    print(upd.delta, end="", flush=True)
+                if upd.done:
+                    response = upd.response
+        except KeyboardInterrupt:
+            cancel.set()
+            for upd in updates:  # let the client stop within one token and finish cleanly
+                if upd.done:
+                    response = upd.response
+            if stream_out:
+                print("\n[stopped]", flush=True)
+    if response is None:
+        raise CliError("no answer was produced")
+    if args.json:
+        out = {
+            "answer": response.text,
+            "grounded": response.grounded,
+            "stop_reason": response.stop_reason,
+            "citations": [c.to_dict() for c in response.citations],
+            "unmatched_markers": response.unmatched_markers,
+            "sources": [s.to_dict() for s in response.sources],
+            "processed_query": response.processed.to_dict() if response.processed else None,
+            "diagnostics": response.diagnostics,
+        }
+        print(json.dumps(out, indent=2, default=str))
+        return 0
+    print()
+    if not response.grounded:
+        print("\n(Not from your documents: no source is cited in this answer.)")
+    cited = {c.number for c in response.citations}
+    if response.citations:
+        print("\nCitations: " + ", ".join(f"[{c.number}] {c.title} p.{c.page}" for c in response.citations))
+    _print_sources([s for s in response.sources if s.ordinal in cited] or response.sources)
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from edgechat.core.pipeline import to_source
+    from edgechat.core.records import Scope
+
+    scope = Scope("folder", str(Path(args.scope).expanduser().resolve())) if args.scope else None
+    with _engine(args, readonly=True) as engine:
+        result = engine.retriever.search(args.query, scope=scope, mode=args.mode)
+    sources = [to_source(i, c) for i, c in enumerate(result.candidates[: args.k], 1)]
+    if args.json:
+        print(json.dumps({"sources": [s.to_dict() for s in sources], "timings": result.timings,
+                          "counts": result.counts}, indent=2))
+        return 0
+    if not sources:
+        print("Nothing found.")
+    for s in sources:
+        print(f"[{s.ordinal}] {s.score:.3f}  {s.title} (page {s.page})  {s.path}")
+        print(f"     {s.snippet[:200]}")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    with _engine(args, readonly=True) as engine:
+        counts = engine.store.counts()
+        roots = engine.store.roots()
+        failed = [f for f in engine.store.files() if f.state == "failed"]
+    if args.json:
+        print(json.dumps({"library": str(engine.library_dir), "roots": roots, **counts,
+                          "problems": [{"path": f.path, "problem": f.problem, "detail": f.detail} for f in failed]},
+                         indent=2))
+        return 0
+    print(f"Library {engine.library_dir}")
+    print(f"  {counts['files_indexed']} files indexed, {counts['chunks']} chunks, {counts['pages']} pages")
+    for r in roots:
+        print(f"  folder: {r}")
+    if failed:
+        print(f"  {len(failed)} files not indexed:")
+        for f in failed[:50]:
+            print(f"    - {f.path}: {f.problem}")
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    with _engine(args) as engine:
+        n = engine.remove(args.path)
+    print(f"Removed {n} files from the library.")
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from edgechat.core.modelbuild.minilm import ensure_minilm
+
+    c = args.models_command
+    if c == "fetch":
+        path = ensure_minilm(_status_line)
+        print(f"Embedding model ready: {path}")
+        from edgechat.core.llm import manager
+
+        if not manager.list_models():
+            _status_line("Building the default language model (SmolLM2-135M-Instruct); this runs once...")
+            info = manager.install_default()
+            print(f"Language model ready: {info.name} ({info.path})")
+        else:
+            active = manager.active_model()
+            print(f"Language model ready: {active.name if active else 'none active'}")
+        return 0
+    from edgechat.core.llm import manager
+
+    if c == "list":
+        models = manager.list_models()
+        if not models:
+            print("No language model installed: answers are extractive. Run 'edgechat models install'.")
+        for m in models:
+            print(f"{'*' if m.active else ' '} {m.name:32s} {m.size / 1e6:8.0f} MB  {m.precision or '':6s} {m.path}")
+        return 0
+    if c == "install":
+        info = manager.install(args.name, precision=args.precision, progress=_status_line)
+        print(f"Installed {info.name} at {info.path}")
+        return 0
+    if c == "import":
+        info = manager.import_model(Path(args.folder).expanduser(), name=args.name)
+        print(f"Imported {info.name} at {info.path}")
+        return 0
+    if c == "remove":
+        manager.remove_model(args.name)
+        print(f"Removed {args.name}")
+        return 0
+    if c == "use":
+        manager.use_model(args.name)
+        print(f"Answering with {args.name}")
+        return 0
+    if c == "catalog":
+        from edgechat.core.llm.catalog import CATALOG
+
+        for entry in CATALOG:
+            print(f"{entry.name:32s} {entry.size_bytes / 1e9:5.1f} GB  {entry.description}")
+        return 0
+    raise CliError(f"unknown models command {c}")
+
+
+COMMANDS = {
+    "index": cmd_index,
+    "ask": cmd_ask,
+    "search": cmd_search,
+    "status": cmd_status,
+    "remove": cmd_remove,
+    "models": cmd_models,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if args.command is None:
+        from edgechat.ui.app import run_app
+
+        return run_app(library=_library(args))
+    try:
+        return COMMANDS[args.command](args)
+    except CliError as e:
+        print(f"edgechat: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nedgechat: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # one clear line, never a traceback (the log has it with -v)
+        logging.getLogger("edgechat").debug("failure", exc_info=True)
+        print(f"edgechat: {type(e).__name__}: {e}" if str(e) else f"edgechat: {type(e).__name__}", file=sys.stderr)
+        if os.environ.get("EDGECHAT_DEBUG"):
+            raise
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

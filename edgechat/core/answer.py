@@ -1,0 +1,114 @@
+"""Question -> processed query -> prompt under a token budget -> streamed answer -> citations."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Iterator, Sequence
+
+from edgechat.core.chat import ChatClient
+from edgechat.core.citations import build_citations
+from edgechat.core.pipeline import RagPipeline
+from edgechat.core.prompt import fit_messages
+from edgechat.core.records import (
+    ChatMessage,
+    ChatOptions,
+    ChatResponse,
+    ChatUpdate,
+    ProcessedQuery,
+    RagRequest,
+    Role,
+)
+
+NOTHING_FOUND = "Nothing in your library matched this question, so there is nothing to cite."
+
+
+class Answerer:
+    """Drives one chat client over the pipeline's sources. Safe to reuse across questions."""
+
+    def __init__(self, pipeline: RagPipeline, client: ChatClient, options: ChatOptions | None = None) -> None:
+        self.pipeline = pipeline
+        self.client = client
+        self.options = options or ChatOptions()
+
+    def stream(
+        self,
+        request: RagRequest,
+        *,
+        history: Sequence[ChatMessage] = (),
+        options: ChatOptions | None = None,
+        cancel: threading.Event | None = None,
+        processed: ProcessedQuery | None = None,
+    ) -> Iterator[ChatUpdate]:
+        """Yield text deltas; the last update (done=True) carries citations and the response.
+
+        `history` is the saved conversation (what was typed and answered); the retrieved
+        context is added for this call only and never written back into it."""
+        t0 = time.perf_counter()
+        pq = processed if processed is not None else self.pipeline.process(request)
+        t_retrieved = time.perf_counter()
+        base = options or self.options
+        sources = list(pq.references)
+        budget = max(256, self.client.context_length - base.max_new_tokens)
+        fitted = fit_messages(request.query, sources, [m for m in history if not m.pinned], budget, self.client.count_tokens)
+        kept = len(sources) - fitted.trimmed_sources
+        sources = sources[:kept]
+        # The sources reach the client on a copy of the options made for this call.
+        call_options = dataclasses.replace(base, sources=tuple(sources))
+
+        text = ""
+        stop_reason = "eos"
+        first_token: float | None = None
+        if pq.search_skipped or sources or self.client.name != "extractive":
+            for upd in self.client.stream(fitted.messages, call_options, cancel):
+                if upd.delta:
+                    if first_token is None:
+                        first_token = time.perf_counter()
+                    text += upd.delta
+                    yield ChatUpdate(delta=upd.delta, text=text)
+                if upd.done:
+                    stop_reason = upd.stop_reason or "eos"
+                    break
+        if not text and not sources and not pq.search_skipped:
+            text = NOTHING_FOUND
+            yield ChatUpdate(delta=text, text=text)
+        cites = build_citations(text, sources)
+        t_end = time.perf_counter()
+        diagnostics = {
+            "retrieval_seconds": t_retrieved - t0,
+            "first_token_seconds": None if first_token is None else first_token - t_retrieved,
+            "total_seconds": t_end - t0,
+            "evicted_turns": fitted.evicted_turns,
+            "trimmed_sources": fitted.trimmed_sources,
+            "prompt_tokens": fitted.tokens,
+            "history": fitted.diagnostics,
+            "client": self.client.name,
+        }
+        stats = getattr(self.client, "last_stats", None)
+        if isinstance(stats, dict):
+            diagnostics["generation"] = dict(stats)
+        pq.diagnostics.setdefault("answer", {}).update(diagnostics)
+        response = ChatResponse(
+            text=text,
+            sources=sources,
+            citations=cites.citations,
+            unmatched_markers=cites.unmatched,
+            grounded=bool(sources) and bool(cites.citations),
+            stop_reason=stop_reason,
+            processed=pq,
+            diagnostics=diagnostics,
+        )
+        yield ChatUpdate(done=True, text=text, stop_reason=stop_reason, citations=cites.citations, response=response)
+
+    def answer(self, request: RagRequest, **kwargs) -> ChatResponse:
+        last = None
+        for last in self.stream(request, **kwargs):
+            pass
+        assert last is not None and last.response is not None
+        return last.response
+
+
+def turn_messages(question: str, answer: str) -> list[ChatMessage]:
+    """What a finished turn adds to the saved conversation: the question and the answer only."""
+    return [ChatMessage(Role.USER, question), ChatMessage(Role.ASSISTANT, answer)]

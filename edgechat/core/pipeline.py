@@ -1,0 +1,126 @@
+"""From a request to numbered sources: gate -> rewrite -> hybrid retrieval -> rerank -> select.
+
+The pipeline never talks to a language model for the answer itself; edgechat.core.answer does,
+with the ProcessedQuery this module produces.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from edgechat.core.prompt import render_context
+from edgechat.core.records import Candidate, ChatMessage, ProcessedQuery, RagRequest, Source
+from edgechat.core.retrieval import Retriever
+
+
+class Reranker(Protocol):
+    name: str
+
+    def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[Candidate]:
+        """Return the candidates reordered, each with rerank_score set and score updated."""
+        ...
+
+
+@dataclass
+class QueryUnderstanding:
+    """What the turn means for search (filled by the gate and rewriter of edgechat.core.turns)."""
+
+    search: bool = True
+    query: str | None = None  # standalone query for the vector leg
+    keywords: list[str] | None = None  # terms for the lexical leg
+    raw: str | None = None  # the rewriter's raw output
+    reason: str = ""
+
+
+class TurnInterpreter(Protocol):
+    def interpret(self, query: str, recent: Sequence[ChatMessage]) -> QueryUnderstanding: ...
+
+
+@dataclass
+class PipelineSettings:
+    candidates: int = 50  # fused candidates kept for reranking and the diagnostics
+
+
+class RagPipeline:
+    def __init__(
+        self,
+        retriever: Retriever,
+        *,
+        reranker: Reranker | None = None,
+        interpreter: TurnInterpreter | None = None,
+        settings: PipelineSettings | None = None,
+    ) -> None:
+        self.retriever = retriever
+        self.reranker = reranker
+        self.interpreter = interpreter
+        self.settings = settings or PipelineSettings()
+
+    def process(self, request: RagRequest) -> ProcessedQuery:
+        t_start = time.perf_counter()
+        timings: dict[str, float] = {}
+        pq = ProcessedQuery(original_query=request.query, request_content=request.query)
+
+        understanding = QueryUnderstanding()
+        if self.interpreter is not None:
+            t = time.perf_counter()
+            understanding = self.interpreter.interpret(request.query, request.recent_messages)
+            timings["understand"] = time.perf_counter() - t
+        pq.rewritten_query = understanding.query
+        pq.keywords = list(understanding.keywords or [])
+        pq.rewrite_raw = understanding.raw
+        if not understanding.search:
+            pq.search_skipped = True
+            pq.diagnostics = {"timings": timings, "skip_reason": understanding.reason, "counts": {}}
+            timings["total"] = time.perf_counter() - t_start
+            return pq
+
+        query = understanding.query or request.query
+        result = self.retriever.search(query, keywords=understanding.keywords or None, scope=request.scope)
+        timings.update({f"retrieve.{k}": v for k, v in result.timings.items()})
+        raw = result.candidates[: self.settings.candidates]
+        pq.raw_candidates = raw
+
+        ranked = raw
+        if self.reranker is not None and raw:
+            t = time.perf_counter()
+            pq.reranked_candidates = self.reranker.rerank(query, [_copy(c) for c in raw])
+            ranked = pq.reranked_candidates
+            timings["rerank"] = time.perf_counter() - t
+
+        chosen = [c for c in ranked if c.score >= request.min_score][: max(0, request.max_results)]
+        pq.references = [to_source(i, c) for i, c in enumerate(chosen, 1)]
+        if pq.references:
+            pq.request_content = render_context(pq.references) + "\n\n" + request.query
+        timings["total"] = time.perf_counter() - t_start
+        pq.diagnostics = {
+            "timings": timings,
+            "counts": {**result.counts, "sources": len(pq.references)},
+            "scope": None if request.scope is None else {"kind": request.scope.kind, "path": request.scope.path},
+        }
+        return pq
+
+
+def _copy(c: Candidate) -> Candidate:
+    from dataclasses import replace
+
+    return replace(c, metadata=dict(c.metadata))
+
+
+def to_source(ordinal: int, c: Candidate) -> Source:
+    meta = {k: str(v) for k, v in c.metadata.items() if v not in (None, "")}
+    return Source(
+        ordinal=ordinal,
+        content=c.text,
+        title=c.title or c.path,
+        path=c.path,
+        score=round(float(c.score), 4),
+        page=c.page,
+        start=c.start,
+        end=c.end,
+        file_id=c.file_id,
+        chunk_id=c.chunk_id,
+        metadata=meta,
+    )

@@ -74,7 +74,8 @@ def _parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("models", help="manage the embedding and language models")
     msub = sp.add_subparsers(dest="models_command", required=True)
-    msub.add_parser("fetch", help="download, convert and verify the embedding model and the default language model")
+    fp = msub.add_parser("fetch", help="download, convert and verify the embedding model and the default language model")
+    fp.add_argument("--embedder-only", action="store_true", help="only the embedding model")
     msub.add_parser("list", help="installed language models")
     ip = msub.add_parser("install", help="install a language model: 'smollm2' (built locally) or a catalog name")
     ip.add_argument("name", nargs="?", default="smollm2")
@@ -286,6 +287,8 @@ def cmd_models(args: argparse.Namespace) -> int:
     if c == "fetch":
         path = ensure_minilm(_status_line)
         print(f"Embedding model ready: {path}")
+        if args.embedder_only:
+            return 0
         from edgechat.core.llm import manager
 
         if not manager.list_models():

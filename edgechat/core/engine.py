@@ -50,6 +50,8 @@ class Engine:
         self.chunk_settings = chunk_settings
         self.retrieval_settings = retrieval or RetrievalSettings()
         self._lock = threading.Lock()
+        # Set while an answer is being generated: indexing pauses between batches meanwhile.
+        self.answering = threading.Event()
 
     # ------------------------------------------------------------------ parts
 
@@ -74,7 +76,8 @@ class Engine:
             self._client = client
 
     def indexer(self, passwords: dict[str, str] | None = None) -> Indexer:
-        return Indexer(self.store, self.embedder, chunk_settings=self.chunk_settings, passwords=passwords)
+        return Indexer(self.store, self.embedder, chunk_settings=self.chunk_settings, passwords=passwords,
+                       yield_to=self.answering)
 
     @property
     def retriever(self) -> Retriever:
@@ -116,7 +119,14 @@ class Engine:
         client: ChatClient | None = None,
     ) -> Iterator[ChatUpdate]:
         answerer = Answerer(self.pipeline, client or self.chat_client, options)
-        return answerer.stream(request, history=history, options=options, cancel=cancel)
+        return self._while_answering(answerer.stream(request, history=history, options=options, cancel=cancel))
+
+    def _while_answering(self, updates: Iterator[ChatUpdate]) -> Iterator[ChatUpdate]:
+        self.answering.set()
+        try:
+            yield from updates
+        finally:
+            self.answering.clear()
 
     def close(self) -> None:
         self.store.close()

@@ -130,7 +130,11 @@ class Indexer:
         batch_size: int = 32,
         max_bytes: int = 200 * 1024 * 1024,
         passwords: dict[str, str] | None = None,
+        yield_to: threading.Event | None = None,
     ) -> None:
+        """`yield_to`: while this event is set (an answer is being written), indexing pauses
+        between batches so answering gets the CPU."""
+        self.yield_to = yield_to
         self.store = store
         self.embedder = embedder
         self.chunk_settings = chunk_settings
@@ -312,6 +316,8 @@ class Indexer:
                     buffer.extend((pi, ci) for ci in range(len(item.chunks)))
                 if not buffer or cancel.is_set():
                     continue
+                while self.yield_to is not None and self.yield_to.is_set() and not cancel.is_set():
+                    time.sleep(0.05)
                 batch, buffer = buffer[: self.batch_size], buffer[self.batch_size :]
                 texts = [pending[pi][0].chunks[ci].text for pi, ci in batch]  # type: ignore[union-attr]
                 te = time.perf_counter()

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from edgechat.core.chunking import ChunkSettings, chunk_page, chunk_pages
+from edgechat.core.records import Page
+
+
+@pytest.fixture(scope="module")
+def tokenizer(embedder):
+    return embedder.tokenizer
+
+
+def _check(page: Page, chunks, tokenizer, size: int) -> None:
+    for c in chunks:
+        assert c.page == page.number
+        assert page.text[c.start : c.end] == c.text
+        assert 0 < c.tokens <= size
+        assert len(tokenizer.encode(c.text, add_special_tokens=False).ids) <= size + 2
+
+
+def test_long_page_is_windowed_with_overlap(tokenizer):
+    sentences = [f"Sentence number {i} talks about topic {i % 7} in some detail." for i in range(200)]
+    page = Page(3, " ".join(sentences))
+    s = ChunkSettings(size=64, overlap=16)
+    chunks = list(chunk_page(page, tokenizer, s))
+    assert len(chunks) > 10
+    _check(page, chunks, tokenizer, 64)
+    # Consecutive windows overlap, and together they cover the whole page.
+    for a, b in zip(chunks, chunks[1:]):
+        assert b.start < a.end
+    offsets = [o for o in tokenizer.encode(page.text, add_special_tokens=False).offsets if o[1] > o[0]]
+    assert chunks[0].start == offsets[0][0] and chunks[-1].end == offsets[-1][1]
+    # Windows prefer to end at a sentence boundary.
+    assert sum(c.text.endswith(".") for c in chunks[:-1]) >= len(chunks[:-1]) * 0.8
+
+
+def test_chunks_never_cross_pages(tokenizer):
+    pages = [Page(1, "Alpha beta gamma delta. " * 30), Page(2, ""), Page(3, "   \n "), Page(4, "Omega psi chi. " * 40)]
+    chunks = chunk_pages(pages, tokenizer, ChunkSettings(size=32, overlap=8))
+    assert {c.page for c in chunks} == {1, 4}
+    for c in chunks:
+        assert pages[c.page - 1].text[c.start : c.end] == c.text
+
+
+def test_tiny_noise_is_dropped_but_a_short_page_is_kept(tokenizer):
+    assert list(chunk_page(Page(1, "  12 \n"), tokenizer)) == []  # a lone page number
+    only = list(chunk_page(Page(1, "A short but real page of text."), tokenizer))
+    assert len(only) == 1 and only[0].text == "A short but real page of text."
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError):
+        ChunkSettings(size=4)
+    with pytest.raises(ValueError):
+        ChunkSettings(size=100, overlap=90)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=3000),
+       st.integers(min_value=8, max_value=120))
+def test_span_invariant_holds_for_any_text(tokenizer, text, size):
+    page = Page(1, text)
+    chunks = list(chunk_page(page, tokenizer, ChunkSettings(size=size, overlap=size // 4)))
+    _check(page, chunks, tokenizer, size)

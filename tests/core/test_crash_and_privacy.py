@@ -1,0 +1,93 @@
+"""Whole-process properties: a killed index run leaves the library consistent, and indexing and
+answering never try to reach another machine."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from edgechat.core.engine import Engine
+from tests.core.test_indexing import consistent
+from tests.helpers import make_corpus, write
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "edgechat", *args]
+
+
+def test_killing_an_index_run_at_any_moment_leaves_whole_files(tmp_path, embedder):
+    docs = tmp_path / "docs"
+    for i in range(80):
+        write(docs / f"memo-{i:03d}.md", f"# Memo {i}\n\n" + f"Memo {i} records decision {i * 3} about budget line {i}. " * 60)
+    library = tmp_path / "lib"
+    mid_run_kills = 0
+    for delay in (1.5, 3.0, 4.5, 6.0, 8.0):
+        proc = subprocess.Popen(_cli("--library", str(library), "index", str(docs)),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        finished = proc.poll() is not None
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with Engine(library, embedder=embedder) as e:
+            e.store.recover()
+            consistent(e.store)
+            done = e.store.counts()["files_indexed"]
+        if not finished and 0 < done < 80:
+            mid_run_kills += 1
+        if finished or done == 80:
+            break
+    assert mid_run_kills >= 1, "no kill landed in the middle of a run"
+    with Engine(library, embedder=embedder) as e:
+        summary = e.index([docs])
+        consistent(e.store)
+        assert e.store.counts()["files_indexed"] == 80
+        assert summary.unchanged + len(summary.indexed) == 80
+
+
+_ADDR = re.compile(r'(?:inet_addr\("([^"]+)"\)|inet_pton\(AF_INET6, "([^"]+)")')
+
+
+def _foreign_connections(trace: str) -> list[str]:
+    bad = []
+    for line in trace.splitlines():
+        if "connect(" not in line and "sendto(" not in line and "sendmsg(" not in line:
+            continue
+        for v4, v6 in _ADDR.findall(line):
+            addr = v4 or v6
+            if addr.startswith("127.") or addr in ("::1", "0.0.0.0", "::"):
+                continue
+            bad.append(line.strip())
+    return bad
+
+
+def test_foreign_connections_are_detected():
+    sample = ('123 connect(5, {sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr("20.42.73.29")}, 16) = -1\n'
+              '124 connect(6, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("127.0.0.1")}, 16) = 0\n')
+    assert len(_foreign_connections(sample)) == 1
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed (.ci/run installs it)")
+def test_index_and_ask_make_no_connection_to_another_machine(tmp_path):
+    docs = make_corpus(tmp_path / "docs")
+    library = tmp_path / "lib"
+    trace = tmp_path / "trace"
+    env = dict(os.environ)
+    env.pop("ORT_DISABLE_TELEMETRY", None)  # the app must set it itself
+    for args in (("index", str(docs)), ("ask", "How long is a year on Mercury?", "--max-tokens", "24")):
+        out = subprocess.run(
+            ["strace", "-f", "-qq", "-e", "trace=connect,sendto,sendmsg", "-o", str(trace),
+             *_cli("--library", str(library), *args)],
+            capture_output=True, text=True, env=env, timeout=600,
+        )
+        assert out.returncode == 0, out.stderr
+        bad = _foreign_connections(trace.read_text())
+        assert not bad, f"{args[0]} tried to reach another machine:\n" + "\n".join(bad[:5])
+    assert "88 Earth days" in out.stdout or "Mercury" in out.stdout

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import edgechat.core
+
+CORE = Path(edgechat.core.__file__).parent
+
+
+def test_core_sources_import_no_qt():
+    offenders = []
+    for py in CORE.rglob("*.py"):
+        tree = ast.parse(py.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(n.split(".")[0] in ("PySide6", "shiboken6", "PyQt5", "PyQt6") for n in names):
+                offenders.append(f"{py.relative_to(CORE)}:{node.lineno}")
+    assert not offenders, f"Qt imported in the core: {offenders}"
+
+
+def test_importing_every_core_module_loads_no_qt():
+    modules = sorted(
+        "edgechat.core." + ".".join(p.relative_to(CORE).with_suffix("").parts)
+        for p in CORE.rglob("*.py") if p.name != "__init__.py" and "build_" not in p.name
+    )
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6')]\n"
+        "print(bad); raise SystemExit(1 if bad else 0)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -52,7 +52,7 @@ def chunk_page(page: Page, tokenizer: Tokenizer, settings: ChunkSettings = Chunk
             j = _sentence_cut(text, offsets, i, j, settings.size)
         start, end = offsets[i][0], offsets[j - 1][1]
         piece = text[start:end]
-        if len(piece.strip()) >= settings.min_chars or (i == 0 and j == n):
+        if len(piece.strip()) >= settings.min_chars:
             yield Chunk(page=page.number, start=start, end=end, text=piece, tokens=j - i)
         if j >= n:
             break

@@ -1,0 +1,235 @@
+"""Turning the [n] markers of an answer into citations of numbered sources.
+
+Everything here is pure and total: any `str` (and, defensively, anything else, which is read
+as the empty answer) gives a result; nothing raises.
+
+Marker rules
+------------
+A *marker* is a bracket group of one or more source numbers, written with ASCII digits:
+
+- ``[1]`` cites source 1.
+- ``[1,2]``, ``[1, 2]``, ``[1 ,2]`` and ``[1; 2]`` cite 1 and 2: numbers are separated by a
+  comma or semicolon, with optional spaces or tabs around the separator (never a newline).
+- ``[1][2]`` is two markers, one after the other.
+- A number is 1 to 999999, with no leading zero. So ``[0]``, ``[01]``, ``[-1]`` and huge
+  digit runs such as ``[99999999999999999999]`` are not markers (they are left alone and are
+  not counted anywhere; nothing is ever converted to an int beyond six digits).
+- ``[12]`` is marker 12. With ten sources it names no source: it is counted in
+  `CitationResult.unmatched` / `unmatched_numbers` and never turned into a citation -- in
+  particular it is never re-read as ``[1][2]``.
+- Ranges (``[1-3]``, ``[1–3]``) are not markers and are not expanded: a range's middle
+  numbers would have no text of their own in the answer, and a model that writes ranges is
+  better told off by an uncounted marker than credited with sources it never named.
+- Whitespace just inside the brackets (``[ 3 ]``) is not a marker.
+- Markdown links (``[1](https://...)``, ``[text](url)``) and footnotes (``[^1]``) are not
+  markers.
+
+Spans
+-----
+`Citation.spans` holds one ``(start, end)`` per occurrence of the number, in order. For a
+marker that holds that one number alone (``[3]``) the span is the whole bracket
+(``answer[start:end] == "[3]"``); for a number inside a group (``[1, 3]``) it is the span of
+that number's own digits (``answer[start:end] == "3"``). Either way the slice contains the
+number, and spans of different numbers never overlap. `marker_spans` gives the whole bracket
+groups (what the UI draws as chips).
+
+`unmatched` counts every occurrence of a number that names no source (``[12] ... [12]``
+counts 2); `unmatched_numbers` lists those numbers once each, in order of first occurrence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from edgechat.core.records import Citation, CitationResult, Source
+
+__all__ = [
+    "MARKER_RE",
+    "build_citations",
+    "cited_sentence_spans",
+    "marker_numbers",
+    "marker_spans",
+    "sentence_spans",
+]
+
+_NUM = r"[1-9][0-9]{0,5}"
+_SEP = r"[ \t]*[,;][ \t]*"
+
+#: One bracket marker; group 1 is the inside of the brackets. Not followed by "(" (a link).
+MARKER_RE = re.compile(rf"\[({_NUM}(?:{_SEP}{_NUM})*)\](?!\()")
+_DIGITS_RE = re.compile(r"[0-9]+")
+
+
+def _as_text(answer: object) -> str:
+    return answer if isinstance(answer, str) else ""
+
+
+def _marker_items(answer: str) -> list[tuple[int, int, list[tuple[int, int, int]]]]:
+    """Every marker as (start, end, [(number, num_start, num_end), ...])."""
+    out: list[tuple[int, int, list[tuple[int, int, int]]]] = []
+    for m in MARKER_RE.finditer(answer):
+        base = m.start(1)
+        nums = [
+            (int(d.group()), base + d.start(), base + d.end())
+            for d in _DIGITS_RE.finditer(m.group(1))
+        ]
+        out.append((m.start(), m.end(), nums))
+    return out
+
+
+def marker_spans(answer: str) -> list[tuple[int, int, list[int]]]:
+    """Every bracket marker of `answer` as ``(start, end, numbers)``, in order.
+
+    ``answer[start:end]`` is the whole bracket group (``"[1, 2]"``); `numbers` are its
+    numbers as written (duplicates kept), whether or not they name a source. This is what the
+    UI turns into chips.
+    """
+    text = _as_text(answer)
+    return [(s, e, [n for n, _, _ in nums]) for s, e, nums in _marker_items(text)]
+
+
+def marker_numbers(answer: str) -> list[int]:
+    """The distinct marker numbers of `answer`, in order of first occurrence."""
+    seen: dict[int, None] = {}
+    for _, _, nums in marker_spans(answer):
+        for n in nums:
+            seen.setdefault(n, None)
+    return list(seen)
+
+
+def build_citations(answer: str, sources: Sequence[Source]) -> CitationResult:
+    """One `Citation` per distinct marker number that names a source (``source.ordinal``),
+    ordered by first occurrence; markers naming no source are counted, not cited.
+
+    If two sources share an ordinal, the first one wins.
+    """
+    text = _as_text(answer)
+    by_ordinal: dict[int, Source] = {}
+    for source in sources or ():
+        ordinal = getattr(source, "ordinal", None)
+        if isinstance(ordinal, int) and not isinstance(ordinal, bool):
+            by_ordinal.setdefault(ordinal, source)
+
+    citations: dict[int, Citation] = {}
+    unmatched = 0
+    unmatched_numbers: dict[int, None] = {}
+    for start, end, nums in _marker_items(text):
+        alone = len(nums) == 1
+        for number, num_start, num_end in nums:
+            span = (start, end) if alone else (num_start, num_end)
+            source = by_ordinal.get(number)
+            if source is None:
+                unmatched += 1
+                unmatched_numbers.setdefault(number, None)
+                continue
+            citation = citations.get(number)
+            if citation is None:
+                citation = Citation(
+                    number=number,
+                    title=source.title,
+                    path=source.path,
+                    file_id=source.file_id,
+                    page=source.page,
+                    snippet=source.snippet,
+                    start=source.start,
+                    end=source.end,
+                    spans=[],
+                )
+                citations[number] = citation
+            citation.spans.append(span)
+    return CitationResult(
+        citations=list(citations.values()),
+        unmatched=unmatched,
+        unmatched_numbers=list(unmatched_numbers),
+    )
+
+
+# --------------------------------------------------------------------------- sentences
+
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc vs cf al fig figs eq eqs no nos vol pp p ch sec dr mr mrs ms prof st jr sr"
+    " inc ltd co corp approx ca resp dept univ jan feb mar apr jun jul aug sep sept oct nov dec"
+    .split()
+)
+_TERMINATOR_RE = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]\u00bb]*")
+_TRAILING_MARKERS_RE = re.compile(rf"(?:[ \t]*{MARKER_RE.pattern})+")
+_WORD_BEFORE_RE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    """True if the "." at `dot` ends a known abbreviation or an initial ("J.")."""
+    m = _WORD_BEFORE_RE.search(text, max(0, dot - 12), dot)
+    if not m:
+        return False
+    word = m.group(1)
+    if len(word) == 1 and word.isupper():
+        return True
+    return word.lower().rstrip(".") in _ABBREVIATIONS
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Split `text` into sentences as ``(start, end)`` spans without surrounding whitespace.
+
+    A sentence ends at ".", "!", "?" or "…" (plus closing quotes/brackets) followed by
+    whitespace or the end of the text -- unless the "." ends a common abbreviation or an
+    initial -- and at every line break. Markers right after the terminator on the same line
+    ("It is blue. [1] Grass...") belong to the sentence before them.
+    """
+    text = _as_text(text)
+    cuts: list[int] = []
+    n = len(text)
+    for m in _TERMINATOR_RE.finditer(text):
+        end = m.end()
+        if m.group().startswith(".") and len(m.group().rstrip("\"'\u201d\u2019)]\u00bb")) == 1:
+            if _is_abbreviation(text, m.start()):
+                continue
+        trailing = _TRAILING_MARKERS_RE.match(text, end)
+        if trailing:
+            end = trailing.end()
+        if end == n or text[end].isspace():
+            cuts.append(end)
+    for i, ch in enumerate(text):
+        if ch in "\n\r\u2028\u2029":
+            cuts.append(i)
+    cuts = sorted(set(cuts))
+    spans: list[tuple[int, int]] = []
+    prev = 0
+    for cut in [*cuts, n]:
+        if cut < prev:
+            continue
+        s, e = prev, cut
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s:
+            spans.append((s, e))
+        prev = cut
+    return spans
+
+
+def cited_sentence_spans(answer: str, number: int) -> list[tuple[int, int]]:
+    """The sentence around each occurrence of marker `number` in `answer`, as
+    ``(start, end)`` spans in order, each sentence once (two markers in one sentence give one
+    span). A span always contains the marker. Works on the text alone: `number` need not
+    name a source."""
+    text = _as_text(answer)
+    positions = [
+        (s, e)
+        for s, e, nums in _marker_items(text)
+        if any(n == number for n, _, _ in nums)
+    ]
+    if not positions:
+        return []
+    sentences = sentence_spans(text)
+    out: list[tuple[int, int]] = []
+    for ms, me in positions:
+        span = (ms, me)
+        for ss, se in sentences:
+            if ss <= ms and me <= se:
+                span = (ss, se)
+                break
+        if span not in out:
+            out.append(span)
+    return out

@@ -1,0 +1,347 @@
+"""A chat client with no model: it answers by quoting the best sentences of the sources.
+
+It reads the question from the last (non-pinned) user message and the sources from
+``options.sources`` only -- never from the rendered context text. It picks 2-4 sentences
+from the top-ranked sources by lexical overlap with the question (IDF-weighted, with a bias
+toward higher-ranked sources), skips headers and other noise, and writes each sentence
+followed by its source's marker: ``"Sentence one. [1] Sentence two. [2]"``.
+
+Quotes are verbatim (see `quote_text`) except that whitespace runs (PDF line wraps) become
+one space and any bracket markers inside the document's own text (``[12]`` reference
+numbers) are dropped, so the answer's markers are only ever the ones this client wrote.
+Sentence boundaries: paragraph breaks, heading lines and list items always end a sentence,
+single line breaks never do, and "." after a common abbreviation or an initial does not.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from edgechat.core.citations import MARKER_RE
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, Role, Source
+
+__all__ = ["ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "quote_text", "split_sentences"]
+
+NO_MATCH_TEXT = "Nothing in your library matched this question, so I cannot answer it from your documents."
+NO_TEXT_TEXT = "The passages that matched this question contain no readable sentences to quote."
+
+MAX_SOURCES = 5  # only the top-ranked sources are quoted
+MIN_SENTENCES = 2
+MAX_SENTENCES = 4
+RANK_DECAY = 0.2  # score multiplier 1 / (1 + RANK_DECAY * rank_index)
+RELATIVE_CUTOFF = 0.45  # after the minimum, a sentence needs this fraction of the best score
+
+_STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is
+    it its itself just me more most my myself no nor not now of off on once only or other our
+    ours ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we
+    were what when where which while who whom why will with would you your yours yourself
+    yourselves tell explain describe please give know say says said also may might must shall
+    does doesn't don't isn't aren't wasn't weren't there's it's""".split()
+)
+_WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+
+# A sentence ends at . ! ? … (plus closing quotes/brackets) followed by whitespace.
+_END_RE = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]\u00bb]*(?=\s|$)")
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc vs cf al fig figs eq eqs no nos vol pp p ch sec dr mr mrs ms prof st jr sr"
+    " inc ltd co corp approx ca resp dept univ".split()
+)
+_WORD_BEFORE_RE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_BLOCK_START_RE = re.compile(r"^\s*(?:#{1,6}\s|[-*\u2022\u25aa\u2013]\s|\d{1,3}[.)]\s|>\s)")
+_LEADER_RE = re.compile(r"(?:\.\s?){4,}|_{4,}|-{4,}|={3,}|\|")
+
+
+def _stem(word: str) -> str:
+    """A very light stemmer: plural and common verb endings."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        word = word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        word = word[:-3]
+    elif word.endswith("ed") and len(word) > 4:
+        word = word[:-2]
+    return word
+
+
+def _terms(text: str) -> set[str]:
+    return {
+        _stem(w)
+        for w in (m.group().lower() for m in _WORD_RE.finditer(text))
+        if w not in _STOPWORDS and (len(w) > 1 or w.isdigit())
+    }
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    m = _WORD_BEFORE_RE.search(text, max(0, dot - 12), dot)
+    if not m:
+        return False
+    word = m.group(1)
+    return (len(word) == 1 and word.isupper()) or word.lower().rstrip(".") in _ABBREVIATIONS
+
+
+_ENDS_SENTENCE_RE = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]\u00bb]*$")
+
+
+def _is_header_line(line: str, previous: str | None, following: str | None) -> bool:
+    """A line that stands on its own: a markdown heading or table row, or a title or
+    table-of-contents entry -- a short line with no sentence ending that does not continue a
+    wrapped sentence (the line before ended a sentence, or there is none) and is not
+    continued by a lower-case line."""
+    s = line.strip()
+    if s.startswith("#") or (len(s) > 2 and s.startswith("|") and s.endswith("|")):
+        return True  # a markdown heading or table row
+    if len(s.split()) > 8 or _ENDS_SENTENCE_RE.search(s):
+        return False
+    if previous is not None and not _ENDS_SENTENCE_RE.search(previous.strip()):
+        return False
+    nxt = (following or "").lstrip()
+    return not (nxt[:1].islower())
+
+
+def _blocks(text: str) -> list[tuple[int, int]]:
+    """Spans of paragraphs, with heading lines and list items split off on their own.
+    Single line breaks inside a paragraph (PDF wraps) do not end a block."""
+    lines = text.splitlines(keepends=True)
+    blocks: list[tuple[int, int]] = []
+    start: int | None = None
+    pos = 0
+    previous: str | None = None  # the previous non-blank line of the current block
+    for i, line in enumerate(lines):
+        line_start, pos = pos, pos + len(line)
+        if not line.strip():
+            if start is not None:
+                blocks.append((start, line_start))
+                start = None
+            previous = None
+            continue
+        following = lines[i + 1] if i + 1 < len(lines) else None
+        if _is_header_line(line, previous, following):
+            if start is not None:
+                blocks.append((start, line_start))
+                start = None
+            blocks.append((line_start, pos))
+            previous = None
+            continue
+        if _BLOCK_START_RE.match(line) and start is not None:
+            blocks.append((start, line_start))
+            start = None
+        if start is None:
+            start = line_start
+        previous = line
+    if start is not None:
+        blocks.append((start, len(text)))
+    return blocks
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans of `text` (``text[s:e]`` is the sentence, surrounding whitespace
+    excluded). Paragraph breaks, headings and list items always end a sentence; single line
+    breaks do not; "." after a common abbreviation or an initial does not."""
+    spans: list[tuple[int, int]] = []
+    for b_start, b_end in _blocks(text):
+        cut = b_start
+        for m in _END_RE.finditer(text, b_start, b_end):
+            if m.group()[0] == "." and len(m.group().rstrip("\"'\u201d\u2019)]\u00bb")) == 1:
+                if _is_abbreviation(text, m.start()):
+                    continue
+            spans.append((cut, m.end()))
+            cut = m.end()
+        spans.append((cut, b_end))
+    out = []
+    for s, e in spans:
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s:
+            out.append((s, e))
+    return out
+
+
+_DOC_MARKER_RE = re.compile(r"\s*" + MARKER_RE.pattern)
+
+
+def quote_text(raw: str) -> str:
+    """How a piece of source text is quoted: the document's own bracket markers removed
+    (with the space before them) and whitespace runs collapsed to one space."""
+    def drop(m: re.Match[str]) -> str:
+        following = m.string[m.end() : m.end() + 1]
+        return "" if following and following in ".,;:!?)" else " "
+
+    return " ".join(_DOC_MARKER_RE.sub(drop, raw).split())
+
+
+_TABLE_RULE_RE = re.compile(r"^:?-{2,}:?$")
+
+
+def _is_table_row_noise(row: str) -> bool:
+    """A markdown table row is worth quoting ("| New chat | Ctrl+N |") unless it is a rule
+    row or has fewer than two cells with text."""
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    if all(_TABLE_RULE_RE.match(c) or not c for c in cells):
+        return True
+    return sum(any(ch.isalnum() for ch in c) for c in cells) < 2
+
+
+def _is_noise(sentence: str) -> bool:
+    stripped = sentence.strip()
+    if len(stripped) > 2 and stripped.startswith("|") and stripped.endswith("|"):
+        return _is_table_row_noise(stripped)
+    words = sentence.split()
+    if len(words) < 4:
+        return True
+    letters = sum(ch.isalpha() for ch in sentence)
+    if letters < 0.5 * len(sentence.replace(" ", "")):
+        return True  # numbers, table rows, symbols
+    if not any(ch.islower() for ch in sentence):
+        return True  # ALL CAPS headings
+    if _LEADER_RE.search(sentence):
+        return True  # table of contents leaders, rules, table pipes
+    if sentence.lstrip().startswith("#"):
+        return True
+    if not re.search(r"[.!?\u2026][\"'\u201d\u2019)\]\u00bb]*$", sentence) and len(words) < 8:
+        return True  # a heading that slipped through
+    return False
+
+
+@dataclass
+class _Candidate:
+    source: Source
+    rank: int
+    position: int
+    text: str
+    terms: set[str]
+    noise: bool
+    score: float = 0.0
+
+
+def _candidates(sources: Sequence[Source]) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    for rank, source in enumerate(sources):
+        content = source.content if isinstance(source.content, str) else ""
+        for position, (s, e) in enumerate(split_sentences(content)):
+            text = quote_text(content[s:e])
+            if not text:
+                continue
+            out.append(_Candidate(source, rank, position, text, _terms(text), _is_noise(text)))
+    return out
+
+
+def _select(question: str, sources: Sequence[Source]) -> list[_Candidate]:
+    cands = _candidates(sources)
+    clean = [c for c in cands if not c.noise] or cands
+    if not clean:
+        return []
+    query = _terms(question)
+    n = len(clean)
+    df: dict[str, int] = {}
+    for c in clean:
+        for t in c.terms & query:
+            df[t] = df.get(t, 0) + 1
+    idf = {t: math.log(1 + n / (1 + df.get(t, 0))) for t in query}
+    total = sum(idf[t] for t in query if t in df) or 1.0
+    for c in clean:
+        overlap = sum(idf[t] for t in c.terms & query)
+        length = len(c.text.split())
+        length_factor = 0.75 if length < 6 else (0.85 if length > 60 else 1.0)
+        c.score = (overlap / total) * length_factor / (1 + RANK_DECAY * c.rank)
+
+    ordered = sorted(clean, key=lambda c: (-c.score, c.rank, c.position))
+    best = ordered[0].score
+    chosen: list[_Candidate] = []
+    seen: set[str] = set()
+
+    def take(c: _Candidate) -> None:
+        key = c.text.lower()
+        if key not in seen:
+            seen.add(key)
+            chosen.append(c)
+
+    for c in ordered:
+        if len(chosen) >= MAX_SENTENCES or c.score <= 0:
+            break
+        if len(chosen) >= MIN_SENTENCES and c.score < RELATIVE_CUTOFF * best:
+            break
+        take(c)
+    if len(chosen) < MIN_SENTENCES:
+        # Too little overlap: fall back on the opening sentences of the top sources.
+        for c in sorted(clean, key=lambda c: (c.position, c.rank)):
+            if len(chosen) >= MIN_SENTENCES:
+                break
+            take(c)
+    # Read in source rank order, and in document order within a source.
+    return sorted(chosen, key=lambda c: (c.rank, c.position))
+
+
+def _question(messages: Sequence[ChatMessage]) -> str:
+    for m in reversed(messages):
+        if m.role == Role.USER and not m.pinned:
+            return m.content
+    for m in reversed(messages):
+        if m.role == Role.USER:
+            return m.content
+    return ""
+
+
+class ExtractiveClient:
+    """`ChatClient` that quotes sources instead of generating. Deterministic and instant."""
+
+    name = "extractive"
+    context_length = 1_000_000
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def answer_sentences(
+        self, question: str, sources: Sequence[Source]
+    ) -> list[tuple[str, int]]:
+        """The quoted sentences and the ordinal each one cites, in answer order."""
+        top = sorted(sources, key=lambda s: s.ordinal)[:MAX_SOURCES]
+        return [(c.text, c.source.ordinal) for c in _select(question, top)]
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        options: ChatOptions,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[ChatUpdate]:
+        text = ""
+        if cancel is not None and cancel.is_set():
+            yield ChatUpdate(done=True, text=text, stop_reason="cancelled")
+            return
+        sources = tuple(options.sources)
+        if not sources:
+            pieces = [NO_MATCH_TEXT]
+        else:
+            sentences = self.answer_sentences(_question(messages), sources)
+            pieces = [f"{s} [{n}]" for s, n in sentences] or [NO_TEXT_TEXT]
+        budget = max(1, int(options.max_new_tokens))
+        used = 0
+        for piece in pieces:
+            if cancel is not None and cancel.is_set():
+                yield ChatUpdate(done=True, text=text, stop_reason="cancelled")
+                return
+            cost = self.count_tokens(piece)
+            if used + cost > budget:
+                if not text:  # not even one sentence fits: give its first words
+                    delta = " ".join(piece.split()[:budget])
+                    text = delta
+                    yield ChatUpdate(delta=delta, text=text)
+                yield ChatUpdate(done=True, text=text, stop_reason="max_tokens")
+                return
+            delta = piece if not text else " " + piece
+            text += delta
+            used += cost
+            yield ChatUpdate(delta=delta, text=text)
+        yield ChatUpdate(done=True, text=text, stop_reason="eos")

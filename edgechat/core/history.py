@@ -1,0 +1,221 @@
+"""Fitting a conversation into a model's context window.
+
+`reduce_history` is pure: it never mutates its inputs and returns new lists. Its priorities,
+highest first:
+
+1. Every system message, every pinned message (the retrieved context) and the newest
+   non-pinned user message (the question) are *protected*: never evicted.
+2. Whole turns are evicted, oldest first, until the rest fits. A turn is a non-pinned user
+   message plus the assistant messages that follow it (assistant messages before the first
+   user message form a turn of their own). A turn is never split.
+3. If the protected messages alone still do not fit, the lowest-ranked sources of the pinned
+   context are dropped: `trim_context(keep)` rebuilds the context text with the `keep`
+   best-ranked sources (prompt.py supplies it), and the largest `keep` that fits is used. The
+   question is never trimmed. Any room left over is then given back to the newest evicted
+   turns that fit (so evicted turns are still the oldest ones).
+4. If even zero sources do not fit, the result has ``fits=False`` and
+   ``diagnostics["reason"]`` says why; the messages returned are the smallest set reachable
+   (all turns evicted, context at zero sources when it can be rebuilt).
+
+Only the *last* pinned message is taken to be the rebuildable context; other pinned messages
+are kept as they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from edgechat.core.records import ChatMessage, Role
+
+__all__ = ["ReducedHistory", "reduce_history", "split_turns"]
+
+#: Upper bound on probing an unsized `trim_context` for its number of sources.
+_MAX_PROBE = 1000
+
+
+@dataclass
+class ReducedHistory:
+    messages: list[ChatMessage]
+    evicted_turns: int = 0
+    trimmed_sources: int = 0
+    fits: bool = True
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    tokens: int = 0  # what `messages` cost, overheads included
+
+
+def _question_index(messages: Sequence[ChatMessage]) -> int | None:
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role == Role.USER and not m.pinned:
+            return i
+    return None
+
+
+def _is_protected(i: int, m: ChatMessage, question: int | None) -> bool:
+    return m.role == Role.SYSTEM or m.pinned or i == question
+
+
+def split_turns(messages: Sequence[ChatMessage]) -> list[list[int]]:
+    """Indices of the evictable messages of `messages`, grouped into turns, oldest first.
+
+    Protected messages (system, pinned, the newest non-pinned user message) belong to no turn
+    and do not break one.
+    """
+    question = _question_index(messages)
+    turns: list[list[int]] = []
+    for i, m in enumerate(messages):
+        if _is_protected(i, m, question):
+            continue
+        if m.role == Role.USER or not turns:
+            turns.append([i])
+        else:
+            turns[-1].append(i)
+    return turns
+
+
+def _count_sources(trim_context: Callable[[int], str], context_sources: int | None) -> int:
+    if context_sources is not None:
+        return max(0, int(context_sources))
+    try:
+        return max(0, len(trim_context))  # type: ignore[arg-type]
+    except TypeError:
+        pass
+    # Unsized: probe until adding a source no longer changes the text.
+    previous = trim_context(0)
+    for k in range(1, _MAX_PROBE + 1):
+        text = trim_context(k)
+        if text == previous:
+            return k - 1
+        previous = text
+    return _MAX_PROBE
+
+
+def reduce_history(
+    messages: Sequence[ChatMessage],
+    budget: int,
+    count_tokens: Callable[[str], int],
+    per_message_overhead: int = 4,
+    trim_context: Callable[[int], str] | None = None,
+    context_sources: int | None = None,
+) -> ReducedHistory:
+    """Fit `messages` into `budget` tokens (see the module docstring for the rules).
+
+    A message costs ``count_tokens(content) + per_message_overhead``. `context_sources` is
+    how many sources the pinned context currently holds; when omitted it is taken from
+    ``len(trim_context)`` (prompt.ContextTrimmer supports it) or found by probing.
+    """
+    msgs = list(messages)
+    costs = [count_tokens(m.content) + per_message_overhead for m in msgs]
+    question = _question_index(msgs)
+    turns = split_turns(msgs)
+    protected = [i for i, m in enumerate(msgs) if _is_protected(i, m, question)]
+    protected_cost = sum(costs[i] for i in protected)
+    original = sum(costs)
+    turn_costs = [sum(costs[i] for i in turn) for turn in turns]
+
+    diagnostics: dict[str, Any] = {
+        "budget": budget,
+        "original_tokens": original,
+        "protected_tokens": protected_cost,
+        "turns": len(turns),
+    }
+
+    # 1-2. Evict the oldest whole turns until the rest fits.
+    total = original
+    evicted = 0
+    while total > budget and evicted < len(turns):
+        total -= turn_costs[evicted]
+        evicted += 1
+
+    replacement: tuple[int, ChatMessage] | None = None
+    trimmed = 0
+    fits = total <= budget
+    reason = ""
+
+    if not fits:
+        # 3. Everything evictable is gone and the protected messages still do not fit.
+        pinned = [i for i in protected if msgs[i].pinned]
+        if not pinned:
+            reason = (
+                f"system prompt and question alone need {protected_cost} tokens, "
+                f"more than the budget of {budget}; there is no pinned context to trim"
+            )
+        elif trim_context is None:
+            reason = (
+                f"system prompt, pinned context and question need {protected_cost} tokens, "
+                f"more than the budget of {budget}, and the context cannot be rebuilt"
+            )
+        else:
+            ctx = pinned[-1]
+            others = protected_cost - costs[ctx]
+            available = _count_sources(trim_context, context_sources)
+            diagnostics["context_sources"] = available
+            chosen: tuple[int, str, int] | None = None
+            zero: tuple[str, int] | None = None
+            for keep in range(available - 1, -1, -1):
+                text = trim_context(keep)
+                cost = count_tokens(text) + per_message_overhead
+                if keep == 0:
+                    zero = (text, cost)
+                if others + cost <= budget:
+                    chosen = (keep, text, cost)
+                    break
+            if chosen is not None:
+                keep, text, cost = chosen
+                trimmed = available - keep
+                replacement = (ctx, dataclasses.replace(msgs[ctx], content=text))
+                total = others + cost
+                fits = True
+                diagnostics["kept_sources"] = keep
+                diagnostics["note"] = (
+                    f"dropped the {trimmed} lowest-ranked source(s) of the pinned context "
+                    f"to fit {budget} tokens; {keep} kept"
+                )
+                # Give the room left back to the newest evicted turns, newest first.
+                while evicted > 0 and total + turn_costs[evicted - 1] <= budget:
+                    evicted -= 1
+                    total += turn_costs[evicted]
+            else:
+                if zero is not None:
+                    trimmed = available
+                    replacement = (ctx, dataclasses.replace(msgs[ctx], content=zero[0]))
+                    total = others + zero[1]
+                    diagnostics["kept_sources"] = 0
+                reason = (
+                    f"even with no sources the system prompt, context and question need "
+                    f"{others + (zero[1] if zero else costs[ctx])} tokens, more than the "
+                    f"budget of {budget}"
+                )
+
+    dropped = {i for turn in turns[:evicted] for i in turn}
+    out: list[ChatMessage] = []
+    for i, m in enumerate(msgs):
+        if i in dropped:
+            continue
+        if replacement is not None and i == replacement[0]:
+            out.append(replacement[1])
+        else:
+            out.append(m)
+
+    diagnostics.update(
+        {
+            "tokens": total,
+            "evicted_turns": evicted,
+            "evicted_messages": len(dropped),
+            "trimmed_sources": trimmed,
+            "fits": fits,
+        }
+    )
+    if reason:
+        diagnostics["reason"] = reason
+    return ReducedHistory(
+        messages=out,
+        evicted_turns=evicted,
+        trimmed_sources=trimmed,
+        fits=fits,
+        diagnostics=diagnostics,
+        tokens=total,
+    )

@@ -42,6 +42,8 @@ class Engine:
     ) -> None:
         self.library_dir = Path(library_dir) if library_dir else paths.default_library_dir()
         self.store = Store(self.library_dir, readonly=readonly)
+        if not readonly:
+            self.store.recover()  # finish what a crashed or killed run left behind
         self._embedder = embedder
         self._embedder_progress = embedder_progress
         self._client = chat_client

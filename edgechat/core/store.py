@@ -1,17 +1,17 @@
-"""One library on disk: a Chroma collection for vectors, and SQLite for everything else.
+"""One library on disk: SQLite is the source of truth, Chroma a derived vector index.
 
-    <library>/library.sqlite3   manifest of files, chunk text and spans, FTS5 lexical index
+    <library>/library.sqlite3   manifest of files; chunk text, spans and vectors; FTS5 index
     <library>/chroma/           Chroma persistent store: one vector per chunk, id = chunk id
     <library>/lock              held by the one process that may write this library
 
-Crash safety: a file's chunks are written in this order, each step idempotent:
-    1. manifest row -> state 'indexing' (committed)
-    2. old vectors and rows of that file deleted
-    3. new vectors added to Chroma
-    4. chunk rows + FTS rows inserted and the manifest row set to 'done', in one SQLite transaction
-A kill before step 4 leaves the row in 'indexing': `recover()` deletes whatever that file left in
-Chroma and SQLite, and the next run indexes it again. Searches only ever return chunks whose row
-exists in SQLite, which happens atomically with 'done', so a half-written file is never seen.
+Crash safety. Everything about a file (its chunks, their vectors, their FTS rows and the
+manifest row marked 'done') is committed in ONE SQLite transaction, so a file is either fully
+indexed or not at all. Chroma is written after that commit. Chroma's HNSW files are only synced
+to disk now and then, and a kill can leave them unreadable ("Nothing found on disk"), so Chroma
+is never trusted after an unclean stop: the library records whether it was closed cleanly, and
+on the next open `recover()` compares Chroma's ids with SQLite's and fixes the difference, or
+rebuilds the whole Chroma index from the vectors in SQLite when Chroma cannot be read.
+Searches only return chunks whose row exists in SQLite for a 'done' file.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     file_id TEXT NOT NULL,
     page INTEGER, start INTEGER, end INTEGER,
     text TEXT NOT NULL,
-    text_hash TEXT NOT NULL
+    text_hash TEXT NOT NULL,
+    vector BLOB
 );
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
@@ -201,6 +202,12 @@ class Store:
         self.db.executescript(_SCHEMA)
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         self._collection = None
+        self._client = None
+        self.was_clean = True
+        if not readonly:
+            row = self.db.execute("SELECT value FROM meta WHERE key='clean'").fetchone()
+            self.was_clean = row is None or row[0] == "1"
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clean', '0')")
 
     # ------------------------------------------------------------------ chroma
 
@@ -210,8 +217,8 @@ class Store:
             import chromadb
             from chromadb.config import Settings
 
-            client = chromadb.PersistentClient(
-                path=str(self.dir / "chroma"),
+            client = self._client = chromadb.PersistentClient(
+                path=str(self._chroma_path()),
                 settings=Settings(anonymized_telemetry=False, allow_reset=False),
             )
             self._collection = client.get_or_create_collection(
@@ -223,9 +230,20 @@ class Store:
 
     def close(self) -> None:
         with self._db_lock:
+            if not self.readonly:
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clean', '1')")
             self.db.close()
-        self._collection = None
+        self._close_chroma()
         self._lock.release()
+
+    def _close_chroma(self) -> None:
+        """Release Chroma's process-wide cached store for this path, so reopening it later
+        (after another process wrote to it) reads the files afresh."""
+        self._collection = None
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
 
     def __enter__(self) -> "Store":
         return self
@@ -295,7 +313,7 @@ class Store:
         return FileRecord(**d)
 
     def begin_file(self, path: str, root: str | None, size: int, mtime: float, sha256: str) -> str:
-        """Step 1 and 2: mark the file as being indexed and drop whatever it had."""
+        """Mark the file as being indexed and drop whatever it had (its old version)."""
         fid = file_id_for(path)
         with self._txn() as db:
             db.execute(
@@ -320,22 +338,15 @@ class Store:
         metadata: dict[str, str],
         sha256: str,
     ) -> None:
-        """Steps 3 and 4: vectors to Chroma, then text, FTS and 'done' in one transaction."""
+        """Chunks, vectors, FTS rows and 'done' in one transaction; then Chroma."""
         ids = [f"{file_id}:{sha256[:10]}:{i}" for i in range(len(chunks))]
-        if chunks:
-            for lo in range(0, len(ids), 4000):
-                hi = lo + 4000
-                self.collection.upsert(
-                    ids=ids[lo:hi],
-                    embeddings=np.asarray(vectors[lo:hi], dtype=np.float32),
-                    metadatas=[{"file_id": file_id, "page": c.page} for c in chunks[lo:hi]],
-                )
+        vectors = np.asarray(vectors, dtype=np.float32)
         with self._txn() as db:
-            for cid, c in zip(ids, chunks):
+            for cid, c, v in zip(ids, chunks, vectors):
                 cur = db.execute(
-                    "INSERT INTO chunks (chunk_id, file_id, page, start, end, text, text_hash) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (cid, file_id, c.page, c.start, c.end, c.text, text_hash(c.text)),
+                    "INSERT INTO chunks (chunk_id, file_id, page, start, end, text, text_hash, vector) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (cid, file_id, c.page, c.start, c.end, c.text, text_hash(c.text), v.tobytes()),
                 )
                 db.execute(
                     "INSERT INTO chunks_fts (rowid, text, title) VALUES (?, ?, ?)",
@@ -345,6 +356,16 @@ class Store:
                 "UPDATE files SET state='done', title=?, format=?, pages=?, chunks=?, metadata=?, "
                 "indexed=?, problem=NULL, detail=NULL WHERE file_id=?",
                 (title, fmt, pages, len(chunks), json.dumps(metadata), time.time(), file_id),
+            )
+        self._chroma_add(ids, vectors, [file_id] * len(ids), [c.page for c in chunks])
+
+    def _chroma_add(self, ids: Sequence[str], vectors: np.ndarray, file_ids: Sequence[str], pages: Sequence[int]) -> None:
+        for lo in range(0, len(ids), 4000):
+            hi = lo + 4000
+            self.collection.upsert(
+                ids=list(ids[lo:hi]),
+                embeddings=np.asarray(vectors[lo:hi], dtype=np.float32),
+                metadatas=[{"file_id": f, "page": int(p)} for f, p in zip(file_ids[lo:hi], pages[lo:hi])],
             )
 
     def fail_file(self, path: str, root: str | None, size: int | None, mtime: float | None,
@@ -376,18 +397,14 @@ class Store:
             db.execute("DELETE FROM files WHERE file_id=?", (fid,))
 
     def _drop_chunks(self, file_id: str) -> None:
-        with self._db_lock:
-            has_rows = self.db.execute("SELECT 1 FROM chunks WHERE file_id=? LIMIT 1", (file_id,)).fetchone()
-        # Chroma first: a kill between the two leaves rows without vectors, harmless and
-        # cleaned by recover(); the reverse would leave invisible vectors.
+        with self._txn() as db:
+            db.execute(
+                "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE file_id=?)",
+                (file_id,),
+            )
+            db.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
+        # A kill here leaves vectors without rows: invisible to searches, removed by recover().
         self.collection.delete(where={"file_id": file_id})
-        if has_rows:
-            with self._txn() as db:
-                db.execute(
-                    "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE file_id=?)",
-                    (file_id,),
-                )
-                db.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
 
     def recover(self) -> list[str]:
         """Undo what an interrupted run left half-done. Returns the paths it cleaned."""
@@ -397,13 +414,77 @@ class Store:
             rows = self.db.execute(
                 "SELECT file_id, path, state FROM files WHERE state IN ('indexing', 'removing')"
             ).fetchall()
-        for fid, _path, state in rows:
-            self._drop_chunks(fid)
+        for fid, _path, _state in rows:
             with self._txn() as db:
+                db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE file_id=?)", (fid,))
+                db.execute("DELETE FROM chunks WHERE file_id=?", (fid,))
                 db.execute("DELETE FROM files WHERE file_id=?", (fid,))
+        if rows or not self.was_clean:
+            self.sync_vectors()
+            self.was_clean = True
         if rows:
             log.info("recovered %d interrupted files", len(rows))
         return [r[1] for r in rows]
+
+    def sync_vectors(self) -> dict[str, int]:
+        """Make Chroma hold exactly the vectors of SQLite's chunks; rebuild it if unreadable."""
+        with self._db_lock:
+            truth = {r[0] for r in self.db.execute("SELECT chunk_id FROM chunks")}
+        try:
+            have = set(self.collection.get(include=[])["ids"])
+            if have:  # the id list comes from metadata; make sure the vectors read too
+                self.collection.get(limit=1, include=["embeddings"])
+                self.collection.query(query_embeddings=[np.ones(self._dim(), dtype=np.float32)], n_results=1)
+        except Exception as e:  # Chroma's files are damaged: rebuild from SQLite
+            log.warning("vector index unreadable (%s); rebuilding it from the library", e)
+            self._rebuild_chroma()
+            return {"rebuilt": len(truth), "added": 0, "deleted": 0}
+        extra = list(have - truth)
+        missing = list(truth - have)
+        for lo in range(0, len(extra), 4000):
+            self.collection.delete(ids=extra[lo : lo + 4000])
+        self._add_from_sqlite(missing)
+        if extra or missing:
+            log.info("vector index resynced: %d added, %d deleted", len(missing), len(extra))
+        return {"rebuilt": 0, "added": len(missing), "deleted": len(extra)}
+
+    def _dim(self) -> int:
+        with self._db_lock:
+            row = self.db.execute("SELECT vector FROM chunks WHERE vector IS NOT NULL LIMIT 1").fetchone()
+        return len(row[0]) // 4 if row else 384
+
+    def _add_from_sqlite(self, chunk_ids: Sequence[str] | None) -> None:
+        sql = "SELECT chunk_id, file_id, page, vector FROM chunks"
+        with self._db_lock:
+            if chunk_ids is None:
+                rows = self.db.execute(sql).fetchall()
+            else:
+                rows = []
+                for lo in range(0, len(chunk_ids), 500):
+                    part = list(chunk_ids[lo : lo + 500])
+                    rows += self.db.execute(sql + f" WHERE chunk_id IN ({','.join('?' * len(part))})", part).fetchall()
+        if not rows:
+            return
+        vecs = np.stack([np.frombuffer(r[3], dtype=np.float32) for r in rows])
+        self._chroma_add([r[0] for r in rows], vecs, [r[1] for r in rows], [r[2] for r in rows])
+
+    def _chroma_path(self) -> Path:
+        with self._db_lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key='chroma_dir'").fetchone()
+        return self.dir / (row[0] if row else "chroma")
+
+    def _rebuild_chroma(self) -> None:
+        """Write a fresh Chroma index, in a new folder, from the vectors in SQLite. A new folder
+        because Chroma caches open stores per path inside the process."""
+        import shutil
+
+        old = self._chroma_path()
+        self._close_chroma()
+        with self._txn() as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('chroma_dir', ?)", (f"chroma-{time.time_ns()}",))
+        self._add_from_sqlite(None)
+        self.collection  # noqa: B018 - create it even when the library is empty
+        shutil.rmtree(old, ignore_errors=True)
 
     # ------------------------------------------------------------------ counts
 
@@ -486,6 +567,14 @@ class Store:
         return out
 
     def all_vectors(self) -> tuple[list[str], np.ndarray]:
-        """Every chunk id and vector (for exact-recall measurements)."""
+        """Every chunk id and vector as Chroma holds them."""
         got = self.collection.get(include=["embeddings"])
         return list(got["ids"]), np.asarray(got["embeddings"], dtype=np.float32)
+
+    def stored_vectors(self) -> tuple[list[str], np.ndarray]:
+        """Every chunk id and vector as SQLite holds them (exact search, recall checks)."""
+        with self._db_lock:
+            rows = self.db.execute("SELECT chunk_id, vector FROM chunks").fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return [r[0] for r in rows], np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])

@@ -164,7 +164,9 @@ def test_interrupted_file_is_cleaned_by_recover(library, embedder, tmp_path):
             embeddings=np.zeros((len(chunks), 384), dtype=np.float32) + 0.1,
             metadatas=[{"file_id": fid, "page": 1}] * len(chunks),
         )
-    with Engine(library, embedder=embedder) as e:
+    with Engine(library, embedder=embedder) as e:  # opening a library recovers it
+        assert e.store.file(path) is None
+        consistent(e.store)
         summary = e.index([docs])
-        assert summary.recovered == [path] and summary.indexed == [path]
+        assert summary.indexed == [path] and summary.unchanged == 2
         consistent(e.store)

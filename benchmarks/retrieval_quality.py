@@ -36,6 +36,11 @@ def library_for(folder: Path, engine_kwargs: dict | None = None) -> Path:
 
 def build_library(folder: Path, beir, embedder=None) -> Engine:
     lib = library_for(folder)
+    if (lib / "library.sqlite3").exists():
+        engine = Engine(lib, embedder=embedder, readonly=True)
+        if engine.store.counts()["files_indexed"] >= len(beir.corpus):
+            return engine  # complete: open it read-only so several evaluations can share it
+        engine.close()
     engine = Engine(lib, embedder=embedder)
     if engine.store.counts()["files_indexed"] < len(beir.corpus):
         t = time.perf_counter()

@@ -1,0 +1,1 @@
+"""EdgeChat's desktop app (PySide6) over edgechat.core. Entry point: edgechat.ui.app.run_app."""

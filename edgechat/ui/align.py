@@ -1,0 +1,84 @@
+"""Finding a cited passage in a page's text when the two were extracted differently.
+
+pypdf (which indexed the passage) and QtPdf/pdfium (which shows the page) disagree on line ends,
+spaces, ligatures and hyphens, so character offsets cannot be carried across. Both texts are
+reduced to their letters and digits (NFKC, lower case), the passage is found in the page, and
+the match is mapped back to the page's own character indices. Pure Python: no Qt.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["align_passage", "normalized"]
+
+_ANCHORS = (80, 48, 32, 20, 12)
+
+
+def normalized(text: str) -> tuple[str, list[int]]:
+    """`text` reduced to lower-case letters and digits, with the index in `text` of each kept
+    character."""
+    out: list[str] = []
+    index: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isascii():
+            if ch.isalnum():
+                out.append(ch.lower())
+                index.append(i)
+            continue
+        for c in unicodedata.normalize("NFKC", ch):
+            if c.isalnum():
+                out.append(c.lower())
+                index.append(i)
+    return "".join(out), index
+
+
+def align_passage(page_text: str, passage: str, *, hint: int | None = None) -> tuple[int, int] | None:
+    """The span ``(start, end)`` of `passage` in `page_text`, ignoring whitespace, punctuation,
+    case and ligatures; None when it cannot be placed.
+
+    An exact match of the reduced texts is used when there is one (the one nearest `hint`, a
+    position in `page_text`, if it occurs more than once). Otherwise the passage's start and
+    end are placed separately by shorter and shorter anchors taken from its beginning and end.
+    """
+    page_n, page_idx = normalized(page_text)
+    pas_n, _ = normalized(passage)
+    if not pas_n or not page_n:
+        return None
+
+    def span(a: int, b: int) -> tuple[int, int]:
+        return page_idx[a], page_idx[b - 1] + 1
+
+    hits = _find_all(page_n, pas_n)
+    if hits:
+        best = hits[0] if hint is None else min(hits, key=lambda h: abs(page_idx[h] - hint))
+        return span(best, best + len(pas_n))
+
+    n = len(pas_n)
+    for size in _ANCHORS:
+        if size * 2 > n and size != _ANCHORS[-1]:
+            continue
+        size = min(size, n)
+        head, tail = pas_n[:size], pas_n[-size:]
+        starts = _find_all(page_n, head)
+        ends = [e + size for e in _find_all(page_n, tail)]
+        pairs = [(s, e) for s in starts for e in ends if s < e <= s + int(n * 1.5) + 40]
+        if pairs:
+            s, e = min(pairs, key=lambda p: abs((p[1] - p[0]) - n))
+            return span(s, e)
+        if starts and size >= 20:
+            s = starts[0]
+            return span(s, min(len(page_n), s + n))
+        if ends and size >= 20:
+            e = ends[-1]
+            return span(max(0, e - n), e)
+    return None
+
+
+def _find_all(haystack: str, needle: str) -> list[int]:
+    out = []
+    i = haystack.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = haystack.find(needle, i + 1)
+    return out

@@ -1,0 +1,225 @@
+"""The conversation: turns asked and answered, the request in flight, and the saved chats.
+
+Each question gets a new request id; tokens, results and failures carrying any other id are
+dropped, so nothing of a stopped or superseded answer ever reaches the transcript."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from edgechat.core.conversations import Conversation, ConversationError, ConversationStore, Turn, history_messages
+from edgechat.ui.chat_pane import ChatPane
+
+log = logging.getLogger(__name__)
+
+STREAMING = "streaming"  # a turn's stop_reason while its answer streams (never saved)
+
+
+class ChatController(QObject):
+    sig_answering = Signal(bool)
+    sig_conversations_changed = Signal()
+    sig_turn_sources = Signal(int, list, list)  # turn index, sources, cited numbers
+    sig_chip = Signal(int, int)  # turn index, number
+
+    def __init__(self, answer_worker: Any, pane: ChatPane, store: ConversationStore,
+                 payload_options: Callable[[], dict], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.worker = answer_worker
+        self.pane = pane
+        self.store = store
+        self.payload_options = payload_options
+        self.conversation = Conversation()
+        self.ready = False
+        self.blocked_reason = ""
+        self._next_id = 0
+        self.live_id: int | None = None
+        self._live_turn: Turn | None = None
+        self._pending: list[int] = []  # request ids waiting for the library to open
+        self._pending_payloads: dict[int, dict] = {}
+        self.has_documents = False
+        answer_worker.sig_delta.connect(self.on_delta)
+        answer_worker.sig_done.connect(self.on_done)
+        answer_worker.sig_failed.connect(self.on_failed)
+        answer_worker.sig_status.connect(self.on_status)
+        pane.sig_send.connect(self.ask)
+        pane.sig_stop.connect(self.stop)
+        pane.transcript.sig_chip_clicked.connect(self.sig_chip)
+        self._show()
+
+    # ---------------------------------------------------------------- state
+
+    @property
+    def answering(self) -> bool:
+        return self.live_id is not None
+
+    @property
+    def turns(self) -> list[Turn]:
+        return self.conversation.turns
+
+    def set_ready(self) -> None:
+        self.ready = True
+        for rid in self._pending:
+            payload = self._pending_payloads.pop(rid, None)
+            if payload is not None and rid == self.live_id:
+                self.worker.submit(rid, payload)
+        self._pending.clear()
+
+    def block(self, reason: str) -> None:
+        """The library cannot be used (locked by another instance, failed to open)."""
+        self.blocked_reason = reason
+        if self.answering:
+            self._finish_live("error", reason)
+
+    def set_has_documents(self, has: bool) -> None:
+        self.has_documents = has
+        self._show()
+
+    def _show(self) -> None:
+        self.pane.show_state(has_documents=self.has_documents, has_turns=bool(self.turns))
+
+    def _render(self) -> None:
+        live = len(self.turns) - 1 if self.answering else None
+        self.pane.transcript.set_turns(self.turns, live=live)
+        self._show()
+
+    # ---------------------------------------------------------------- asking
+
+    def ask(self, question: str) -> int:
+        question = question.strip()
+        if not question:
+            return -1
+        if self.answering:
+            self._finish_live("stopped", "Stopped: a new question was asked.")
+        if self.blocked_reason:
+            turn = Turn(question, "", stop_reason="error", note=self.blocked_reason)
+            self.conversation.add(turn)
+            self._render()
+            return -1
+        history = [(m.role.value, m.content) for m in history_messages(self.conversation)]
+        self._next_id += 1
+        rid = self._next_id
+        turn = Turn(question, "", stop_reason=STREAMING)
+        self.conversation.add(turn)
+        self.live_id = rid
+        self._live_turn = turn
+        payload = {"query": question, "history": history, **self.payload_options()}
+        if self.ready:
+            self.worker.submit(rid, payload)
+            self.pane.set_status("Searching your library…")
+        else:
+            self._pending.append(rid)
+            self._pending_payloads[rid] = payload
+            self.pane.set_status("Opening the library…")
+        self.pane.set_answering(True)
+        self.sig_answering.emit(True)
+        self._render()
+        return rid
+
+    def stop(self) -> None:
+        if self.answering:
+            self._finish_live("stopped", "Stopped.")
+
+    def _finish_live(self, reason: str, note: str) -> None:
+        rid = self.live_id
+        if rid is not None:
+            self.worker.cancel(rid)
+            self._pending_payloads.pop(rid, None)
+        turn = self._live_turn
+        self.live_id = None
+        self._live_turn = None
+        if turn is not None:
+            turn.stop_reason = reason
+            turn.note = note
+            self._save()
+        self.pane.set_status("")
+        self.pane.set_answering(False)
+        self.sig_answering.emit(False)
+        self._render()
+
+    def on_status(self, rid: int, text: str) -> None:
+        if rid == self.live_id:
+            self.pane.set_status(text)
+
+    def on_delta(self, rid: int, text: str) -> None:
+        if rid != self.live_id or self._live_turn is None:
+            return  # a stopped or superseded answer: dropped
+        if not self._live_turn.answer:
+            self.pane.set_status("Writing the answer…")
+        self._live_turn.answer += text
+        self.pane.transcript.append_to_live(text)
+
+    def on_done(self, rid: int, response: Any) -> None:
+        if rid != self.live_id or self._live_turn is None:
+            return
+        old = self._live_turn
+        turn = Turn.from_response(old.question, response, asked=old.asked)
+        index = self.turns.index(old)
+        self.turns[index] = turn
+        self.live_id = None
+        self._live_turn = None
+        self.conversation.updated = time.time()
+        self._save()
+        self.pane.set_status("")
+        self.pane.set_answering(False)
+        self.sig_answering.emit(False)
+        self._render()
+        self.sig_turn_sources.emit(index, turn.sources, turn.cited_numbers)
+
+    def on_failed(self, rid: int, message: str) -> None:
+        if rid != self.live_id:
+            return
+        self._finish_live("error", f"The answer failed: {message}")
+
+    # ---------------------------------------------------------------- chats
+
+    def _save(self) -> None:
+        if not self.turns:
+            return
+        try:
+            self.store.save(self.conversation)
+        except OSError as e:
+            log.error("saving the conversation failed: %s", e)
+            self.pane.set_status(f"The conversation could not be saved: {e}")
+        self.sig_conversations_changed.emit()
+
+    def new_chat(self) -> None:
+        if self.answering:
+            self._finish_live("stopped", "Stopped.")
+        self.conversation = Conversation()
+        self.pane.transcript.highlight(0, None)
+        self._render()
+        self.sig_conversations_changed.emit()
+        self.sig_turn_sources.emit(-1, [], [])
+        self.pane.input.setFocus()
+
+    def open_chat(self, conversation_id: str) -> bool:
+        if conversation_id == self.conversation.id:
+            return True
+        try:
+            conv = self.store.load(conversation_id)
+        except ConversationError as e:
+            self.pane.set_status(str(e))
+            return False
+        if self.answering:
+            self._finish_live("stopped", "Stopped.")
+        self.conversation = conv
+        self.pane.transcript.highlight(0, None)
+        self._render()
+        self.sig_conversations_changed.emit()
+        if conv.turns:
+            last = len(conv.turns) - 1
+            self.sig_turn_sources.emit(last, conv.turns[last].sources, conv.turns[last].cited_numbers)
+        else:
+            self.sig_turn_sources.emit(-1, [], [])
+        return True
+
+    def delete_chat(self, conversation_id: str) -> None:
+        self.store.delete(conversation_id)
+        if conversation_id == self.conversation.id:
+            self.new_chat()
+        self.sig_conversations_changed.emit()

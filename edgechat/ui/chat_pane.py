@@ -1,0 +1,180 @@
+"""The chat pane: the transcript (or a first-run hint), a notice line, the input box, Send and
+Stop."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QPainter, QPalette, QPen
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from edgechat.ui.transcript import TranscriptView, tint
+
+
+class ChatInput(QPlainTextEdit):
+    """Enter sends, Shift+Enter starts a new line; grows with its text up to a few lines."""
+
+    sig_submit = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setPlaceholderText("Ask a question about your documents…  (Enter to send, Shift+Enter for a new line)")
+        self.setAccessibleName("Question")
+        self.setTabChangesFocus(True)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.document().contentsChanged.connect(self.updateGeometry)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            mods = event.modifiers()
+            if mods & Qt.KeyboardModifier.ShiftModifier:
+                self.insertPlainText("\n")
+                return
+            if not mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier):
+                self.sig_submit.emit()
+                return
+        super().keyPressEvent(event)
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        lines = max(2, min(8, self.document().blockCount() + (1 if self.document().size().width() else 0)))
+        fm = self.fontMetrics()
+        return QSize(200, int(lines * fm.lineSpacing() + 2 * self.frameWidth() + 12))
+
+
+class DropHint(QWidget):
+    """The first-run state: a big dashed drop target."""
+
+    sig_add_folder = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = QLabel("Drop folders here to add them to your library")
+        f = self.title.font()
+        f.setPointSizeF(f.pointSizeF() * 1.5)
+        f.setBold(True)
+        self.title.setFont(f)
+        self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.title.setWordWrap(True)
+        self.body = QLabel(
+            "PDF, Word (.docx), EPUB, HTML, Markdown and text files are read. They are indexed on this "
+            "computer, in the background; nothing leaves it. You can ask questions as soon as the first "
+            "files are done.")
+        self.body.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.body.setWordWrap(True)
+        self.button = QPushButton("Add folder…")
+        self.button.clicked.connect(self.sig_add_folder)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(40, 40, 40, 40)
+        layout.addStretch(1)
+        layout.addWidget(self.title)
+        layout.addSpacing(8)
+        layout.addWidget(self.body)
+        layout.addSpacing(14)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.button)
+        row.addStretch(1)
+        layout.addLayout(row)
+        layout.addStretch(1)
+        self.active = False  # a drag is over the window
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        hl = self.palette().color(QPalette.ColorRole.Highlight)
+        pen = QPen(tint(hl, 255 if self.active else 150), 2.5, Qt.PenStyle.DashLine)
+        painter.setPen(pen)
+        painter.setBrush(tint(hl, 40 if self.active else 14))
+        painter.drawRoundedRect(self.rect().adjusted(18, 18, -18, -18), 18, 18)
+
+
+class ChatPane(QWidget):
+    sig_send = Signal(str)
+    sig_stop = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.transcript = TranscriptView(self)
+        self.transcript.setAccessibleName("Conversation")
+        self.drop_hint = DropHint(self)
+        self.welcome = QLabel("Ask a question about your documents.\nAnswers cite their sources as numbered chips: "
+                              "click one to see the passage.")
+        self.welcome.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.welcome.setWordWrap(True)
+        self.welcome.setEnabled(False)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.drop_hint)
+        self.stack.addWidget(self.welcome)
+        self.stack.addWidget(self.transcript)
+
+        self.notice = QLabel("")
+        self.notice.setObjectName("notice")
+        self.notice.setWordWrap(True)
+        self.notice.setTextFormat(Qt.TextFormat.RichText)
+        self.notice.setFrameShape(QFrame.Shape.StyledPanel)
+        self.notice.setContentsMargins(8, 4, 8, 4)
+        self.notice.setAutoFillBackground(True)
+        self.notice.hide()
+        self.status = QLabel("")
+        self.status.setEnabled(False)
+        self.status.hide()
+
+        self.input = ChatInput(self)
+        self.input.sig_submit.connect(self._submit)
+        self.send_button = QPushButton("Send", self)
+        self.send_button.setToolTip("Send the question (Enter)")
+        self.send_button.setDefault(False)
+        self.send_button.clicked.connect(self._submit)
+        self.stop_button = QPushButton("Stop", self)
+        self.stop_button.setToolTip("Stop the answer (Esc)")
+        self.stop_button.clicked.connect(self.sig_stop)
+        self.stop_button.setEnabled(False)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addStretch(1)
+        row = QHBoxLayout()
+        row.addWidget(self.input, 1)
+        row.addLayout(buttons)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
+        layout.addWidget(self.stack, 1)
+        layout.addWidget(self.status)
+        layout.addWidget(self.notice)
+        layout.addLayout(row)
+
+    def _submit(self) -> None:
+        text = self.input.toPlainText().strip()
+        if not text:
+            return
+        self.input.clear()
+        self.sig_send.emit(text)
+
+    def set_answering(self, answering: bool) -> None:
+        self.stop_button.setEnabled(answering)
+
+    def set_status(self, text: str) -> None:
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
+
+    def set_notice(self, html_text: str) -> None:
+        self.notice.setText(html_text)
+        self.notice.setVisible(bool(html_text))
+
+    def show_state(self, *, has_documents: bool, has_turns: bool) -> None:
+        if has_turns:
+            self.stack.setCurrentWidget(self.transcript)
+        elif not has_documents:
+            self.stack.setCurrentWidget(self.drop_hint)
+        else:
+            self.stack.setCurrentWidget(self.welcome)

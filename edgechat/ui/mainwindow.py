@@ -1,0 +1,596 @@
+"""The main window: library | chat | sources, wired to the workers.
+
+It composes the panes and routes signals between them; the work itself is in the panes, the
+chat controller and the workers."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from edgechat.core import paths
+from edgechat.core.conversations import ConversationStore, export_markdown
+from edgechat.ui.chat_controller import ChatController
+from edgechat.ui.chat_pane import ChatPane
+from edgechat.ui.library_panel import LibraryPanel
+from edgechat.ui.models import ConversationListModel
+from edgechat.ui.settings import EXTRACTIVE, AppSettings, SettingsDialog, make_qsettings
+from edgechat.ui.source_pane import SourcePane
+from edgechat.ui.watcher import LibraryWatcher
+from edgechat.ui.workers import EngineFactory, IndexJob, Workers, default_client_factory
+
+log = logging.getLogger(__name__)
+
+NO_MODEL_NOTICE = (
+    "<b>No language model installed:</b> answers quote the most relevant sentences of your documents "
+    "(extractive mode). To write answers with a local model, run <code>edgechat models install</code> "
+    "and pick it in Settings."
+)
+
+
+def default_engine_factory(library: Path) -> EngineFactory:
+    def make(status: Callable[[str], None]) -> Any:
+        from edgechat.core.engine import Engine
+
+        return Engine(library, embedder_progress=status)
+
+    return make
+
+
+class ChatList(QWidget):
+    """Past chats of this library: New chat, open on click, Delete and Export."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = ConversationListModel(self)
+        self.view = QListView(self)
+        self.view.setModel(self.model)
+        self.view.setAccessibleName("Past chats")
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.new_button = QPushButton("New chat", self)
+        self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
+        self.delete_button = QPushButton("Delete", self)
+        self.export_button = QPushButton("Export…", self)
+        self.export_button.setToolTip("Save the open conversation as Markdown with its sources (Ctrl+E)")
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.new_button)
+        row.addWidget(self.export_button)
+        row.addWidget(self.delete_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(row)
+        layout.addWidget(self.view, 1)
+
+
+class MainWindow(QMainWindow):
+    sig_engine_ready = Signal()
+
+    def __init__(
+        self,
+        library: Path | None = None,
+        *,
+        engine_factory: EngineFactory | None = None,
+        client_factory: Callable[[str], Any] | None = None,
+        qsettings: QSettings | None = None,
+        start: bool = True,
+    ) -> None:
+        super().__init__()
+        self.library = Path(library) if library else paths.default_library_dir()
+        self.setWindowTitle("EdgeChat")
+        self.setObjectName("EdgeChatMainWindow")
+        self.setAcceptDrops(True)
+        self.qsettings = qsettings or make_qsettings()
+        self.settings = AppSettings.load(self.qsettings)
+        self.engine_ready = False
+        self.models: list[tuple[str, str]] = []
+        self.active_model = ""
+        self.client_info: dict[str, Any] = {}
+        self._doc_request = 0
+        self._doc_sources: dict[int, dict] = {}
+        self._index_titles = {"index": "Indexing", "refresh": "Checking the library for changes", "remove": "Removing"}
+
+        self.workers = Workers(engine_factory or default_engine_factory(self.library),
+                               client_factory or default_client_factory, self)
+        self.workers.answer.set_model(self.settings.model)
+        self.workers.index.chunk_settings = self.settings.chunk_settings()
+
+        # ---- panes
+        self.library_panel = LibraryPanel(self)
+        self.chat_list = ChatList(self)
+        self.side = QTabWidget(self)
+        self.side.addTab(self.library_panel, "Library")
+        self.side.addTab(self.chat_list, "Chats")
+        self.chat = ChatPane(self)
+        self.sources = SourcePane(self)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.addWidget(self.side)
+        self.splitter.addWidget(self.chat)
+        self.splitter.addWidget(self.sources)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(2, 2)
+        self.splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(self.splitter)
+        self.model_label = QLabel("")
+        self.library_label = QLabel("")
+        self.statusBar().addPermanentWidget(self.library_label)
+        self.statusBar().addPermanentWidget(self.model_label)
+
+        self.conversations = ConversationStore(paths.conversations_dir(self.library))
+        self.controller = ChatController(self.workers.answer, self.chat, self.conversations, self._answer_options, self)
+        self.watcher = LibraryWatcher(parent=self)
+
+        self._build_actions()
+        self._connect()
+        self._restore_layout()
+        self._refresh_chat_list()
+        self.chat.set_status("Opening the library…")
+        if start:
+            self.workers.start()
+
+    # ================================================================ construction
+
+    def _build_actions(self) -> None:
+        def action(text: str, slot, shortcut=None, tip: str = "") -> QAction:
+            a = QAction(text, self)
+            if shortcut is not None:
+                a.setShortcut(QKeySequence(shortcut))
+            if tip:
+                a.setStatusTip(tip)
+            a.triggered.connect(slot)
+            self.addAction(a)
+            return a
+
+        self.act_add = action("&Add folder…", self.choose_folder, QKeySequence.StandardKey.Open,
+                              "Add a folder to the library")
+        self.act_add_files = action("Add &files…", self.choose_files, "Ctrl+Shift+O", "Add single files")
+        self.act_export = action("&Export chat as Markdown…", self.choose_export, "Ctrl+E")
+        self.act_settings = action("&Settings…", self.open_settings, QKeySequence.StandardKey.Preferences)
+        self.act_quit = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.act_new_chat = action("&New chat", self.controller.new_chat, QKeySequence.StandardKey.New)
+        self.act_focus = action("&Focus the question box", self.focus_input, "Ctrl+L")
+        self.act_stop = action("&Stop answering", self.controller.stop, "Esc")
+        self.act_stop.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.act_rescan = action("&Check for changes", self.rescan, "F5",
+                                 "Look for new, changed and removed files in the library's folders")
+        self.act_rebuild = action("&Rebuild index", self.rebuild, None,
+                                  "Index every file again (after changing the passage size)")
+        self.act_cancel = action("&Cancel indexing", self.cancel_indexing, None)
+        self.act_remove = action("&Remove selected folder", self._remove_selected, None)
+        self.act_logs = action("Open the &log folder", self.open_log_folder, None)
+        self.act_about = action("&About EdgeChat", self.about, None)
+
+        mb = self.menuBar()
+        m = mb.addMenu("&File")
+        for a in (self.act_add, self.act_add_files, self.act_export):
+            m.addAction(a)
+        m.addSeparator()
+        m.addAction(self.act_settings)
+        m.addSeparator()
+        m.addAction(self.act_quit)
+        m = mb.addMenu("&Chat")
+        for a in (self.act_new_chat, self.act_focus, self.act_stop):
+            m.addAction(a)
+        m = mb.addMenu("&Library")
+        for a in (self.act_rescan, self.act_cancel, self.act_remove, self.act_rebuild):
+            m.addAction(a)
+        m = mb.addMenu("&Help")
+        m.addAction(self.act_logs)
+        m.addAction(self.act_about)
+
+    def _connect(self) -> None:
+        w = self.workers
+        w.index.sig_status.connect(self.chat.set_status)
+        w.index.sig_engine_ready.connect(self._engine_ready)
+        w.index.sig_engine_failed.connect(self._engine_failed)
+        w.index.sig_job_started.connect(self._job_started)
+        w.index.sig_progress.connect(self._progress)
+        w.index.sig_job_finished.connect(self._job_finished)
+        w.index.sig_job_failed.connect(self._job_failed)
+        w.index.sig_files.connect(self._files)
+        w.index.sig_watch.connect(self.watcher.set_paths)
+        w.index.sig_idle.connect(self._index_idle)
+        w.answer.sig_client.connect(self._client_changed)
+        w.answer.sig_models.connect(self._models_listed)
+        w.docs.sig_loaded.connect(self._document_loaded)
+        self.watcher.sig_changed.connect(self._watched_change)
+
+        self.library_panel.sig_add_folder.connect(self.choose_folder)
+        self.library_panel.sig_remove.connect(self.remove_roots)
+        self.library_panel.sig_cancel.connect(self.cancel_indexing)
+        self.chat.drop_hint.sig_add_folder.connect(self.choose_folder)
+        self.controller.sig_conversations_changed.connect(self._refresh_chat_list)
+        self.controller.sig_turn_sources.connect(self._turn_sources)
+        self.controller.sig_chip.connect(self.follow_citation)
+        self.controller.sig_answering.connect(self._answering_changed)
+        self.sources.sig_show_source.connect(self.show_source)
+        self.chat_list.view.clicked.connect(self._chat_clicked)
+        self.chat_list.view.activated.connect(self._chat_clicked)
+        self.chat_list.new_button.clicked.connect(self.controller.new_chat)
+        self.chat_list.delete_button.clicked.connect(self._delete_selected_chat)
+        self.chat_list.export_button.clicked.connect(self.choose_export)
+
+    def _restore_layout(self) -> None:
+        qs = self.qsettings
+        geometry = qs.value("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1280, 800)
+        for key, splitter, default in (("window/mainSplitter", self.splitter, [300, 540, 440]),
+                                       ("window/sourceSplitter", self.sources.splitter, [260, 420])):
+            state = qs.value(key)
+            if not (isinstance(state, QByteArray) and not state.isEmpty() and splitter.restoreState(state)):
+                splitter.setSizes(default)
+
+    def save_layout(self) -> None:
+        qs = self.qsettings
+        qs.setValue("window/geometry", self.saveGeometry())
+        qs.setValue("window/mainSplitter", self.splitter.saveState())
+        qs.setValue("window/sourceSplitter", self.sources.splitter.saveState())
+        qs.sync()
+
+    # ================================================================ library
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to the library", str(Path.home()))
+        if folder:
+            self.add_paths([folder])
+
+    def choose_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(
+            self, "Add files to the library", str(Path.home()),
+            "Documents (*.pdf *.docx *.epub *.html *.htm *.md *.markdown *.txt *.rst);;All files (*)")
+        if files:
+            self.add_paths(files)
+
+    def add_paths(self, items: list[str]) -> list[str]:
+        """Add folders or files to the library and index them in the background."""
+        found = []
+        for p in items:
+            path = Path(p).expanduser()
+            if path.exists():
+                found.append(str(path.resolve()))
+        missing = len(items) - len(found)
+        if missing:
+            self.statusBar().showMessage(f"{missing} dropped item(s) do not exist and were skipped.", 8000)
+        if not found:
+            return []
+        self.library_panel.progress.start(self._index_titles["index"])
+        self.workers.index.submit(IndexJob("index", found))
+        self.side.setCurrentWidget(self.library_panel)
+        return found
+
+    def remove_roots(self, roots: list[str], confirm: bool = True) -> None:
+        if not roots:
+            return
+        if confirm:
+            names = "\n".join(roots)
+            answer = QMessageBox.question(
+                self, "Remove from the library",
+                f"Take these folders out of the library?\n\n{names}\n\nTheir files stay on disk; their "
+                "passages are removed from the index.")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        self.workers.index.submit(IndexJob("remove", list(roots)))
+
+    def _remove_selected(self) -> None:
+        self.remove_roots(self.library_panel.selected_roots())
+
+    def rescan(self) -> None:
+        if self.engine_ready:
+            self.workers.index.submit(IndexJob("refresh"))
+
+    def rebuild(self) -> None:
+        roots = self.library_panel.model.roots()
+        if not roots or not self.engine_ready:
+            return
+        answer = QMessageBox.question(self, "Rebuild the index",
+                                      "Index every file of the library again? This takes as long as the "
+                                      "first indexing did; you can keep asking questions meanwhile.")
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        self.workers.index.submit(IndexJob("remove", roots))
+        self.workers.index.submit(IndexJob("index", roots))
+
+    def cancel_indexing(self) -> None:
+        self.workers.index.cancel()
+        self.library_panel.progress.cancel_button.setEnabled(False)
+        self.library_panel.progress.detail.setText("Cancelling after the current batch…")
+
+    def _watched_change(self, roots: list[str]) -> None:
+        if self.engine_ready:
+            self.workers.index.submit(IndexJob("index", roots))
+
+    # ---------------------------------------------------------------- index worker signals
+
+    def _engine_ready(self, _engine: Any) -> None:
+        self.engine_ready = True
+        self.chat.set_status("")
+        self.controller.set_ready()
+        self.workers.answer.probe_models()
+        # Pick up whatever changed while EdgeChat was closed.
+        self.workers.index.submit(IndexJob("refresh"))
+        self.sig_engine_ready.emit()
+
+    def _engine_failed(self, kind: str, message: str) -> None:
+        self.chat.set_status("")
+        if kind == "locked":
+            text = (f"{message}\n\nOnly one EdgeChat may use a library at a time. Close the other one, or open "
+                    "a different library with --library.")
+            title = "The library is in use"
+        else:
+            text = f"The library at {self.library} could not be opened:\n\n{message}"
+            title = "The library could not be opened"
+        self.controller.block(text.split("\n\n")[0])
+        self.chat.set_notice(f"<b>{title}.</b> {message}")
+        self.chat.input.setEnabled(False)
+        self.chat.send_button.setEnabled(False)
+        self.show_error(title, text)
+
+    def show_error(self, title: str, text: str) -> None:
+        """A non-blocking message box (tests and the event loop keep running)."""
+        box = QMessageBox(QMessageBox.Icon.Critical, title, text, QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.last_error = (title, text)
+
+    def _job_started(self, kind: str, job_paths: list) -> None:
+        box = self.library_panel.progress
+        if kind == "index":
+            names = ", ".join(os.path.basename(p.rstrip(os.sep)) or p for p in job_paths[:3])
+            box.start(f"Indexing {names}" + ("…" if len(job_paths) > 3 else ""))
+            self.library_panel.model.set_busy_roots([p for p in job_paths if os.path.isdir(p)])
+        elif kind == "remove":
+            box.start("Removing from the library")
+        else:
+            box.start(self._index_titles["refresh"])
+            box.hide()  # shown only if something needs indexing
+
+    def _progress(self, p: dict) -> None:
+        box = self.library_panel.progress
+        if p.get("phase") == "indexing" and p.get("files_total"):
+            box.show()
+        if box.isVisible():
+            box.update_progress(p)
+
+    def _job_finished(self, kind: str, summary: dict) -> None:
+        self.library_panel.model.set_busy_roots([])
+        if kind == "remove":
+            n = summary.get("removed", 0)
+            self.statusBar().showMessage(f"Removed {n} file{'s' if n != 1 else ''} from the library.", 10000)
+            return
+        indexed, failed = summary.get("indexed", 0), summary.get("failed", 0)
+        if kind == "refresh" and not indexed and not failed and not summary.get("removed"):
+            return
+        parts = [f"Indexed {indexed} file{'s' if indexed != 1 else ''} ({summary.get('chunks_added', 0)} passages) "
+                 f"in {summary.get('seconds', 0):.1f} s"]
+        if summary.get("removed"):
+            parts.append(f"{summary['removed']} removed")
+        if failed:
+            parts.append(f"{failed} could not be indexed (see the library)")
+        if summary.get("cancelled"):
+            parts.append("cancelled: the rest is indexed next time")
+        self.statusBar().showMessage("; ".join(parts) + ".", 15000)
+        self.last_summary = summary
+
+    def _job_failed(self, kind: str, message: str) -> None:
+        self.library_panel.model.set_busy_roots([])
+        self.statusBar().showMessage(f"Indexing failed: {message}", 20000)
+        self.show_error("Indexing failed", f"{message}\n\nDetails are in the log: {paths.log_dir()}")
+
+    def _index_idle(self) -> None:
+        if self.workers.index.pending() == 0:
+            self.library_panel.progress.finish()
+
+    def _files(self, roots: list, files: list) -> None:
+        self.library_panel.set_library(roots, files)
+        self.watcher.set_roots(roots)
+        done = sum(1 for f in files if f["state"] == "done")
+        self.controller.set_has_documents(done > 0 or bool(roots))
+        self.library_label.setText(f"{done} document{'s' if done != 1 else ''}")
+
+    # ================================================================ answers and sources
+
+    def _answer_options(self) -> dict:
+        s = self.settings
+        return {"max_results": s.sources, "max_new_tokens": s.max_new_tokens, "temperature": s.temperature}
+
+    def focus_input(self) -> None:
+        self.chat.input.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def _answering_changed(self, answering: bool) -> None:
+        self.act_stop.setEnabled(True)
+
+    def _client_changed(self, info: dict) -> None:
+        self.client_info = dict(info)
+        if info.get("extractive"):
+            self.model_label.setText("Answers: extractive (no model)")
+            if info.get("note"):
+                self.chat.set_notice(NO_MODEL_NOTICE)
+        else:
+            self.model_label.setText(f"Model: {info.get('name')}")
+            self.chat.set_notice("")
+
+    def _models_listed(self, models: list, active: str) -> None:
+        self.models = [tuple(m) for m in models]
+        self.active_model = active
+        if self.settings.model == EXTRACTIVE:
+            self.model_label.setText("Answers: extractive (no model)")
+        elif not models:
+            self.model_label.setText("Answers: extractive (no model)")
+            self.chat.set_notice(NO_MODEL_NOTICE)
+        else:
+            self.model_label.setText(f"Model: {self.settings.model or active or models[0][0]}")
+
+    def _turn_sources(self, turn: int, sources: list, cited: list) -> None:
+        self.sources.set_sources(turn, sources, cited)
+
+    def follow_citation(self, turn: int, number: int) -> None:
+        """Chip `number` of answer `turn` was clicked: select that source and show the passage."""
+        turns = self.controller.turns
+        if not 0 <= turn < len(turns):
+            return
+        if self.sources.turn_index != turn:
+            self.sources.set_sources(turn, turns[turn].sources, turns[turn].cited_numbers)
+        self.chat.transcript.highlight(turn, number)
+        self.sources.select_number(number)
+
+    def show_source(self, source: dict) -> None:
+        self._doc_request += 1
+        rid = self._doc_request
+        self._doc_sources = {rid: dict(source)}
+        self.sources.viewer.show_loading(source)
+        self.workers.docs.submit(rid, dict(source))
+
+    def _document_loaded(self, rid: int, result: dict) -> None:
+        source = self._doc_sources.get(rid)
+        if source is None:
+            return  # superseded by a newer click
+        self.sources.viewer.show_result(source, result)
+
+    # ================================================================ chats
+
+    def _refresh_chat_list(self) -> None:
+        try:
+            items = self.conversations.list()
+        except OSError as e:
+            log.warning("listing conversations failed: %s", e)
+            items = []
+        self.chat_list.model.set_items(items)
+        self.chat_list.model.set_current(self.controller.conversation.id)
+
+    def _chat_clicked(self, index: QModelIndex) -> None:
+        cid = index.data(ConversationListModel.IdRole)
+        if cid:
+            self.controller.open_chat(cid)
+
+    def _delete_selected_chat(self) -> None:
+        idx = self.chat_list.view.currentIndex()
+        cid = idx.data(ConversationListModel.IdRole) if idx.isValid() else self.controller.conversation.id
+        if cid:
+            self.controller.delete_chat(cid)
+
+    def choose_export(self) -> None:
+        conv = self.controller.conversation
+        if not conv.turns:
+            self.statusBar().showMessage("Nothing to export: this chat is empty.", 5000)
+            return
+        name = "".join(c if c.isalnum() or c in " -_" else "_" for c in conv.display_title).strip() or "chat"
+        target, _ = QFileDialog.getSaveFileName(self, "Export the chat", str(Path.home() / f"{name}.md"),
+                                                "Markdown (*.md)")
+        if target:
+            self.export_chat(Path(target))
+
+    def export_chat(self, target: Path) -> Path:
+        target.write_text(export_markdown(self.controller.conversation), encoding="utf-8")
+        self.statusBar().showMessage(f"Exported to {target}", 8000)
+        return target
+
+    # ================================================================ settings, help
+
+    def open_settings(self) -> None:
+        from edgechat.ui.settings import installed_models
+
+        models, active = installed_models()
+        dialog = SettingsDialog(self.settings, models, active, self)
+        if dialog.exec() == SettingsDialog.DialogCode.Accepted:
+            self.apply_settings(dialog.result_settings())
+
+    def apply_settings(self, new: AppSettings) -> None:
+        old = self.settings
+        self.settings = new
+        new.save(self.qsettings)
+        if new.model != old.model:
+            self.workers.answer.set_model(new.model)
+            self.workers.answer.probe_models()
+        self.workers.index.chunk_settings = new.chunk_settings()
+
+    def open_log_folder(self) -> None:
+        folder = paths.log_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+
+    def about(self) -> None:
+        from edgechat import __version__
+
+        QMessageBox.about(self, "About EdgeChat",
+                          f"<b>EdgeChat {__version__}</b><p>Chat with your own documents, privately: indexing, "
+                          f"search and answers all run on this computer.</p><p>Library: {self.library}<br/>"
+                          f"Logs: {paths.log_dir()}</p>")
+
+    def bring_forward(self) -> None:
+        """Another launch for this library asked us to come to the front."""
+        if self.isMinimized():
+            self.showNormal()
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
+    # ================================================================ drag and drop
+
+    @staticmethod
+    def _local_paths(event: QDragEnterEvent | QDropEvent) -> list[str]:
+        md = event.mimeData()
+        if not md.hasUrls():
+            return []
+        return [u.toLocalFile() for u in md.urls() if u.isLocalFile() and u.toLocalFile()]
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if self._local_paths(event):
+            event.acceptProposedAction()
+            self.chat.drop_hint.active = True
+            self.chat.drop_hint.update()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:  # noqa: N802
+        if self._local_paths(event):
+            event.acceptProposedAction()
+
+    def dragLeaveEvent(self, event) -> None:  # noqa: N802
+        self.chat.drop_hint.active = False
+        self.chat.drop_hint.update()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        self.chat.drop_hint.active = False
+        self.chat.drop_hint.update()
+        found = self._local_paths(event)
+        if not found:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.add_paths(found)
+
+    # ================================================================ closing
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.save_layout()
+        self.controller.stop()
+        self.watcher.enabled = False
+        self.watcher.clear()
+        self.hide()
+        self.workers.close()
+        event.accept()

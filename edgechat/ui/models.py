@@ -1,0 +1,385 @@
+"""Item models for the lists people look at: the library (folders and their files), the sources
+of an answer, and the past chats. They hold plain data handed over by the workers."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QStyle
+
+Index = QModelIndex | QPersistentModelIndex
+
+STATE_TEXT = {"done": "indexed", "indexing": "indexing…", "removing": "removing…", "pending": "waiting"}
+
+
+def _icon(which: QStyle.StandardPixmap) -> QIcon:
+    app = QApplication.instance()
+    return app.style().standardIcon(which) if isinstance(app, QApplication) else QIcon()
+
+
+# ====================================================================== library
+
+
+@dataclass
+class _Root:
+    path: str
+    files: list[dict[str, Any]] = field(default_factory=list)
+    busy: bool = False
+
+    @property
+    def problems(self) -> int:
+        return sum(1 for f in self.files if f["state"] == "failed")
+
+    @property
+    def indexed(self) -> int:
+        return sum(1 for f in self.files if f["state"] == "done")
+
+
+class LibraryModel(QAbstractItemModel):
+    """Two levels: the library's folders (roots), and under each the files found in it, with
+    their state ("indexed", or the problem that kept them out). Columns: name, state."""
+
+    PathRole = Qt.ItemDataRole.UserRole + 1
+    KindRole = Qt.ItemDataRole.UserRole + 2  # "root" | "file"
+    ProblemRole = Qt.ItemDataRole.UserRole + 3
+    COLUMNS = ("Name", "State")
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._roots: list[_Root] = []
+        self._busy_roots: set[str] = set()
+
+    # ---------------------------------------------------------------- updates
+
+    def set_library(self, roots: list[str], files: list[dict[str, Any]]) -> None:
+        """Bring the model to this state with row inserts, removals and data changes (no reset,
+        so selection and expansion survive)."""
+        by_root: dict[str, list[dict[str, Any]]] = {r: [] for r in roots}
+        for f in files:
+            root = f.get("root") or ""
+            if root not in by_root:
+                root = next((r for r in roots if f["path"].startswith(r.rstrip(os.sep) + os.sep)), root)
+            by_root.setdefault(root, []).append(f)
+        wanted = sorted(r for r in by_root if r in roots)
+        # Remove roots that went away.
+        for i in range(len(self._roots) - 1, -1, -1):
+            if self._roots[i].path not in by_root or self._roots[i].path not in roots:
+                self.beginRemoveRows(QModelIndex(), i, i)
+                del self._roots[i]
+                self.endRemoveRows()
+        # Insert new roots in order.
+        for pos, path in enumerate(wanted):
+            if pos >= len(self._roots) or self._roots[pos].path != path:
+                self.beginInsertRows(QModelIndex(), pos, pos)
+                self._roots.insert(pos, _Root(path, busy=path in self._busy_roots))
+                self.endInsertRows()
+        for row, root in enumerate(self._roots):
+            self._merge_files(row, root, sorted(by_root.get(root.path, []), key=lambda f: f["path"]))
+            top = self.index(row, 0)
+            self.dataChanged.emit(top, self.index(row, 1))
+
+    def _merge_files(self, row: int, root: _Root, new: list[dict[str, Any]]) -> None:
+        parent = self.index(row, 0)
+        new_paths = {f["path"] for f in new}
+        for i in range(len(root.files) - 1, -1, -1):
+            if root.files[i]["path"] not in new_paths:
+                j = i
+                while j > 0 and root.files[j - 1]["path"] not in new_paths:
+                    j -= 1
+                self.beginRemoveRows(parent, j, i)
+                del root.files[j : i + 1]
+                self.endRemoveRows()
+        # What is left of root.files is a subsequence of `new` (both sorted by path): walk
+        # them together, updating equal rows and inserting each run of new ones at once.
+        files = root.files
+        k = 0
+        while k < len(new):
+            if k < len(files) and files[k]["path"] == new[k]["path"]:
+                if files[k] != new[k]:
+                    files[k] = new[k]
+                    self.dataChanged.emit(self.index(k, 0, parent), self.index(k, 1, parent))
+                k += 1
+                continue
+            j = k
+            if k < len(files):
+                target = files[k]["path"]
+                while new[j]["path"] != target:
+                    j += 1
+            else:
+                j = len(new)
+            self.beginInsertRows(parent, k, j - 1)
+            files[k:k] = new[k:j]
+            self.endInsertRows()
+            k = j
+
+    def set_busy_roots(self, paths: list[str] | set[str]) -> None:
+        self._busy_roots = set(paths)
+        for row, root in enumerate(self._roots):
+            busy = root.path in self._busy_roots
+            if busy != root.busy:
+                root.busy = busy
+                self.dataChanged.emit(self.index(row, 0), self.index(row, 1))
+
+    def roots(self) -> list[str]:
+        return [r.path for r in self._roots]
+
+    def file_count(self) -> int:
+        return sum(len(r.files) for r in self._roots)
+
+    def indexed_count(self) -> int:
+        return sum(r.indexed for r in self._roots)
+
+    def problem_files(self) -> list[dict[str, Any]]:
+        return [f for r in self._roots for f in r.files if f["state"] == "failed"]
+
+    def find_file(self, path: str) -> QModelIndex:
+        for row, root in enumerate(self._roots):
+            for i, f in enumerate(root.files):
+                if f["path"] == path:
+                    return self.index(i, 0, self.index(row, 0))
+        return QModelIndex()
+
+    # ---------------------------------------------------------------- QAbstractItemModel
+
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:
+        if column < 0 or column >= len(self.COLUMNS) or row < 0:
+            return QModelIndex()
+        if not parent.isValid():
+            if row < len(self._roots):
+                return self.createIndex(row, column, 0)
+            return QModelIndex()
+        if parent.internalId() != 0 or parent.column() != 0:
+            return QModelIndex()
+        r = parent.row()
+        if r < len(self._roots) and row < len(self._roots[r].files):
+            return self.createIndex(row, column, r + 1)  # internal id: 1 + the root's row
+        return QModelIndex()
+
+    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
+        if not index.isValid() or index.internalId() == 0:
+            return QModelIndex()
+        return self.createIndex(int(index.internalId()) - 1, 0, 0)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        if not parent.isValid():
+            return len(self._roots)
+        if parent.internalId() == 0 and parent.column() == 0 and parent.row() < len(self._roots):
+            return len(self._roots[parent.row()].files)
+        return 0
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return len(self.COLUMNS)
+
+    def hasChildren(self, parent: Index = QModelIndex()) -> bool:
+        return self.rowCount(parent) > 0
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < 2:
+            return self.COLUMNS[section]
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def _item(self, index: Index) -> tuple[str, Any]:
+        if index.internalId() == 0:
+            return "root", self._roots[index.row()]
+        return "file", self._roots[int(index.internalId()) - 1].files[index.row()]
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not self.checkIndex(index):
+            return None
+        kind, item = self._item(index)
+        col = index.column()
+        if role == self.KindRole:
+            return kind
+        if kind == "root":
+            root: _Root = item
+            if role == self.PathRole:
+                return root.path
+            if role == Qt.ItemDataRole.DisplayRole:
+                if col == 0:
+                    return os.path.basename(root.path.rstrip(os.sep)) or root.path
+                if root.busy:
+                    return "indexing…"
+                text = f"{root.indexed} indexed"
+                if root.problems:
+                    text += f", {root.problems} not indexed"
+                return text
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return f"{root.path}\n{root.indexed} files indexed, {root.problems} with problems"
+            if role == Qt.ItemDataRole.DecorationRole and col == 0:
+                return _icon(QStyle.StandardPixmap.SP_DirIcon)
+            if role == self.ProblemRole:
+                return ""
+            return None
+        f: dict[str, Any] = item
+        failed = f["state"] == "failed"
+        if role == self.PathRole:
+            return f["path"]
+        if role == self.ProblemRole:
+            return f["problem"] if failed else ""
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == 0:
+                root = f.get("root") or ""
+                rel = os.path.relpath(f["path"], root) if root and f["path"].startswith(root) else f["path"]
+                return rel if rel != "." else os.path.basename(f["path"])
+            if failed:
+                return f["problem"] or "not indexed"
+            if f["state"] == "done":
+                n = f.get("chunks") or 0
+                return f"{n} passage{'s' if n != 1 else ''}"
+            return STATE_TEXT.get(f["state"], f["state"])
+        if role == Qt.ItemDataRole.ToolTipRole:
+            lines = [f["path"]]
+            if f.get("title"):
+                lines.append(f"Title: {f['title']}")
+            if failed:
+                lines.append(f"Not indexed: {f['problem']}" + (f" ({f['detail']})" if f.get("detail") else ""))
+            elif f["state"] == "done":
+                lines.append(f"{f.get('pages') or 0} page(s), {f.get('chunks') or 0} passage(s)")
+            return "\n".join(lines)
+        if role == Qt.ItemDataRole.DecorationRole and col == 0:
+            return _icon(QStyle.StandardPixmap.SP_MessageBoxWarning if failed else QStyle.StandardPixmap.SP_FileIcon)
+        if role == Qt.ItemDataRole.ForegroundRole and failed and col == 1:
+            app = QApplication.instance()
+            if isinstance(app, QApplication):
+                from PySide6.QtGui import QPalette
+
+                return app.palette().brush(QPalette.ColorRole.PlaceholderText)
+        return None
+
+
+# ====================================================================== sources
+
+
+class SourceListModel(QAbstractListModel):
+    """The numbered sources of one answer (dicts as saved by edgechat.core.conversations, plus
+    "content" while the answer is fresh)."""
+
+    NumberRole = Qt.ItemDataRole.UserRole + 1
+    TitleRole = Qt.ItemDataRole.UserRole + 2
+    PageRole = Qt.ItemDataRole.UserRole + 3
+    ScoreRole = Qt.ItemDataRole.UserRole + 4
+    MetadataRole = Qt.ItemDataRole.UserRole + 5
+    SnippetRole = Qt.ItemDataRole.UserRole + 6
+    PathRole = Qt.ItemDataRole.UserRole + 7
+    CitedRole = Qt.ItemDataRole.UserRole + 8
+    SourceRole = Qt.ItemDataRole.UserRole + 9
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._sources: list[dict[str, Any]] = []
+        self._cited: set[int] = set()
+
+    def set_sources(self, sources: list[dict[str, Any]], cited: list[int] | set[int] = ()) -> None:
+        self.beginResetModel()
+        self._sources = sorted(sources, key=lambda s: int(s.get("ordinal") or 0))
+        self._cited = set(cited)
+        self.endResetModel()
+
+    def clear(self) -> None:
+        self.set_sources([])
+
+    def source(self, row: int) -> dict[str, Any]:
+        return self._sources[row]
+
+    def row_of(self, number: int) -> int:
+        for i, s in enumerate(self._sources):
+            if int(s.get("ordinal") or 0) == number:
+                return i
+        return -1
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._sources)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not self.checkIndex(index):
+            return None
+        s = self._sources[index.row()]
+        n = int(s.get("ordinal") or 0)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"[{n}] {s.get('title') or os.path.basename(str(s.get('path', '')))} — page {s.get('page', 1)}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{s.get('path', '')}\n\n{s.get('snippet', '')}"
+        if role == self.NumberRole:
+            return n
+        if role == self.TitleRole:
+            return s.get("title") or os.path.basename(str(s.get("path", "")))
+        if role == self.PageRole:
+            return int(s.get("page") or 1)
+        if role == self.ScoreRole:
+            return float(s.get("score") or 0.0)
+        if role == self.MetadataRole:
+            md = s.get("metadata") or {}
+            return " · ".join(f"{k}: {v}" for k, v in md.items() if k not in ("text_hash", "encoding", "sections"))
+        if role == self.SnippetRole:
+            return s.get("snippet") or ""
+        if role == self.PathRole:
+            return s.get("path") or ""
+        if role == self.CitedRole:
+            return n in self._cited
+        if role == self.SourceRole:
+            return dict(s)
+        return None
+
+    def roleNames(self) -> dict[int, bytes]:
+        names = super().roleNames()
+        names.update({self.NumberRole: b"number", self.TitleRole: b"title", self.PageRole: b"page",
+                      self.ScoreRole: b"score", self.MetadataRole: b"metadata", self.SnippetRole: b"snippet",
+                      self.PathRole: b"path", self.CitedRole: b"cited"})
+        return names
+
+
+# ====================================================================== conversations
+
+
+class ConversationListModel(QAbstractListModel):
+    IdRole = Qt.ItemDataRole.UserRole + 1
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._items: list[Any] = []  # ConversationInfo
+        self.current_id = ""
+
+    def set_items(self, items: list[Any]) -> None:
+        self.beginResetModel()
+        self._items = list(items)
+        self.endResetModel()
+
+    def set_current(self, conversation_id: str) -> None:
+        self.current_id = conversation_id
+        if self._items:
+            self.dataChanged.emit(self.index(0), self.index(len(self._items) - 1))
+
+    def row_of(self, conversation_id: str) -> int:
+        return next((i for i, c in enumerate(self._items) if c.id == conversation_id), -1)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._items)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not self.checkIndex(index):
+            return None
+        c = self._items[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return c.title
+        if role == Qt.ItemDataRole.ToolTipRole:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated))
+            return f"{c.title}\n{c.turns} question(s), last {when}"
+        if role == self.IdRole:
+            return c.id
+        if role == Qt.ItemDataRole.FontRole and c.id == self.current_id:
+            from PySide6.QtGui import QFont
+
+            font = QFont()
+            font.setBold(True)
+            return font
+        return None

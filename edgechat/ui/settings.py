@@ -1,0 +1,187 @@
+"""Settings kept with QSettings, and the dialog that edits them.
+
+Where: the platform's usual place for "EdgeChat" settings, or, when $EDGECHAT_HOME is set
+(portable use, tests), an INI file in it, so a test never writes a real user's settings."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+log = logging.getLogger(__name__)
+
+EXTRACTIVE = "extractive"
+ANSWER_LENGTHS = [("Short", 160), ("Medium", 384), ("Long", 768)]
+
+
+def make_qsettings() -> QSettings:
+    home = os.environ.get("EDGECHAT_HOME")
+    if home:
+        return QSettings(str(Path(home).expanduser() / "settings.ini"), QSettings.Format.IniFormat)
+    return QSettings("EdgeChat", "EdgeChat")
+
+
+@dataclass
+class AppSettings:
+    model: str = ""  # "" = the installed model marked active, "extractive", or a model's name
+    max_new_tokens: int = 384
+    sources: int = 5
+    temperature: float = 0.0
+    chunk_size: int = 200
+    chunk_overlap: int = 40
+
+    @classmethod
+    def load(cls, qs: QSettings) -> "AppSettings":
+        d = cls()
+
+        def get(key: str, default: Any, kind: type) -> Any:
+            try:
+                value = qs.value(f"answer/{key}", default)
+                return kind(value)
+            except (TypeError, ValueError):
+                return default
+
+        s = cls(
+            model=str(get("model", d.model, str)),
+            max_new_tokens=get("max_new_tokens", d.max_new_tokens, int),
+            sources=get("sources", d.sources, int),
+            temperature=get("temperature", d.temperature, float),
+            chunk_size=get("chunk_size", d.chunk_size, int),
+            chunk_overlap=get("chunk_overlap", d.chunk_overlap, int),
+        )
+        s.sources = min(20, max(1, s.sources))
+        s.max_new_tokens = min(4096, max(16, s.max_new_tokens))
+        s.temperature = min(2.0, max(0.0, s.temperature))
+        s.chunk_size = min(512, max(32, s.chunk_size))
+        s.chunk_overlap = min(s.chunk_size // 2, max(0, s.chunk_overlap))
+        return s
+
+    def save(self, qs: QSettings) -> None:
+        for key, value in self.__dict__.items():
+            qs.setValue(f"answer/{key}", value)
+        qs.sync()
+
+    def chunk_settings(self) -> Any:
+        from edgechat.core.chunking import ChunkSettings
+
+        return ChunkSettings(size=self.chunk_size, overlap=self.chunk_overlap)
+
+
+def installed_models() -> tuple[list[tuple[str, str]], str]:
+    """[(name, label)] of installed language models and the active one's name; empty when the
+    model manager is missing or fails (answers are then extractive)."""
+    try:
+        from edgechat.core.llm import manager
+    except ImportError:
+        return [], ""
+    try:
+        models = manager.list_models()
+        active = manager.active_model()
+    except Exception as e:  # noqa: BLE001 - a broken models folder must not break the dialog
+        log.warning("listing language models failed: %s", e)
+        return [], ""
+    out = []
+    for m in models:
+        size = getattr(m, "size", 0) or 0
+        precision = getattr(m, "precision", "") or ""
+        label = m.name + (f" ({precision}, {size / 1e6:.0f} MB)" if size else "")
+        out.append((m.name, label))
+    return out, getattr(active, "name", "") if active else ""
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, settings: AppSettings, models: list[tuple[str, str]], active: str,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setModal(True)
+        self.model_box = QComboBox(self)
+        self.model_box.setAccessibleName("Model")
+        if models:
+            for name, label in models:
+                self.model_box.addItem(label + ("  — active" if name == active else ""), name)
+        self.model_box.addItem("Extractive (no model): quote the best sentences of the sources", EXTRACTIVE)
+        want = settings.model or active or (models[0][0] if models else EXTRACTIVE)
+        i = self.model_box.findData(want)
+        self.model_box.setCurrentIndex(i if i >= 0 else self.model_box.count() - 1)
+        model_note = QLabel(
+            "No language model is installed: answers quote your documents. To install the default "
+            "model, run <code>edgechat models install</code>, then choose it here." if not models else
+            "Models run on this computer; nothing is sent anywhere.")
+        model_note.setWordWrap(True)
+        model_note.setEnabled(bool(models))
+
+        self.length_box = QComboBox(self)
+        for label, tokens in ANSWER_LENGTHS:
+            self.length_box.addItem(f"{label} (up to {tokens} tokens)", tokens)
+        j = min(range(len(ANSWER_LENGTHS)), key=lambda k: abs(ANSWER_LENGTHS[k][1] - settings.max_new_tokens))
+        self.length_box.setCurrentIndex(j)
+        self.sources_spin = QSpinBox(self)
+        self.sources_spin.setRange(1, 20)
+        self.sources_spin.setValue(settings.sources)
+        self.temperature_spin = QDoubleSpinBox(self)
+        self.temperature_spin.setRange(0.0, 2.0)
+        self.temperature_spin.setSingleStep(0.1)
+        self.temperature_spin.setDecimals(2)
+        self.temperature_spin.setValue(settings.temperature)
+        self.temperature_spin.setToolTip("0 gives the same answer every time; higher values vary more")
+        self.chunk_spin = QSpinBox(self)
+        self.chunk_spin.setRange(32, 512)
+        self.chunk_spin.setSuffix(" tokens")
+        self.chunk_spin.setValue(settings.chunk_size)
+        self.overlap_spin = QSpinBox(self)
+        self.overlap_spin.setRange(0, 256)
+        self.overlap_spin.setSuffix(" tokens")
+        self.overlap_spin.setValue(settings.chunk_overlap)
+
+        answer = QGroupBox("Answers", self)
+        form = QFormLayout(answer)
+        form.addRow("&Model:", self.model_box)
+        form.addRow("", model_note)
+        form.addRow("Answer &length:", self.length_box)
+        form.addRow("&Sources per answer:", self.sources_spin)
+        form.addRow("&Temperature:", self.temperature_spin)
+        chunking = QGroupBox("Indexing", self)
+        cform = QFormLayout(chunking)
+        cform.addRow("Passage si&ze:", self.chunk_spin)
+        cform.addRow("O&verlap:", self.overlap_spin)
+        note = QLabel("Passage size applies to files indexed from now on; use Library › Rebuild index "
+                      "to apply it to every file.")
+        note.setWordWrap(True)
+        note.setEnabled(False)
+        cform.addRow(note)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(answer)
+        layout.addWidget(chunking)
+        layout.addWidget(buttons)
+
+    def result_settings(self) -> AppSettings:
+        size = self.chunk_spin.value()
+        return AppSettings(
+            model=str(self.model_box.currentData()),
+            max_new_tokens=int(self.length_box.currentData()),
+            sources=self.sources_spin.value(),
+            temperature=self.temperature_spin.value(),
+            chunk_size=size,
+            chunk_overlap=min(self.overlap_spin.value(), size // 2),
+        )

@@ -1,0 +1,78 @@
+"""One running EdgeChat per library: the first instance listens on a local socket named after
+the library; a second launch for the same library asks it to come forward and exits.
+
+The library's own write lock (edgechat.core.store) is the last line of defence: even if two
+launches race past this check, the second cannot open the library for writing."""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtNetwork import QLocalServer, QLocalSocket
+
+log = logging.getLogger(__name__)
+
+ACTIVATE = b"activate\n"
+
+
+def server_name(library: Path) -> str:
+    try:
+        user = getpass.getuser()
+    except Exception:  # noqa: BLE001
+        user = "user"
+    key = f"{user}:{Path(library).expanduser().resolve()}"
+    return "edgechat-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+
+
+def notify_running(library: Path, timeout_ms: int = 500) -> bool:
+    """True if an instance for `library` is running (it has been asked to come forward)."""
+    sock = QLocalSocket()
+    sock.connectToServer(server_name(library))
+    if not sock.waitForConnected(timeout_ms):
+        return False
+    sock.write(ACTIVATE)
+    sock.flush()
+    sock.waitForBytesWritten(timeout_ms)
+    sock.disconnectFromServer()
+    return True
+
+
+class InstanceServer(QObject):
+    sig_activate = Signal()
+
+    def __init__(self, library: Path, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.name = server_name(library)
+        self.server = QLocalServer(self)
+        self.server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
+        self.server.newConnection.connect(self._connection)
+
+    def listen(self) -> bool:
+        if self.server.listen(self.name):
+            return True
+        # A stale socket left by a crashed instance (nobody answered notify_running).
+        QLocalServer.removeServer(self.name)
+        ok = self.server.listen(self.name)
+        if not ok:
+            log.warning("single-instance server could not listen: %s", self.server.errorString())
+        return ok
+
+    def _connection(self) -> None:
+        while self.server.hasPendingConnections():
+            sock = self.server.nextPendingConnection()
+            sock.readyRead.connect(lambda s=sock: self._read(s))
+            sock.disconnected.connect(sock.deleteLater)
+            if sock.bytesAvailable():
+                self._read(sock)
+
+    def _read(self, sock: QLocalSocket) -> None:
+        data = bytes(sock.readAll())
+        if ACTIVATE.strip() in data:
+            self.sig_activate.emit()
+
+    def close(self) -> None:
+        self.server.close()

@@ -1,0 +1,401 @@
+"""The conversation as one read-only rich-text document, with citation chips.
+
+Each answer is laid out as plain text (character offsets of the answer map one to one onto the
+document) except the [n] markers the citation builder accepted: each accepted number is drawn
+as a chip, an inline object painted as a rounded badge that is also a link ``cite:<turn>:<n>``.
+A marker naming no source stays plain text. While an answer streams, it is plain text; chips
+appear when it is done.
+
+Clicking chip n of an answer highlights that answer's sentences citing n (extra selections) and
+emits `sig_chip_clicked(turn, n)`; hovering a chip shows the source's title, page and snippet.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QMimeData, QPoint, QRectF, QSizeF, Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPainter,
+    QPalette,
+    QPyTextObject,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+    QTextFrameFormat,
+)
+from PySide6.QtWidgets import QTextBrowser, QTextEdit, QToolTip, QWidget
+
+from edgechat.core.citations import cited_sentence_spans, marker_spans
+
+CHIP_TYPE = int(QTextFormat.ObjectTypes.UserObject) + 7
+CHIP_NUMBER = int(QTextFormat.Property.UserProperty) + 1
+CHIP_TURN = int(QTextFormat.Property.UserProperty) + 2
+OBJECT_CHAR = "\ufffc"
+
+
+def tint(color: QColor, alpha: int) -> QColor:
+    c = QColor(color)
+    c.setAlpha(alpha)
+    return c
+
+
+def parse_cite(href: str) -> tuple[int, int] | None:
+    """``cite:<turn>:<n>`` -> (turn, n)."""
+    if not href.startswith("cite:"):
+        return None
+    try:
+        turn, number = href[5:].split(":")
+        return int(turn), int(number)
+    except ValueError:
+        return None
+
+
+def no_source_note(turn: Any) -> str:
+    """Why an answer has no sources, said plainly; "" when it has cited ones."""
+    if turn.stop_reason == "error":
+        return ""
+    if turn.search_skipped:
+        return "Not from your documents: no search was needed for this message, so nothing is cited."
+    if not turn.sources:
+        return "No sources: nothing in your library matched this question."
+    if not turn.citations:
+        return "Not grounded: this answer cites none of the sources found, so check it against them."
+    return ""
+
+
+class ChipHandler(QPyTextObject):
+    """Paints a chip: the number on a rounded badge in the palette's highlight colour
+    (a light tint normally, solid when it is the chip being followed)."""
+
+    def __init__(self, view: "TranscriptView") -> None:
+        super().__init__(view)
+        self.view = view
+
+    def _metrics(self, fmt: QTextFormat) -> QFontMetricsF:
+        font = QFont(fmt.toCharFormat().font())
+        font.setPointSizeF(max(6.0, font.pointSizeF() * 0.8))
+        font.setBold(True)
+        return QFontMetricsF(font)
+
+    def intrinsicSize(self, doc: QTextDocument, pos: int, fmt: QTextFormat) -> QSizeF:  # noqa: N802
+        fm = self._metrics(fmt)
+        text = str(fmt.property(CHIP_NUMBER))
+        return QSizeF(fm.horizontalAdvance(text) + fm.height() * 0.8 + 3, fm.height() + 3)
+
+    def drawObject(self, painter: QPainter, rect: QRectF, doc: QTextDocument, pos: int,  # noqa: N802
+                   fmt: QTextFormat) -> None:
+        pal = self.view.palette()
+        number = int(fmt.property(CHIP_NUMBER))
+        active = (int(fmt.property(CHIP_TURN)), number) == self.view.active_chip
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        body = rect.adjusted(1.5, 1, -1.5, -1)
+        hl = pal.color(QPalette.ColorRole.Highlight)
+        if active:
+            painter.setBrush(hl)
+            painter.setPen(Qt.PenStyle.NoPen)
+        else:
+            painter.setBrush(tint(hl, 56))
+            painter.setPen(tint(hl, 150))
+        radius = body.height() / 2
+        painter.drawRoundedRect(body, radius, radius)
+        font = QFont(fmt.toCharFormat().font())
+        font.setPointSizeF(max(6.0, font.pointSizeF() * 0.8))
+        font.setBold(True)
+        painter.setFont(font)
+        painter.setPen(pal.color(QPalette.ColorRole.HighlightedText if active else QPalette.ColorRole.Text))
+        painter.drawText(body, Qt.AlignmentFlag.AlignCenter, str(number))
+        painter.restore()
+
+
+@dataclass
+class _AnswerMap:
+    """Where an answer's characters ended up in the document."""
+
+    doc_start: int = 0
+    text_len: int = 0
+    runs: list[tuple[int, int, int]] = field(default_factory=list)  # plain (text_start, text_end, doc_start)
+    markers: list[tuple[int, int, int, int]] = field(default_factory=list)  # (t0, t1, d0, d1)
+    chips: dict[int, list[int]] = field(default_factory=dict)  # number -> doc positions
+
+    def to_doc(self, offset: int, end: bool = False) -> int:
+        for t0, t1, d0, d1 in self.markers:
+            if t0 <= offset < t1 or (end and t0 < offset <= t1):
+                return d1 if end else d0
+        for t0, t1, d0 in self.runs:
+            if t0 <= offset <= t1:
+                return d0 + (offset - t0)
+        return self.doc_start + offset
+
+
+class TranscriptView(QTextBrowser):
+    sig_chip_clicked = Signal(int, int)  # turn index, source number
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.setReadOnly(True)
+        self.setUndoRedoEnabled(False)
+        self.setFrameShape(QTextBrowser.Shape.NoFrame)
+        self.document().setDocumentMargin(14)
+        self._handler = ChipHandler(self)
+        self.document().documentLayout().registerHandler(CHIP_TYPE, self._handler)
+        self._turns: list[Any] = []
+        self._live: int | None = None
+        self._maps: dict[int, _AnswerMap] = {}
+        self._stream_cursor: QTextCursor | None = None
+        self.active_chip: tuple[int, int] | None = None
+        self.anchorClicked.connect(self._on_anchor)
+
+    # ---------------------------------------------------------------- content
+
+    def set_turns(self, turns: list[Any], live: int | None = None) -> None:
+        """Show these turns (edgechat.core.conversations.Turn); turn `live` is streaming."""
+        self._turns = turns
+        self._live = live
+        if self.active_chip and self.active_chip[0] >= len(turns):
+            self.active_chip = None
+        self.render()
+
+    def append_to_live(self, text: str) -> None:
+        """Stream text onto the end of the live answer."""
+        if self._stream_cursor is None or self._live is None:
+            return
+        sb = self.verticalScrollBar()
+        follow = sb.value() >= sb.maximum() - 8
+        self._stream_cursor.insertText(text, self._answer_format())
+        if follow:
+            sb.setValue(sb.maximum())
+
+    def render(self) -> None:
+        sb = self.verticalScrollBar()
+        at_bottom = sb.value() >= sb.maximum() - 8
+        old = sb.value()
+        doc = self.document()
+        doc.clear()
+        self._maps.clear()
+        self._stream_cursor = None
+        cursor = QTextCursor(doc)
+        for i, turn in enumerate(self._turns):
+            self._insert_turn(cursor, i, turn)
+        self._apply_highlight()
+        if at_bottom or self._live is not None:
+            sb.setValue(sb.maximum())
+        else:
+            sb.setValue(old)
+
+    # ---------------------------------------------------------------- layout of a turn
+
+    def _answer_format(self) -> QTextCharFormat:
+        return QTextCharFormat()
+
+    def _label_format(self) -> QTextCharFormat:
+        f = QTextCharFormat()
+        f.setFontWeight(QFont.Weight.Bold)
+        f.setForeground(self.palette().color(QPalette.ColorRole.PlaceholderText))
+        f.setFontPointSize(max(7.0, self.font().pointSizeF() * 0.85))
+        return f
+
+    def _insert_turn(self, cursor: QTextCursor, i: int, turn: Any) -> None:
+        pal = self.palette()
+        # The question, in a tinted frame.
+        frame = QTextFrameFormat()
+        frame.setBackground(tint(pal.color(QPalette.ColorRole.Highlight), 28))
+        frame.setPadding(8)
+        frame.setTopMargin(14 if i else 2)
+        frame.setBottomMargin(6)
+        frame.setBorder(0)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertFrame(frame)
+        cursor.insertText("You", self._label_format())
+        cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+        cursor.insertText(turn.question, QTextCharFormat())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+
+        # The answer.
+        block = QTextBlockFormat()
+        block.setTopMargin(4)
+        cursor.insertBlock(block, QTextCharFormat())
+        cursor.insertText("EdgeChat", self._label_format())
+        cursor.insertBlock(QTextBlockFormat(), self._answer_format())
+        amap = _AnswerMap(doc_start=cursor.position(), text_len=len(turn.answer))
+        self._maps[i] = amap
+        if i == self._live:
+            cursor.insertText(turn.answer, self._answer_format())
+            self._stream_cursor = QTextCursor(cursor)
+            return
+        self._insert_answer_text(cursor, i, turn, amap)
+        note = turn.note or no_source_note(turn)
+        if note:
+            nb = QTextBlockFormat()
+            nb.setTopMargin(4)
+            cursor.insertBlock(nb, QTextCharFormat())
+            nf = QTextCharFormat()
+            nf.setFontItalic(True)
+            nf.setForeground(pal.color(QPalette.ColorRole.PlaceholderText))
+            cursor.insertText(("⚠ " if not turn.grounded or turn.stop_reason == "error" else "") + note, nf)
+
+    def _insert_answer_text(self, cursor: QTextCursor, i: int, turn: Any, amap: _AnswerMap) -> None:
+        text = turn.answer
+        accepted = {int(c["number"]) for c in turn.citations}
+        fmt = self._answer_format()
+        pos = 0
+        for start, end, numbers in marker_spans(text):
+            if not any(n in accepted for n in numbers):
+                continue  # a marker naming no source stays plain text
+            if start > pos:
+                amap.runs.append((pos, start, cursor.position()))
+                cursor.insertText(text[pos:start], fmt)
+            d0 = cursor.position()
+            for n in numbers:
+                if n in accepted:
+                    amap.chips.setdefault(n, []).append(cursor.position())
+                    cursor.insertText(OBJECT_CHAR, self._chip_format(i, n, turn))
+                else:
+                    cursor.insertText(f"[{n}]", fmt)
+            amap.markers.append((start, end, d0, cursor.position()))
+            pos = end
+        if pos < len(text):
+            amap.runs.append((pos, len(text), cursor.position()))
+            cursor.insertText(text[pos:], fmt)
+
+    def _chip_format(self, turn_index: int, number: int, turn: Any) -> QTextCharFormat:
+        f = QTextCharFormat()
+        f.setObjectType(CHIP_TYPE)
+        f.setProperty(CHIP_NUMBER, number)
+        f.setProperty(CHIP_TURN, turn_index)
+        f.setAnchor(True)
+        f.setAnchorHref(f"cite:{turn_index}:{number}")
+        f.setVerticalAlignment(QTextCharFormat.VerticalAlignment.AlignMiddle)
+        return f
+
+    # ---------------------------------------------------------------- chips
+
+    def chip_numbers(self, turn_index: int) -> list[int]:
+        """The numbers drawn as chips in an answer, in document order (for tests and access)."""
+        amap = self._maps.get(turn_index)
+        if amap is None:
+            return []
+        return [n for _, n in sorted((p, n) for n, ps in amap.chips.items() for p in ps)]
+
+    def chip_rect(self, turn_index: int, number: int, occurrence: int = 0):
+        """The chip's rectangle in viewport coordinates (None if it is not drawn)."""
+        amap = self._maps.get(turn_index)
+        if amap is None or number not in amap.chips or occurrence >= len(amap.chips[number]):
+            return None
+        c = QTextCursor(self.document())
+        c.setPosition(amap.chips[number][occurrence])
+        left = self.cursorRect(c)
+        c.setPosition(amap.chips[number][occurrence] + 1)
+        right = self.cursorRect(c)
+        if right.top() != left.top():
+            right = left.translated(12, 0)
+        return left.united(right)
+
+    def _on_anchor(self, url: QUrl) -> None:
+        cite = parse_cite(url.toString())
+        if cite is None:
+            return
+        self.highlight(*cite)
+        self.sig_chip_clicked.emit(*cite)
+
+    def highlight(self, turn_index: int, number: int | None) -> None:
+        """Highlight the sentences of answer `turn_index` that cite `number` (None clears)."""
+        self.active_chip = None if number is None else (turn_index, number)
+        self._apply_highlight()
+        self.viewport().update()
+
+    def highlighted_texts(self) -> list[str]:
+        return [s.cursor.selectedText().replace("\u2029", "\n") for s in self.extraSelections()]
+
+    def _apply_highlight(self) -> None:
+        selections: list[QTextEdit.ExtraSelection] = []
+        if self.active_chip is not None:
+            turn_index, number = self.active_chip
+            amap = self._maps.get(turn_index)
+            if amap is not None and turn_index != self._live and turn_index < len(self._turns):
+                answer = self._turns[turn_index].answer
+                color = tint(self.palette().color(QPalette.ColorRole.Highlight), 70)
+                first = None
+                for a, b in cited_sentence_spans(answer, number):
+                    sel = QTextEdit.ExtraSelection()
+                    cur = QTextCursor(self.document())
+                    cur.setPosition(amap.to_doc(a))
+                    cur.setPosition(amap.to_doc(b, end=True), QTextCursor.MoveMode.KeepAnchor)
+                    sel.cursor = cur
+                    fmt = QTextCharFormat()
+                    fmt.setBackground(color)
+                    sel.format = fmt
+                    selections.append(sel)
+                    first = first if first is not None else QTextCursor(cur)
+                if first is not None:
+                    rect = self.cursorRect(first)
+                    if not self.viewport().rect().contains(rect.center()):
+                        sb = self.verticalScrollBar()
+                        sb.setValue(sb.value() + rect.top() - self.viewport().height() // 3)
+        self.setExtraSelections(selections)
+
+    # ---------------------------------------------------------------- tooltips and copying
+
+    def _chip_at(self, pos: QPoint) -> tuple[int, int] | None:
+        href = self.anchorAt(pos)
+        return parse_cite(href) if href else None
+
+    def viewportEvent(self, event) -> bool:  # noqa: N802
+        from PySide6.QtCore import QEvent
+
+        if event.type() == QEvent.Type.ToolTip:
+            cite = self._chip_at(event.pos())
+            if cite is not None:
+                QToolTip.showText(event.globalPos(), self.chip_tooltip(*cite), self.viewport())
+                return True
+            QToolTip.hideText()
+        return super().viewportEvent(event)
+
+    def chip_tooltip(self, turn_index: int, number: int) -> str:
+        if turn_index >= len(self._turns):
+            return ""
+        turn = self._turns[turn_index]
+        src = next((s for s in turn.sources if int(s.get("ordinal") or 0) == number), None)
+        cit = next((c for c in turn.citations if int(c["number"]) == number), None)
+        info = src or cit or {}
+        title = html.escape(str(info.get("title") or info.get("path") or "source"))
+        page = info.get("page") or 1
+        snippet = html.escape(str(info.get("snippet") or ""))
+        return (f"<p style='white-space:pre-wrap'><b>[{number}] {title}</b><br/>page {page}"
+                f"<br/><i>{snippet}</i></p>")
+
+    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802
+        """Copying an answer gives its [n] markers back instead of object characters."""
+        cur = self.textCursor()
+        start, end = cur.selectionStart(), cur.selectionEnd()
+        out: list[str] = []
+        block = self.document().findBlock(start)
+        while block.isValid() and block.position() <= end:
+            it = block.begin()
+            while not it.atEnd():
+                frag = it.fragment()
+                f0, f1 = frag.position(), frag.position() + frag.length()
+                a, b = max(f0, start), min(f1, end)
+                if a < b:
+                    fmt = frag.charFormat()
+                    if fmt.objectType() == CHIP_TYPE:
+                        out.append(f"[{int(fmt.property(CHIP_NUMBER))}]" * (b - a))
+                    else:
+                        out.append(frag.text()[a - f0 : b - f0])
+                it += 1
+            if block.position() + block.length() <= end:
+                out.append("\n")
+            block = block.next()
+        data = QMimeData()
+        data.setText("".join(out).rstrip("\n") if end < self.document().characterCount() else "".join(out))
+        return data

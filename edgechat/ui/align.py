@@ -46,8 +46,21 @@ def align_passage(page_text: str, passage: str, *, hint: int | None = None) -> t
     if not pas_n or not page_n:
         return None
 
+    # Punctuation the passage starts or ends with (a final ".") is taken along when the page
+    # has it right there.
+    stripped = passage.strip()
+    lead = len(stripped) - len(stripped.lstrip("".join(c for c in stripped[:4] if not c.isalnum())))
+    trail = len(stripped) - len(stripped.rstrip("".join(c for c in stripped[-4:] if not c.isalnum())))
+
     def span(a: int, b: int) -> tuple[int, int]:
-        return page_idx[a], page_idx[b - 1] + 1
+        start, end = page_idx[a], page_idx[b - 1] + 1
+        for _ in range(trail):
+            if end < len(page_text) and not page_text[end].isalnum() and not page_text[end].isspace():
+                end += 1
+        for _ in range(lead):
+            if start > 0 and not page_text[start - 1].isalnum() and not page_text[start - 1].isspace():
+                start -= 1
+        return start, end
 
     hits = _find_all(page_n, pas_n)
     if hits:

@@ -28,6 +28,7 @@ def _icon(which: QStyle.StandardPixmap) -> QIcon:
 @dataclass
 class _Root:
     path: str
+    key: int  # stable internal id of its files' indexes (rows move, keys do not)
     files: list[dict[str, Any]] = field(default_factory=list)
     busy: bool = False
 
@@ -52,6 +53,8 @@ class LibraryModel(QAbstractItemModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._roots: list[_Root] = []
+        self._by_key: dict[int, _Root] = {}
+        self._next_key = 1
         self._busy_roots: set[str] = set()
 
     # ---------------------------------------------------------------- updates
@@ -70,13 +73,17 @@ class LibraryModel(QAbstractItemModel):
         for i in range(len(self._roots) - 1, -1, -1):
             if self._roots[i].path not in by_root or self._roots[i].path not in roots:
                 self.beginRemoveRows(QModelIndex(), i, i)
-                del self._roots[i]
+                gone = self._roots.pop(i)
+                self._by_key.pop(gone.key, None)
                 self.endRemoveRows()
         # Insert new roots in order.
         for pos, path in enumerate(wanted):
             if pos >= len(self._roots) or self._roots[pos].path != path:
                 self.beginInsertRows(QModelIndex(), pos, pos)
-                self._roots.insert(pos, _Root(path, busy=path in self._busy_roots))
+                root = _Root(path, self._next_key, busy=path in self._busy_roots)
+                self._next_key += 1
+                self._by_key[root.key] = root
+                self._roots.insert(pos, root)
                 self.endInsertRows()
         for row, root in enumerate(self._roots):
             self._merge_files(row, root, sorted(by_root.get(root.path, []), key=lambda f: f["path"]))
@@ -86,14 +93,18 @@ class LibraryModel(QAbstractItemModel):
     def _merge_files(self, row: int, root: _Root, new: list[dict[str, Any]]) -> None:
         parent = self.index(row, 0)
         new_paths = {f["path"] for f in new}
-        for i in range(len(root.files) - 1, -1, -1):
-            if root.files[i]["path"] not in new_paths:
-                j = i
-                while j > 0 and root.files[j - 1]["path"] not in new_paths:
-                    j -= 1
-                self.beginRemoveRows(parent, j, i)
-                del root.files[j : i + 1]
-                self.endRemoveRows()
+        i = len(root.files) - 1
+        while i >= 0:
+            if root.files[i]["path"] in new_paths:
+                i -= 1
+                continue
+            j = i  # remove the run root.files[j..i] at once
+            while j > 0 and root.files[j - 1]["path"] not in new_paths:
+                j -= 1
+            self.beginRemoveRows(parent, j, i)
+            del root.files[j : i + 1]
+            self.endRemoveRows()
+            i = j - 1
         # What is left of root.files is a subsequence of `new` (both sorted by path): walk
         # them together, updating equal rows and inserting each run of new ones at once.
         files = root.files
@@ -157,13 +168,16 @@ class LibraryModel(QAbstractItemModel):
             return QModelIndex()
         r = parent.row()
         if r < len(self._roots) and row < len(self._roots[r].files):
-            return self.createIndex(row, column, r + 1)  # internal id: 1 + the root's row
+            return self.createIndex(row, column, self._roots[r].key)  # internal id: the root's key
         return QModelIndex()
 
     def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
         if not index.isValid() or index.internalId() == 0:
             return QModelIndex()
-        return self.createIndex(int(index.internalId()) - 1, 0, 0)
+        root = self._by_key.get(int(index.internalId()))
+        if root is None:
+            return QModelIndex()
+        return self.createIndex(self._roots.index(root), 0, 0)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
         if not parent.isValid():
@@ -191,7 +205,7 @@ class LibraryModel(QAbstractItemModel):
     def _item(self, index: Index) -> tuple[str, Any]:
         if index.internalId() == 0:
             return "root", self._roots[index.row()]
-        return "file", self._roots[int(index.internalId()) - 1].files[index.row()]
+        return "file", self._by_key[int(index.internalId())].files[index.row()]
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not self.checkIndex(index):

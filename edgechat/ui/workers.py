@@ -190,18 +190,18 @@ class IndexWorker(QObject):
                     break
                 job = self._jobs.popleft()
                 self._cancel.clear()
-            self.busy = True
+                self.busy = True
             try:
                 self._run(job)
             except Exception as e:  # noqa: BLE001 - reported to the UI
                 log.exception("index job %s failed", job.kind)
                 self.sig_job_failed.emit(job.kind, describe(e))
+            try:
+                if not self._closing.is_set():
+                    self._emit_files()
+                    self._emit_watch()
             finally:
                 self.busy = False
-            if self._closing.is_set():
-                return
-            self._emit_files()
-            self._emit_watch()
         if not self._closing.is_set():
             self.sig_idle.emit()
 

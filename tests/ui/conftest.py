@@ -1,0 +1,104 @@
+"""Fixtures for the desktop app's tests: a real Engine on a temporary library (with the real,
+cached embedder), answered by the extractive client unless a test says otherwise."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6.QtWidgets")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QSettings  # noqa: E402
+
+from edgechat.core.extractive import ExtractiveClient  # noqa: E402
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate  # noqa: E402
+
+
+
+def pytest_collection_modifyitems(config, items):
+    """Qt warnings fail the GUI tests, except the offscreen platform's note about size hints."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
+            item.add_marker(pytest.mark.qt_log_ignore("propagateSizeHints", "QFileSystemWatcher"))
+
+
+class SlowClient(ExtractiveClient):
+    """The extractive answer, streamed a word at a time with a pause between words: stands in
+    for a language model's token stream (no model is needed to test streaming and Stop)."""
+
+    name = "slow-extractive"
+
+    def __init__(self, delay: float = 0.05) -> None:
+        self.delay = delay
+        self.started = threading.Event()
+        self.emitted: list[str] = []
+
+    def stream(self, messages: Sequence[ChatMessage], options: ChatOptions,
+               cancel: threading.Event | None = None) -> Iterator[ChatUpdate]:
+        full = ""
+        for upd in super().stream(messages, options, None):
+            full = upd.text if upd.done else full
+        text = ""
+        self.started.set()
+        for i, word in enumerate(full.split(" ")):
+            if cancel is not None and cancel.is_set():
+                yield ChatUpdate(done=True, text=text, stop_reason="cancelled")
+                return
+            delta = word if i == 0 else " " + word
+            text += delta
+            self.emitted.append(delta)
+            yield ChatUpdate(delta=delta, text=text)
+            time.sleep(self.delay)
+        yield ChatUpdate(done=True, text=text, stop_reason="eos")
+
+
+@pytest.fixture
+def settings_file(tmp_path: Path) -> QSettings:
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path: Path, embedder, settings_file):
+    """make_window(library=None, client=None) -> a shown MainWindow whose library is open."""
+    from edgechat.core.engine import Engine
+    from edgechat.ui.mainwindow import MainWindow
+
+    windows = []
+
+    def make(library: Path | None = None, client=None, wait: bool = True, qsettings: QSettings | None = None):
+        lib = library or tmp_path / "library"
+        chat_client = client or ExtractiveClient()
+        w = MainWindow(
+            lib,
+            engine_factory=lambda status: Engine(lib, embedder=embedder),
+            client_factory=lambda setting: (chat_client, "No language model is installed."),
+            qsettings=qsettings or settings_file,
+        )
+        qtbot.addWidget(w)
+        w.show()
+        windows.append(w)
+        if wait:
+            qtbot.waitUntil(lambda: w.engine_ready, timeout=30000)
+            wait_idle(qtbot, w)
+        return w
+
+    yield make
+    for w in windows:
+        if w.workers.running:
+            w.close()
+
+
+def wait_idle(qtbot, w, timeout: int = 60000) -> None:
+    """Until the index worker has nothing running or queued (and its signals are delivered)."""
+    def idle() -> bool:
+        return not w.workers.index.busy and w.workers.index.pending() == 0
+    qtbot.waitUntil(idle, timeout=timeout)
+    qtbot.wait(50)
+    qtbot.waitUntil(idle, timeout=timeout)

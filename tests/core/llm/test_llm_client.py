@@ -1,0 +1,268 @@
+"""GenaiChatClient on the real default model (SmolLM2-135M-Instruct, onnxruntime-genai)."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from edgechat.core.chat import ChatClient
+from edgechat.core.llm.genai_client import (
+    GenaiChatClient,
+    ModelLoadError,
+    chatml,
+    prepare_messages,
+)
+from edgechat.core.records import ChatMessage, ChatOptions, Role
+
+pytestmark = pytest.mark.slow
+
+SYSTEM = ChatMessage(Role.SYSTEM, "You are a helpful assistant. Answer briefly.")
+QUESTION = ChatMessage(Role.USER, "What is the capital of France?")
+LONG_ASK = ChatMessage(Role.USER, "Write a long story about a dragon who learns to cook.")
+
+
+def run(client, messages, options, cancel=None):
+    updates = list(client.stream(messages, options, cancel))
+    return updates, updates[-1]
+
+
+def test_is_a_chat_client(client):
+    assert isinstance(client, ChatClient)
+    assert client.context_length == 8192  # from genai_config.json
+    assert client.load_seconds > 0
+    assert client.name == "smollm2-135m-instruct-int8"
+
+
+def test_deltas_concatenate_to_the_final_text(client):
+    updates, last = run(client, [SYSTEM, QUESTION], ChatOptions(max_new_tokens=40))
+    deltas = [u.delta for u in updates[:-1]]
+    assert all(not u.done for u in updates[:-1]) and last.done
+    assert len(deltas) >= 2 and all(deltas)
+    assert "".join(deltas) == last.text
+    # every intermediate update carries the text so far
+    running = ""
+    for u in updates[:-1]:
+        running += u.delta
+        assert u.text == running
+    assert "Paris" in last.text
+    assert last.stop_reason in ("eos", "max_tokens")
+
+
+def test_text_equals_decoding_all_generated_tokens(client):
+    """The streamed text is exactly what the tokenizer decodes from the generated tokens."""
+    _, last = run(client, [SYSTEM, QUESTION], ChatOptions(max_new_tokens=30))
+    n = client.last_stats["new_tokens"]
+    ids = list(client._tokenizer.encode(last.text))
+    assert client._tokenizer.decode(ids) == last.text
+    assert abs(len(ids) - n) <= 2
+
+
+def test_greedy_is_deterministic(client):
+    opts = ChatOptions(temperature=0.0, max_new_tokens=48)
+    _, a = run(client, [SYSTEM, LONG_ASK], opts)
+    _, b = run(client, [SYSTEM, LONG_ASK], opts)
+    assert a.text == b.text and len(a.text) > 20
+
+
+def test_sampling_runs_and_differs_from_call_to_call(client):
+    opts = ChatOptions(temperature=1.0, top_p=0.95, max_new_tokens=24)
+    texts = {run(client, [SYSTEM, LONG_ASK], opts)[1].text for _ in range(3)}
+    assert all(texts)
+    assert len(texts) >= 2
+
+
+def test_max_new_tokens_is_respected(client):
+    _, last = run(client, [SYSTEM, LONG_ASK], ChatOptions(max_new_tokens=7))
+    assert last.stop_reason == "max_tokens"
+    assert client.last_stats["new_tokens"] == 7
+    assert client.count_tokens(last.text) <= 8
+
+
+def test_zero_new_tokens(client):
+    updates, last = run(client, [SYSTEM, QUESTION], ChatOptions(max_new_tokens=0))
+    assert updates == [last] and last.text == "" and last.stop_reason == "max_tokens"
+
+
+def test_context_length_stops_generation(client, monkeypatch):
+    prompt_tokens = len(client._tokenizer.encode(client.format_prompt([SYSTEM, LONG_ASK])))
+    monkeypatch.setattr(client, "context_length", prompt_tokens + 4)
+    _, last = run(client, [SYSTEM, LONG_ASK], ChatOptions(max_new_tokens=100))
+    assert last.stop_reason == "context"
+    assert client.last_stats["new_tokens"] == 4
+
+
+def test_cancel_mid_stream_stops_at_once(client):
+    cancel = threading.Event()
+    seen = 0
+    last = None
+    for u in client.stream([SYSTEM, LONG_ASK], ChatOptions(max_new_tokens=200), cancel):
+        if u.done:
+            last = u
+            break
+        seen += 1
+        if seen == 3:
+            cancel.set()
+    assert last is not None and last.stop_reason == "cancelled"
+    assert seen == 3
+    assert client.last_stats["new_tokens"] == 3  # nothing generated after the cancel
+
+
+def test_cancel_from_another_thread_within_one_token(client):
+    cancel = threading.Event()
+    produced = []
+    at_cancel = []
+
+    def canceller():
+        while len(produced) < 5:
+            threading.Event().wait(0.001)
+        at_cancel.append(client.last_stats.get("new_tokens", 0))
+        cancel.set()
+
+    t = threading.Thread(target=canceller)
+    t.start()
+    last = None
+    for u in client.stream([SYSTEM, LONG_ASK], ChatOptions(max_new_tokens=300), cancel):
+        if u.done:
+            last = u
+        else:
+            produced.append(u.delta)
+    t.join(5)
+    assert last.stop_reason == "cancelled"
+    assert client.last_stats["new_tokens"] - at_cancel[0] <= 1
+
+
+def test_cancel_before_start_generates_nothing(client):
+    cancel = threading.Event()
+    cancel.set()
+    updates, last = run(client, [SYSTEM, QUESTION], ChatOptions(), cancel)
+    assert updates == [last] and last.stop_reason == "cancelled" and last.text == ""
+
+
+def test_prompt_longer_than_the_context_raises_at_once(client):
+    huge = ChatMessage(Role.USER, "word " * (client.context_length + 50))
+    with pytest.raises(ValueError, match="tokens"):
+        client.stream([SYSTEM, huge], ChatOptions())  # before any iteration
+
+
+def test_count_tokens_matches_the_tokenizer(client, smollm2_dir):
+    from tokenizers import Tokenizer
+
+    reference = Tokenizer.from_file(str(smollm2_dir / "tokenizer.json"))
+    for text in ["", "hello", "The Zephyr 3000 weighs 4.2 kg.", "naïve café — 東京 [1][2]", "a\n\nb  c"]:
+        expected = len(reference.encode(text, add_special_tokens=False).ids)
+        assert client.count_tokens(text) == expected == len(client._tokenizer.encode(text))
+
+
+def test_chat_template_puts_system_and_user_text_in_order(client):
+    prompt = client.format_prompt([SYSTEM, QUESTION])
+    assert prompt == (
+        "<|im_start|>system\nYou are a helpful assistant. Answer briefly.<|im_end|>\n"
+        "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+
+
+def test_history_and_pinned_context_in_the_prompt(client):
+    msgs = [
+        SYSTEM,
+        ChatMessage(Role.USER, "Hi"),
+        ChatMessage(Role.ASSISTANT, "Hello! How can I help?"),
+        ChatMessage(Role.USER, "[1] The Zephyr battery lasts 55 minutes.", pinned=True),
+        ChatMessage(Role.USER, "How long does the battery last?"),
+    ]
+    prompt = client.format_prompt(msgs)
+    order = [SYSTEM.content, "Hi", "Hello! How can I help?", "[1] The Zephyr", "How long does"]
+    positions = [prompt.index(s) for s in order]
+    assert positions == sorted(positions)
+    # the pinned context and the question are one user turn
+    assert "<|im_start|>user\n[1] The Zephyr battery lasts 55 minutes.\n\nHow long does the battery last?<|im_end|>" in prompt
+    assert prompt.count("<|im_start|>user") == 2
+
+
+def test_the_three_template_renderers_agree(client):
+    msgs = prepare_messages([SYSTEM, ChatMessage(Role.USER, "ctx", pinned=True), QUESTION])
+    genai = client._render("genai", msgs)
+    assert client._render("jinja", msgs) == genai
+    assert chatml(msgs) == genai
+
+
+def test_default_system_prompt_of_the_template_when_none_is_given(client):
+    prompt = client.format_prompt([QUESTION])
+    assert prompt.startswith("<|im_start|>system\nYou are a helpful AI assistant named SmolLM")
+
+
+def test_last_stats(client):
+    run(client, [SYSTEM, LONG_ASK], ChatOptions(max_new_tokens=20))
+    s = client.last_stats
+    assert s["stop_reason"] == "max_tokens" and s["new_tokens"] == 20
+    assert 0 < s["first_token_seconds"] < s["total_seconds"]
+    assert s["tokens_per_second"] > 1
+    assert s["prompt_tokens"] > 10
+
+
+def test_one_generation_at_a_time(client):
+    opts = ChatOptions(max_new_tokens=24)
+    expected = run(client, [SYSTEM, LONG_ASK], opts)[1].text
+    results = []
+
+    def worker():
+        results.append(run(client, [SYSTEM, LONG_ASK], opts)[1].text)
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert results == [expected] * 3
+
+
+def test_abandoning_a_stream_frees_the_client(client):
+    gen = client.stream([SYSTEM, LONG_ASK], ChatOptions(max_new_tokens=50))
+    next(gen)
+    gen.close()
+    assert client.last_stats["stop_reason"] == "abandoned"
+    _, last = run(client, [SYSTEM, QUESTION], ChatOptions(max_new_tokens=5))
+    assert last.done
+
+
+def test_folder_without_genai_config_is_refused(tmp_path):
+    with pytest.raises(ModelLoadError, match="genai_config.json"):
+        GenaiChatClient(tmp_path)
+
+
+def test_broken_model_folder_is_refused(tmp_path, smollm2_dir):
+    (tmp_path / "genai_config.json").write_text((smollm2_dir / "genai_config.json").read_text())
+    with pytest.raises(ModelLoadError, match="cannot load"):
+        GenaiChatClient(tmp_path)
+
+
+# ------------------------------------------------------------------ no model needed
+
+
+def test_prepare_messages_merges_pinned_context_into_the_next_user_turn():
+    msgs = [
+        ChatMessage(Role.SYSTEM, "sys"),
+        ChatMessage(Role.USER, "ctx1", pinned=True),
+        ChatMessage(Role.USER, "ctx2", pinned=True),
+        ChatMessage(Role.USER, "q"),
+    ]
+    assert prepare_messages(msgs) == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "ctx1\n\nctx2\n\nq"},
+    ]
+
+
+def test_prepare_messages_keeps_a_trailing_or_stranded_pinned_message():
+    msgs = [
+        ChatMessage(Role.USER, "ctx", pinned=True),
+        ChatMessage(Role.ASSISTANT, "a"),
+        ChatMessage(Role.USER, "late", pinned=True),
+    ]
+    assert prepare_messages(msgs) == [
+        {"role": "user", "content": "ctx"},
+        {"role": "assistant", "content": "a"},
+        {"role": "user", "content": "late"},
+    ]
+    assert json.loads(json.dumps(prepare_messages(msgs)))  # plain data

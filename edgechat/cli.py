@@ -182,13 +182,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
     scope = Scope("folder", str(Path(args.scope).expanduser().resolve())) if args.scope else None
     request = RagRequest(query=args.question, max_results=args.sources, scope=scope, min_score=args.min_score)
     options = ChatOptions(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_tokens)
-    client = None
-    if args.extractive:
-        from edgechat.core.extractive import ExtractiveClient
-
-        client = ExtractiveClient()
     cancel = threading.Event()
     with _engine(args, readonly=True) as engine:
+        client = None
+        if args.extractive:
+            from edgechat.core.extractive import ExtractiveClient
+
+            client = ExtractiveClient(engine.embedder)
         if engine.store.counts()["chunks"] == 0:
             raise CliError("the library is empty: add documents first with 'edgechat index FOLDER'")
         updates = engine.ask(request, options=options, cancel=cancel, client=client)

@@ -70,7 +70,7 @@ class Engine:
     def chat_client(self) -> ChatClient:
         with self._lock:
             if self._client is None:
-                self._client = default_chat_client()
+                self._client = default_chat_client(self._embedder)
             return self._client
 
     def set_chat_client(self, client: ChatClient) -> None:
@@ -140,7 +140,7 @@ class Engine:
         self.close()
 
 
-def default_chat_client() -> ChatClient:
+def default_chat_client(embedder: Embedder | None = None) -> ChatClient:
     """The active local model if one is installed and loads, else the extractive answerer."""
     from edgechat.core.extractive import ExtractiveClient
 
@@ -152,4 +152,4 @@ def default_chat_client() -> ChatClient:
             return client
     except Exception as e:  # a broken model folder must not stop answering
         log.warning("the local model could not be loaded (%s); answering extractively", e)
-    return ExtractiveClient()
+    return ExtractiveClient(embedder)

@@ -18,8 +18,9 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from edgechat.core.citations import MARKER_RE
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, Role, Source
@@ -238,7 +239,7 @@ def _candidates(sources: Sequence[Source]) -> list[_Candidate]:
     return out
 
 
-def _select(question: str, sources: Sequence[Source]) -> list[_Candidate]:
+def _select(question: str, sources: Sequence[Source], embed: Callable[[list[str]], Any] | None = None) -> list[_Candidate]:
     cands = _candidates(sources)
     clean = [c for c in cands if not c.noise] or cands
     if not clean:
@@ -256,6 +257,13 @@ def _select(question: str, sources: Sequence[Source]) -> list[_Candidate]:
         length = len(c.text.split())
         length_factor = 0.75 if length < 6 else (0.85 if length > 60 else 1.0)
         c.score = (overlap / total) * length_factor / (1 + RANK_DECAY * c.rank)
+    if embed is not None and len(clean) > 1:
+        # Meaning as well as shared words: a sentence that answers with other words than the
+        # question's still scores. Cosine similarity of normalised sentence embeddings.
+        vecs = embed([question] + [c.text for c in clean])
+        for c, v in zip(clean, vecs[1:]):
+            sim = max(0.0, float(v @ vecs[0]))
+            c.score = 0.5 * c.score + sim / (1 + RANK_DECAY * c.rank)
 
     ordered = sorted(clean, key=lambda c: (-c.score, c.rank, c.position))
     best = ordered[0].score
@@ -300,6 +308,11 @@ class ExtractiveClient:
     name = "extractive"
     context_length = 1_000_000
 
+    def __init__(self, embedder: Any | None = None) -> None:
+        """`embedder` (optional, anything with `embed(texts) -> normalised rows`) lets the
+        sentence choice weigh meaning as well as shared words."""
+        self._embed = embedder.embed if embedder is not None else None
+
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
@@ -308,7 +321,7 @@ class ExtractiveClient:
     ) -> list[tuple[str, int]]:
         """The quoted sentences and the ordinal each one cites, in answer order."""
         top = sorted(sources, key=lambda s: s.ordinal)[:MAX_SOURCES]
-        return [(c.text, c.source.ordinal) for c in _select(question, top)]
+        return [(c.text, c.source.ordinal) for c in _select(question, top, self._embed)]
 
     def stream(
         self,

@@ -87,7 +87,18 @@ class Engine:
 
     @property
     def pipeline(self) -> RagPipeline:
-        return RagPipeline(self.retriever, reranker=self.reranker, interpreter=self.interpreter)
+        return self.pipeline_for(self._client)
+
+    def pipeline_for(self, client: ChatClient | None) -> RagPipeline:
+        """The pipeline for a turn answered by `client`: unless an interpreter was given, the
+        default one (edgechat.core.turns: search gate, and the model rewriter when `client` is
+        capable, else the deterministic one)."""
+        interpreter = self.interpreter
+        if interpreter is None:
+            from edgechat.core.turns import default_interpreter
+
+            interpreter = default_interpreter(client)
+        return RagPipeline(self.retriever, reranker=self.reranker, interpreter=interpreter)
 
     # ------------------------------------------------------------------ jobs
 
@@ -120,7 +131,8 @@ class Engine:
         cancel: threading.Event | None = None,
         client: ChatClient | None = None,
     ) -> Iterator[ChatUpdate]:
-        answerer = Answerer(self.pipeline, client or self.chat_client, options)
+        client = client or self.chat_client
+        answerer = Answerer(self.pipeline_for(client), client, options)
         return self._while_answering(answerer.stream(request, history=history, options=options, cancel=cancel))
 
     def _while_answering(self, updates: Iterator[ChatUpdate]) -> Iterator[ChatUpdate]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from edgechat.core.prompt import render_context
@@ -33,6 +33,7 @@ class QueryUnderstanding:
     keywords: list[str] | None = None  # terms for the lexical leg
     raw: str | None = None  # the rewriter's raw output
     reason: str = ""
+    details: dict = field(default_factory=dict)  # how the turn was read (shown in "How this was found")
 
 
 class TurnInterpreter(Protocol):
@@ -73,7 +74,8 @@ class RagPipeline:
         pq.rewrite_raw = understanding.raw
         if not understanding.search:
             pq.search_skipped = True
-            pq.diagnostics = {"timings": timings, "skip_reason": understanding.reason, "counts": {}}
+            pq.diagnostics = {"timings": timings, "skip_reason": understanding.reason, "counts": {},
+                              "understand": understanding.details}
             timings["total"] = time.perf_counter() - t_start
             return pq
 
@@ -99,6 +101,7 @@ class RagPipeline:
             "timings": timings,
             "counts": {**result.counts, "sources": len(pq.references)},
             "scope": None if request.scope is None else {"kind": request.scope.kind, "path": request.scope.path},
+            "understand": understanding.details,
         }
         return pq
 

@@ -76,13 +76,15 @@ FILLER = frozenset(
     hey ok okay um uh hmm actually basically just maybe perhaps something anything else really
     kind sort bit stuff anyway question questions like want wanted wanna gonna id im ive youre
     dont doesnt cant could would also yes yeah yep sure one ones thing things again mention
+    sometimes always never often usually still ever even instead exactly too either
     mentioned said say told answer answered let us show me give""".split()
 ) - {"show"}  # "show" is a command in gnuplot, octave, R... keep it
 
 # Question words and verbs that frame a question but are not its subject.
 _FRAME = frozenset(
     """what which who whom whose how why when where is are was were do does did can could
-    would should will shall may might must there use used using get work works mean means""".split()
+    would should will shall may might must there use used using get gets getting got work works
+    mean means see look try let go""".split()
 )
 
 # Nouns too generic to be the subject of a question on their own.
@@ -315,13 +317,15 @@ _CONTINUATION = re.compile(
 )
 # Continuations that also start stand-alone questions: only a follow-up if the rest is thin.
 _WEAK_CONTINUATION = re.compile(r"^(?:so|or|then|why|how come|what if|really)\b", re.I)
-_PRONOUNS = frozenset("it its itself they them their theirs themselves he she him her his hers".split())
+_PRONOUNS = frozenset("it its itself they them their theirs themselves he she him her his hers mine yours ours".split())
+_DETERMINERS = frozenset("the a an which each every no any this that another other only some either neither what".split())
 _DEMONSTRATIVES = frozenset("this that these those".split())
 _REFERRING_NOUNS = GENERIC | frozenset(
     """command function package file files program tool method approach feature variable section
     chapter page manual document book thing error message field script code line lines plot graph
     figure keyword flag switch macro procedure rule policy step output result results one ones
-    terminal window server directory folder format mode device library""".split()
+    terminal window server directory folder format mode device library mechanism technique process
+    concept idea algorithm trick solution behaviour behavior issue bug""".split()
 )
 _AUX = frozenset(
     """is was are were does do did mean means work works 's can will would should has have had
@@ -343,19 +347,79 @@ def _specific(terms: Sequence[str]) -> list[str]:
     return [t for t in terms if t.lower() not in GENERIC]
 
 
-class DeterministicRewriter:
-    """Carries the subject of earlier user turns into elliptical and pronoun-led follow-ups."""
+@dataclass
+class _Subject:
+    terms: list[str] = field(default_factory=list)  # topic first, original spelling
+    action: str | None = None  # the verb of "how do I <verb> ..." in the turn that set it
 
-    max_subject = 6  # terms carried from earlier turns
+
+_ACTION = re.compile(
+    r"\bhow (?:do|can|could|should|would|shall|might|does one) (?:i|you|we|one)?\s*(?:best |properly |actually |then |now )?([a-z][\w-]*)"
+    r"|\bhow to ([a-z][\w-]*)|^(?:can|could) (?:i|you) ([a-z][\w-]*)",
+    re.I,
+)
+_PROPOSAL = re.compile(
+    r"\b(?:use|run|call|try|invoke|type|enter|pass|with|via|install|load)\s+(?:the\s+|a\s+|an\s+)?"
+    r"(`[^`]{1,40}`|[A-Za-z][\w.:+-]*(?:\(\))?(?:[ \t]+[A-Za-z][\w.:+-]*(?:\(\))?){0,2})",
+    re.I,
+)
+
+
+_BREAK = frozenset("over under on in at from to for with without before after then and or but via e g eg ie etc".split())
+
+
+def salient_answer_terms(answer: str | None, limit: int = 3) -> list[str]:
+    """The thing an answer proposes ("Run lintian over ...", "Use `set logscale y`"), as at most
+    `limit` content words: what a pronoun in the next question most likely points at."""
+    if not answer:
+        return []
+    text = _CITATION.sub("", answer)
+    head = " ".join(re.split(r"(?<=[.!?])\s+|\n+", text.strip())[:2])[:300]
+    phrases = []
+    m = _PROPOSAL.search(head)
+    if m:
+        words = []
+        for w in m.group(1).strip("`").split():
+            if w.lower() in STOPWORDS or w.lower() in FILLER or w.lower() in _BREAK:
+                break  # "Run lintian over the ..." -> "lintian"
+            words.append(w)
+        phrases.append(" ".join(words))
+    phrases += [b.group(1) for b in re.finditer(r"`([^`]{1,40})`", head)][:1]
+    out: list[str] = []
+    for ph in phrases:
+        for w in content_terms(ph):
+            if w.lower() not in {o.lower() for o in out} and w.lower() not in GENERIC:
+                out.append(w)
+    return out[:limit]
+
+
+def _stems(words: Sequence[str], *, parts: bool = False) -> set[str]:
+    """Stems of `words`; with parts, of the pieces of "Pin-Priority" / "install.packages" too."""
+    from edgechat.core.rerank import stem
+
+    out = {stem(w) for w in words}
+    if parts:
+        out |= {stem(p) for w in words for p in re.split(r"[-_.:/]+", w) if p}
+    return out
+
+
+class DeterministicRewriter:
+    """Carries the subject of earlier turns into elliptical and pronoun-led follow-ups."""
+
+    max_subject = 8  # terms carried from earlier turns
     thin = 2  # a turn with at most this many specific content words may lean on the subject
+    overlap_max = 4  # a turn sharing a term with the subject is a continuation up to this size
 
     def __init__(self, gate: SearchGate | None = None) -> None:
         self.gate = gate or SearchGate()
 
     # -- detection
 
-    def followup_triggers(self, text: str) -> list[str]:
-        """Why `text` needs earlier turns to be understood ([] when it stands alone)."""
+    def followup_triggers(self, text: str, context: Sequence[str] = ()) -> list[str]:
+        """Why `text` needs earlier turns to be understood ([] when it stands alone).
+
+        context: the subject carried so far (and what the last answer proposed); a question
+        sharing a specific word with it is a continuation of the same topic."""
         t = strip_social(text).translate(_APOSTROPHES)
         low = t.lower()
         words = re.findall(r"[a-z0-9']+", low)
@@ -373,31 +437,38 @@ class DeterministicRewriter:
         sw = re.findall(r"[a-z0-9']+", scrubbed)
         for i, w in enumerate(sw):
             w0 = w.replace("'s", "")
+            nxt = sw[i + 1] if i + 1 < len(sw) else None
+            prev = sw[i - 1] if i > 0 else None
             if w0 in _PRONOUNS:
                 triggers.append(f"pronoun:{w0}")
                 break
+            if w0 in ("one", "ones") and prev not in _DETERMINERS and nxt != "of" and not (prev or "").isdigit():
+                triggers.append(f"pronoun:{w0}")  # "how do I leave one early?"
+                break
             if w0 in _DEMONSTRATIVES:
-                nxt = sw[i + 1] if i + 1 < len(sw) else None
-                prev = sw[i - 1] if i > 0 else None
-                if nxt is None or nxt in _REFERRING_NOUNS or w.endswith("'s"):
-                    triggers.append(f"demonstrative:{w0}")  # "that command", "how do I undo that"
+                if nxt is None or nxt in _REFERRING_NOUNS or w.endswith("'s") or i + 2 == len(sw):
+                    triggers.append(f"demonstrative:{w0}")  # "that command", "that mechanism?"
                     break
                 # "the option that is used for X" is a relative clause, not a reference
                 relative = w0 == "that" and prev is not None and prev not in _FRAME and prev not in STOPWORDS
                 if not relative and (nxt in _AUX or nxt in STOPWORDS):
                     triggers.append(f"demonstrative:{w0}")
                     break
-            if w0 == "the" and i + 1 < len(sw) and sw[i + 1] in _REFERRING_NOUNS:
+            if w0 == "the" and nxt in _REFERRING_NOUNS:
                 after = sw[i + 2] if i + 2 < len(sw) else None
                 if after is None or after in STOPWORDS or after in _FRAME:
                     # "add contour lines to the plot": a definite reference to something earlier
-                    triggers.append(f"definite:the {sw[i + 1]}")
+                    triggers.append(f"definite:the {nxt}")
                     break
-            if w0 in ("former", "latter", "above", "aforementioned", "previous", "same", "there") and (
-                w0 != "there" or i == len(sw) - 1
-            ):
+            if w0 in ("former", "latter", "above", "aforementioned", "previous", "same", "instead", "either") or (
+                w0 in ("there", "too") and nxt is None
+            ) or (w0 == "as" and nxt == "well" and i + 2 == len(sw)):
                 triggers.append(f"reference:{w0}")
                 break
+        if not triggers and context and len(spec) <= self.overlap_max:
+            shared = {x for x in _stems(spec, parts=True) & _stems(_specific(context), parts=True) if len(x) >= 3}
+            if shared:
+                triggers.append("same-topic:" + ",".join(sorted(shared)))
         if not triggers and len(spec) <= 1 and len(words) <= 8:
             triggers.append("thin")
         return triggers
@@ -406,64 +477,94 @@ class DeterministicRewriter:
 
     def rewrite(self, query: str, recent: Sequence[ChatMessage] = ()) -> Rewrite:
         t0 = time.perf_counter()
-        history = _earlier_user_turns(query, recent)
-        if not history:  # first turn: nothing to carry
+        history = _earlier_turns(query, recent)
+        if not any(role == "user" for role, _ in history):  # first turn: nothing to carry
             rw = Rewrite(query=query, keywords=clean_keywords(strip_social(query)), method="none")
             rw.raw = json.dumps({"method": "none", "reason": "first turn"})
             rw.seconds = time.perf_counter() - t0
             return rw
-        subject: list[str] = []
-        for turn in history:
-            if self.gate.check(turn) is not None:
+        subject = _Subject()
+        answer: str | None = None
+        for role, text in history:
+            if role == "assistant":
+                answer = text
+                continue
+            if self.gate.check(text) is not None:
                 continue  # "thanks!" carries no subject
-            _, subject, _ = self._resolve(turn, subject, None)
-        standalone, new_subject, triggers = self._resolve(query, subject, _last_assistant(recent))
-        followup = bool(triggers) and bool(subject or "ordinal" in triggers)
+            _, subject, _ = self._resolve(text, subject, answer)
+            answer = None
+        standalone, _, triggers = self._resolve(query, subject, answer)
+        followup = bool(triggers) and standalone != strip_social(query)
         rw = Rewrite(
             query=standalone,
             keywords=clean_keywords(standalone),
             method="deterministic",
             followup=followup,
-            subject=list(subject),
+            subject=list(subject.terms),
             triggers=triggers,
         )
         rw.raw = json.dumps({"method": "deterministic", "followup": followup, "triggers": triggers,
-                             "subject": subject, "query": standalone}, ensure_ascii=False)
+                             "subject": subject.terms, "action": subject.action, "query": standalone},
+                            ensure_ascii=False)  # fmt: skip
         rw.seconds = time.perf_counter() - t0
         return rw
 
-    def _resolve(self, text: str, subject: list[str], last_answer: str | None) -> tuple[str, list[str], list[str]]:
+    def _resolve(self, text: str, subject: _Subject, last_answer: str | None) -> tuple[str, _Subject, list[str]]:
         """(standalone text, subject after this turn, triggers)."""
         body = strip_social(text)
         own = content_terms(body)
-        triggers = self.followup_triggers(body)
+        am = _ACTION.search(body)
+        action = next((g for g in am.groups() if g), None) if am else None
+        if action and (action.lower() in STOPWORDS or action.lower() in _FRAME):
+            action = None
+        proposed = salient_answer_terms(last_answer)
+        triggers = self.followup_triggers(body, subject.terms + proposed)
         if not triggers:
-            return body, own[: self.max_subject] or subject, []
+            return body, _Subject(own[: self.max_subject], action) if own else subject, []
         resolved = body
         item = None
         if "ordinal" in triggers and last_answer:
             item = _ordinal_item(body, last_answer)
             if item:
                 resolved = _ORDINAL_REF.sub(item, resolved, count=1)
-        own_low = {w.lower() for w in content_terms(resolved)}
-        carry = [w for w in subject if w.lower() not in own_low]
+        own_stems = _stems(content_terms(resolved))
+        refers = any(t.split(":")[0] in ("pronoun", "demonstrative", "definite", "ordinal", "same-topic") for t in triggers)
+        carried = list(subject.terms)
+        if refers:
+            carried += proposed
+        carry: list[str] = []
+        for w in carried:
+            st = _stems([w])
+            if not (st & own_stems) and w.lower() not in {c.lower() for c in carry}:
+                carry.append(w)
         if not carry and not item:
-            return body, (own or subject)[: self.max_subject], triggers
+            return body, _Subject((subject.terms + own)[: self.max_subject] or own, action or subject.action), triggers
         resolved = _drop_continuation(resolved)
-        phrase = " ".join(carry)
         if carry:
-            resolved = _put_subject(resolved, phrase)
-        spec = _specific(content_terms(resolved))
-        new_subject = list(dict.fromkeys(own + ([item] if item else []) + carry))
-        new_subject = [w for w in new_subject if w.lower() not in FILLER][: self.max_subject]
-        return resolved, new_subject or spec[: self.max_subject], triggers
+            resolved = _put_subject(resolved, " ".join(carry))
+        merged: list[str] = []
+        seen: set[str] = set()
+        n_subject = sum(1 for w in carry if w in subject.terms)
+        lead, extra = carry[:n_subject], carry[n_subject:]  # the topic first, the answer's proposal last
+        for w in lead + own + ([item] if item else []) + extra:
+            st = next(iter(_stems([w])))
+            if st not in seen and w.lower() not in FILLER:
+                seen.add(st)
+                merged.append(w)
+        return resolved, _Subject(merged[: self.max_subject], action or subject.action), triggers
+
+
+def _earlier_turns(query: str, recent: Sequence[ChatMessage]) -> list[tuple[str, str]]:
+    """(role, text) of the earlier user and assistant messages, oldest first."""
+    turns = [(_role(m), m.content) for m in recent
+             if _role(m) in ("user", "assistant") and not m.pinned and m.content.strip()]  # fmt: skip
+    if turns and turns[-1][0] == "user" and turns[-1][1].strip() == query.strip():
+        turns = turns[:-1]  # the caller included the current question in `recent`
+    return turns
 
 
 def _earlier_user_turns(query: str, recent: Sequence[ChatMessage]) -> list[str]:
-    turns = [m.content for m in recent if _role(m) == "user" and not m.pinned and m.content.strip()]
-    if turns and turns[-1].strip() == query.strip() and (not recent or _role(recent[-1]) == "user"):
-        turns = turns[:-1]  # the caller included the current question in `recent`
-    return turns
+    return [t for r, t in _earlier_turns(query, recent) if r == "user"]
 
 
 def _last_assistant(recent: Sequence[ChatMessage]) -> str | None:

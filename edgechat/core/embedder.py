@@ -1,0 +1,265 @@
+"""Sentence embeddings: the `Embedder` interface and its onnxruntime implementation.
+
+`OnnxEmbedder` runs any ONNX encoder folder that takes input_ids / attention_mask (and,
+optionally, token_type_ids) and returns last_hidden_state (or an already pooled
+[batch, dim] output), next to a Hugging Face `tokenizer.json`. The default model,
+all-MiniLM-L6-v2, is built by `edgechat.core.modelbuild.minilm.ensure_minilm`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from tokenizers import Tokenizer
+
+DEFAULT_MAX_TOKENS = 256
+
+# file names tried, in order, when a folder has no manifest naming its variants
+_VARIANT_FILES = {
+    "int8": ("model.int8.onnx", "model_quantized.onnx", "model_int8.onnx", "model_qint8.onnx",
+             "onnx/model_quantized.onnx", "onnx/model_int8.onnx", "onnx/model_qint8.onnx"),
+    "fp32": ("model.onnx", "onnx/model.onnx"),
+}  # fmt: skip
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors; cosine similarity is a dot product."""
+
+    name: str
+    dim: int
+    # Longest input in tokens, special tokens ([CLS], [SEP]) included; the rest is cut off.
+    # A chunker should keep chunks within max_tokens - 2 tokens of `tokenizer.encode(text,
+    # add_special_tokens=False)`.
+    max_tokens: int
+    # The model's tokenizer with NO padding or truncation set: for measuring texts in tokens
+    # and mapping tokens to character offsets. Never used (or changed) by `embed`.
+    tokenizer: Tokenizer
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 (len(texts), dim), rows L2-normalised and in input order; (0, dim) if empty."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """float32 (dim,), L2-normalised: the vector a search query is compared with."""
+        ...
+
+
+class OnnxEmbedder:
+    """An `Embedder` backed by one onnxruntime InferenceSession (created once, thread-safe).
+
+    model_dir: a folder with tokenizer.json and the ONNX file(s); a manifest.json (as written
+        by modelbuild) names the variants, dim, max_tokens and pooling, otherwise they are
+        inferred (model.onnx / model.int8.onnx / onnx/model_quantized.onnx ...; config.json;
+        sentence_bert_config.json).
+    variant: "int8" (default) or "fp32", or a path of an .onnx file relative to model_dir.
+    threads: onnxruntime intra-op threads; None uses every core this process may run on.
+    batch_size: texts per forward pass; texts are sorted by length first so a batch is padded
+        only to its own longest member.
+
+    Dynamically quantized models (like the int8 variant) quantize each activation tensor with
+    one scale computed at run time over the whole batch, so a text's vector would depend on
+    the other texts (and the padding) in its batch; they are run one text per call instead
+    (`rows_per_run == 1`), which keeps every vector reproducible and costs no speed at chunk
+    lengths (the matrices are already tall enough).
+    """
+
+    def __init__(
+        self,
+        model_dir: Path,
+        variant: str = "int8",
+        threads: int | None = None,
+        batch_size: int = 32,
+        *,
+        max_tokens: int | None = None,
+    ) -> None:
+        import onnxruntime as ort  # edgechat.core has already disabled its telemetry
+
+        self.model_dir = Path(model_dir)
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.batch_size = int(batch_size)
+        self.variant = variant
+        manifest = _read_json(self.model_dir / "manifest.json") or {}
+        config = _read_json(self.model_dir / "config.json") or {}
+
+        self.model_path = _resolve_variant(self.model_dir, variant, manifest)
+        self.name = str(manifest.get("name") or self.model_dir.name)
+        self.query_prefix = str(manifest.get("query_prefix") or "")
+        self.max_tokens = int(max_tokens or manifest.get("max_tokens") or _default_max_tokens(self.model_dir, config))
+
+        tok_path = self.model_dir / "tokenizer.json"
+        if not tok_path.is_file():
+            raise FileNotFoundError(f"no tokenizer.json in {self.model_dir}")
+        self.tokenizer = Tokenizer.from_file(str(tok_path))
+        self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()
+        # A private copy for embedding: truncates; padding is done here, per batch.
+        self._encoder = Tokenizer.from_str(self.tokenizer.to_str())
+        self._encoder.enable_truncation(max_length=self.max_tokens)
+        self._pad_id = _pad_id(self.tokenizer)
+
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = int(threads) if threads else _available_cores()
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.log_severity_level = 3
+        self.threads = so.intra_op_num_threads
+        self._session = ort.InferenceSession(str(self.model_path), sess_options=so, providers=["CPUExecutionProvider"])
+
+        self._inputs = {i.name: i for i in self._session.get_inputs()}
+        for required in ("input_ids", "attention_mask"):
+            if required not in self._inputs:
+                raise ValueError(f"{self.model_path.name} has no {required!r} input")
+        outputs = {o.name: o for o in self._session.get_outputs()}
+        out = next((n for n in ("last_hidden_state", "token_embeddings", "sentence_embedding") if n in outputs),
+                   self._session.get_outputs()[0].name)  # fmt: skip
+        self._output = out
+        self._pooled_output = len(outputs[out].shape) == 2
+        self._input_dtypes = {n: (np.int32 if "int32" in i.type else np.int64) for n, i in self._inputs.items()}
+        independent = (manifest.get("batch_independent") or {}).get(variant)
+        if independent is None:
+            independent = not _dynamically_quantized(self.model_path)
+        self.rows_per_run = self.batch_size if independent else 1
+
+        dim = manifest.get("dim") or config.get("hidden_size")
+        last = outputs[out].shape[-1]
+        if isinstance(last, int):
+            dim = last
+        if not dim:
+            dim = self._run(*self._batch_arrays([self._encoder.encode("dimension probe")])).shape[1]
+        self.dim = int(dim)
+
+    def __repr__(self) -> str:
+        return (f"OnnxEmbedder(name={self.name!r}, variant={self.variant!r}, dim={self.dim}, "
+                f"max_tokens={self.max_tokens}, threads={self.threads}, rows_per_run={self.rows_per_run})")  # fmt: skip
+
+    # ------------------------------------------------------------------ Embedder
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of strings; use embed_query() for one text")
+        texts = list(texts)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        for t in texts:
+            if not isinstance(t, str):
+                raise TypeError(f"embed() takes strings, not {type(t).__name__}")
+        encodings = self._encoder.encode_batch(texts)
+        lengths = [len(e.ids) for e in encodings]
+        order = sorted(range(len(texts)), key=lengths.__getitem__, reverse=True)
+        step = self.rows_per_run
+        for start in range(0, len(order), step):
+            rows = order[start : start + step]
+            out[rows] = self._run(*self._batch_arrays([encodings[i] for i in rows]))
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([self.query_prefix + text])[0]
+
+    # ------------------------------------------------------------------ internals
+
+    def _batch_arrays(self, encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        longest = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), longest), self._pad_id, dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for r, e in enumerate(encodings):
+            n = len(e.ids)
+            ids[r, :n] = e.ids
+            mask[r, :n] = 1
+            types[r, :n] = e.type_ids
+        return ids, mask, types
+
+    def _run(self, ids: np.ndarray, mask: np.ndarray, types: np.ndarray) -> np.ndarray:
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        feed = {k: v.astype(self._input_dtypes[k], copy=False) for k, v in feed.items() if k in self._inputs}
+        hidden = self._session.run([self._output], feed)[0]
+        if self._pooled_output:
+            pooled = hidden.astype(np.float32, copy=False)
+        else:
+            m = mask.astype(np.float32)[:, :, None]
+            pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+def load_default_embedder(
+    progress: Callable[[str], None] | None = None,
+    *,
+    variant: str = "int8",
+    threads: int | None = None,
+    batch_size: int = 32,
+) -> OnnxEmbedder:
+    """all-MiniLM-L6-v2 (int8 unless told otherwise), built first if this machine lacks it."""
+    from edgechat.core.modelbuild.minilm import ensure_minilm
+
+    return OnnxEmbedder(ensure_minilm(progress), variant=variant, threads=threads, batch_size=batch_size)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _resolve_variant(model_dir: Path, variant: str, manifest: dict[str, Any]) -> Path:
+    named = (manifest.get("variants") or {}).get(variant)
+    candidates = [named] if named else []
+    if variant.endswith(".onnx"):
+        candidates.append(variant)
+    candidates.extend(_VARIANT_FILES.get(variant, ()))
+    for rel in candidates:
+        p = model_dir / rel
+        if p.is_file():
+            return p
+    if not candidates:
+        raise ValueError(f"unknown embedding model variant {variant!r} (use 'int8' or 'fp32')")
+    raise FileNotFoundError(f"no {variant} ONNX model in {model_dir} (looked for {', '.join(candidates)})")
+
+
+_DYNAMIC_QUANT_OPS = frozenset(
+    {"DynamicQuantizeLinear", "DynamicQuantizeMatMul", "MatMulInteger", "ConvInteger", "DynamicQuantizeLSTM"}
+)
+
+
+def _dynamically_quantized(model_path: Path) -> bool:
+    """True when the graph quantizes activations at run time (scale taken over the batch)."""
+    import onnx
+
+    model = onnx.load(str(model_path), load_external_data=False)
+    return any(node.op_type in _DYNAMIC_QUANT_OPS for node in model.graph.node)
+
+
+def _default_max_tokens(model_dir: Path, config: dict[str, Any]) -> int:
+    st = _read_json(model_dir / "sentence_bert_config.json") or {}
+    if st.get("max_seq_length"):
+        return int(st["max_seq_length"])
+    return min(DEFAULT_MAX_TOKENS, int(config.get("max_position_embeddings") or DEFAULT_MAX_TOKENS))
+
+
+def _pad_id(tok: Tokenizer) -> int:
+    for token in ("[PAD]", "<pad>"):
+        i = tok.token_to_id(token)
+        if i is not None:
+            return int(i)
+    return 0
+
+
+def _available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)

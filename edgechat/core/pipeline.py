@@ -43,6 +43,8 @@ class TurnInterpreter(Protocol):
 @dataclass
 class PipelineSettings:
     candidates: int = 50  # fused candidates kept for reranking and the diagnostics
+    # MMR in the selection of the final sources (edgechat.core.rerank.MmrSettings); None: top k
+    diversity: object | None = None
 
 
 class RagPipeline:
@@ -92,7 +94,13 @@ class RagPipeline:
             ranked = pq.reranked_candidates
             timings["rerank"] = time.perf_counter() - t
 
-        chosen = [c for c in ranked if c.score >= request.min_score][: max(0, request.max_results)]
+        pool = [c for c in ranked if c.score >= request.min_score]
+        if self.settings.diversity is not None:
+            from edgechat.core.rerank import mmr_select
+
+            chosen = mmr_select(pool, max(0, request.max_results), self.settings.diversity)
+        else:
+            chosen = pool[: max(0, request.max_results)]
         pq.references = [to_source(i, c) for i, c in enumerate(chosen, 1)]
         if pq.references:
             pq.request_content = render_context(pq.references) + "\n\n" + request.query

@@ -360,9 +360,6 @@ class MmrSettings:
     gap_chars: int = 200  # spans closer than this are one passage
 
 
-_JACCARD_CACHE_KEY = "_mmr_terms"
-
-
 def _word_set(c: Candidate, cache: dict[str, set[str]]) -> set[str]:
     key = c.chunk_id or c.text
     s = cache.get(key)
@@ -387,7 +384,8 @@ def similarity(a: Candidate, b: Candidate, settings: MmrSettings = MmrSettings()
 
 def mmr_select(candidates: Sequence[Candidate], k: int, settings: MmrSettings | None = None) -> list[Candidate]:
     """The `k` candidates to use, best first, by maximal marginal relevance over the first
-    `settings.pool` (relevance: score scaled to the best one)."""
+    `settings.pool`: relevance is the score as a share of the best one, redundancy the
+    largest `similarity` to a candidate already chosen."""
     s = settings or MmrSettings()
     cands = list(candidates)
     if k <= 0 or not cands:
@@ -396,9 +394,7 @@ def mmr_select(candidates: Sequence[Candidate], k: int, settings: MmrSettings | 
         return cands[:k]
     pool = cands[: max(k, s.pool)]
     top = max(c.score for c in pool)
-    low = min(c.score for c in pool)
-    span = (top - low) or 1.0
-    rel = [(c.score - low) / span for c in pool]
+    rel = [c.score / top if top > 0 else 0.0 for c in pool]
     cache: dict[str, set[str]] = {}
     chosen: list[int] = []
     max_sim = [0.0] * len(pool)

@@ -6,8 +6,9 @@
 - Each file streams to `<cache>/downloads/models/<name>/<file>.part`; an interrupted download
   (network drop, crash, cancel) resumes from the .part's size with an HTTP Range request, in
   the same call (`retries`) or a later one. A server that ignores Range starts over.
-- Checks: sha256 when the catalog knows it, otherwise the size (the catalog's, else the one the
-  server announced); then the assembled folder must load and generate with onnxruntime-genai.
+- Checks: sha256 when the catalog knows it (or, for large files, when Hugging Face names it in
+  the X-Linked-Etag header of its redirect), the size (the catalog's, else the one the server
+  announced); then the assembled folder must load and generate with onnxruntime-genai.
 - The folder is assembled next to the models (a "." folder, never listed) and renamed into
   place, replacing any previous copy: a model is installed whole or not at all.
 - Failures raise DownloadError with one line for a person, e.g.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import os
+import re
 import shutil
 import socket
 import ssl
@@ -100,10 +102,11 @@ def download_file(
     if dest.is_file() and _passes(dest, expected_size, sha256):
         return dest
 
+    hints: dict[str, str] = {}  # what redirects told about the file (see _Redirects)
     attempt = 0
     while True:
         try:
-            total = _fetch_to_part(url, part, expected_size, progress, cancel, timeout, label)
+            total = _fetch_to_part(url, part, expected_size, progress, cancel, timeout, label, hints)
             break
         except DownloadCancelled:
             raise
@@ -120,17 +123,38 @@ def download_file(
         part.unlink(missing_ok=True)
         raise DownloadError(f"{label}: received {size} bytes, expected {want}; the partial file "
                             "was deleted, try again")
-    if sha256:
+    # Hugging Face names the sha256 of large (LFS) files in its redirect to the storage host:
+    # use it when the catalog does not know the hash.
+    check = sha256 or hints.get("sha256")
+    if check:
         digest = sha256_file(part)
-        if digest.lower() != sha256.lower():
+        if digest.lower() != check.lower():
             part.unlink(missing_ok=True)
-            raise DownloadError(f"{label}: checksum mismatch (sha256 {digest}, expected {sha256}); "
+            raise DownloadError(f"{label}: checksum mismatch (sha256 {digest}, expected {check}); "
                                 "the file was deleted, try again")
     os.replace(part, dest)
     return dest
 
 
 _RETRY_DELAY_SCALE = 1.0  # tests set 0
+
+
+_SHA256_RE = re.compile(r'^(?:W/)?"?([0-9a-f]{64})"?$')
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follows redirects as usual (keeping the Range header), noting the sha256 that Hugging
+    Face's redirects of LFS files carry in X-Linked-Etag."""
+
+    def __init__(self, hints: dict[str, str] | None) -> None:
+        super().__init__()
+        self.hints = hints if hints is not None else {}
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001
+        m = _SHA256_RE.match((headers.get("X-Linked-Etag") or "").strip())
+        if m:
+            self.hints["sha256"] = m.group(1)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 class _Retryable(Exception):
@@ -145,6 +169,7 @@ def _fetch_to_part(
     cancel: threading.Event | None,
     timeout: float,
     label: str,
+    hints: dict[str, str] | None = None,
 ) -> int | None:
     """One HTTP request, appending to `part` from its current size. Returns the file's total
     size when the server told it."""
@@ -158,7 +183,7 @@ def _fetch_to_part(
     if have:
         req.add_header("Range", f"bytes={have}-")
     try:
-        resp = urllib.request.urlopen(req, timeout=timeout)
+        resp = urllib.request.build_opener(_Redirects(hints)).open(req, timeout=timeout)
     except urllib.error.HTTPError as exc:
         if exc.code == 416 and have:  # nothing left to send: the .part may be complete
             total = _content_range_total(exc.headers.get("Content-Range"))

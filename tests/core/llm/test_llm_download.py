@@ -32,6 +32,7 @@ class FileServer:
         self.root = root
         self.drop_after: dict[str, list[int]] = {}
         self.ignore_range = False
+        self.redirects: dict[str, tuple[str, str | None]] = {}  # name -> (target, X-Linked-Etag)
         self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
         server = self
 
@@ -45,6 +46,15 @@ class FileServer:
                 name = self.path.lstrip("/").split("?")[0]
                 rng = self.headers.get("Range")
                 server.requests.append((name, rng))
+                if name in server.redirects:
+                    target, etag = server.redirects[name]
+                    self.send_response(302)
+                    self.send_header("Location", f"/{target}")
+                    if etag:
+                        self.send_header("X-Linked-Etag", f'"{etag}"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 f = server.root / name
                 if not name or ".." in name or not f.is_file():
                     self.send_error(404, "Not Found")
@@ -207,6 +217,20 @@ def test_no_network_names_the_host(tmp_path, monkeypatch):
     with pytest.raises(dl.DownloadError) as err:
         dl.download_file(entry.files[0].url, tmp_path / "genai_config.json", retries=0)
     assert str(err.value).startswith("Cannot reach huggingface.co: no network connection")
+
+
+def test_redirects_are_followed_with_range_and_their_sha256_is_checked(served, tmp_path):
+    srv, digest, blob = served
+    srv.redirects["resolve/blob.bin"] = ("blob.bin", digest)
+    srv.drop_after["blob.bin"] = [1_000_000]
+    dest = dl.download_file(f"{srv.url}/resolve/blob.bin", tmp_path / "b", retries=1)
+    assert dest.read_bytes() == blob
+    assert srv.requests[-1] == ("blob.bin", "bytes=1000000-")  # Range kept across the redirect
+
+    srv.redirects["resolve/blob.bin"] = ("blob.bin", "a" * 64)  # the hub names another file
+    with pytest.raises(dl.DownloadError, match="checksum mismatch"):
+        dl.download_file(f"{srv.url}/resolve/blob.bin", tmp_path / "c")
+    assert not (tmp_path / "c").exists()
 
 
 def test_missing_file_is_an_http_error(served, tmp_path):

@@ -53,7 +53,13 @@ def build_library(folder: Path, beir, embedder=None) -> Engine:
 
 
 def run_mode(engine: Engine, beir, mode: str, reranker=None, depth: int = 100):
+    """mode: lexical | vector | hybrid (EdgeChat's fusion) | hybrid-rrf (plain rank fusion)."""
     retriever = engine.retriever
+    if mode == "hybrid-rrf":
+        from dataclasses import replace
+
+        retriever.settings = replace(retriever.settings, fusion="rrf")
+        mode = "hybrid"
     run: dict[str, list[str]] = {}
     latencies: list[float] = []
     for qid, text in beir.queries.items():
@@ -74,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", nargs="?", default=str(DEFAULT))
     ap.add_argument("--split", default="train")
-    ap.add_argument("--modes", default="lexical,vector,hybrid")
+    ap.add_argument("--modes", default="lexical,vector,hybrid-rrf,hybrid")
     ap.add_argument("--limit", type=int, default=0, help="only the first N queries (smoke runs)")
     ap.add_argument("--out", help="write the JSON here too")
     args = ap.parse_args(argv)
@@ -89,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         for mode in args.modes.split(","):
             results[mode] = run_mode(engine, beir, mode)
         settings = engine.retrieval_settings
+        results["hybrid_vs_rrf_ndcg_gain"] = (
+            results["hybrid"]["ndcg@10"] - results["hybrid-rrf"]["ndcg@10"]
+            if "hybrid" in results and "hybrid-rrf" in results else None
+        )
     out = {
         "benchmark": "retrieval_quality",
         "dataset": str(folder),
@@ -102,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"{'mode':10s} {'nDCG@10':>8s} {'R@10':>7s} {'R@100':>7s} {'MRR@10':>7s} {'p50 ms':>7s} {'p95 ms':>7s}")
     for mode, r in results.items():
+        if not isinstance(r, dict):
+            continue
         print(f"{mode:10s} {r['ndcg@10']:8.4f} {r['recall@10']:7.4f} {r['recall@100']:7.4f} {r['mrr@10']:7.4f} "
               f"{r['latency_ms_median']:7.1f} {r['latency_ms_p95']:7.1f}")
     text = json.dumps(out, indent=2)

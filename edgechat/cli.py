@@ -293,7 +293,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
         if not manager.list_models():
             _status_line("Building the default language model (SmolLM2-135M-Instruct); this runs once...")
-            info = manager.install_default()
+            info = manager.install_default(None, _status_line)
             print(f"Language model ready: {info.name} ({info.path})")
         else:
             active = manager.active_model()
@@ -309,7 +309,25 @@ def cmd_models(args: argparse.Namespace) -> int:
             print(f"{'*' if m.active else ' '} {m.name:32s} {m.size / 1e6:8.0f} MB  {m.precision or '':6s} {m.path}")
         return 0
     if c == "install":
-        info = manager.install(args.name, precision=args.precision, progress=_status_line)
+        if args.name.lower() in ("smollm2", "default"):
+            info = manager.install_default(args.precision, _status_line)
+        else:
+            from edgechat.core.llm.catalog import get_entry
+            from edgechat.core.llm.download import install_from_catalog
+
+            try:
+                entry = get_entry(args.name)
+            except Exception:
+                raise CliError(f"no model called {args.name!r}: see 'edgechat models catalog'") from None
+            tty = sys.stderr.isatty()
+
+            def progress(p) -> None:
+                total = p.overall_total or 0
+                pct = f"{100 * p.overall_done / total:5.1f}%" if total else f"{p.overall_done / 1e6:.0f} MB"
+                line = f"{p.file}: {pct} at {p.rate / 1e6:.1f} MB/s"
+                print(("\r" + line.ljust(80)) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
+
+            info = install_from_catalog(entry, progress=progress)
         print(f"Installed {info.name} at {info.path}")
         return 0
     if c == "import":
@@ -328,7 +346,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         from edgechat.core.llm.catalog import CATALOG
 
         for entry in CATALOG:
-            print(f"{entry.name:32s} {entry.size_bytes / 1e9:5.1f} GB  {entry.description}")
+            print(f"{entry.name:32s} ~{entry.approx_bytes / 1e9:4.1f} GB  {entry.title}: {entry.description}")
         return 0
     raise CliError(f"unknown models command {c}")
 

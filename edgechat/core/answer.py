@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
+from edgechat.core.attribution import attribute
 from edgechat.core.chat import ChatClient
 from edgechat.core.citations import build_citations
 from edgechat.core.pipeline import RagPipeline
@@ -27,10 +29,20 @@ NOTHING_FOUND = "Nothing in your library matched this question, so there is noth
 class Answerer:
     """Drives one chat client over the pipeline's sources. Safe to reuse across questions."""
 
-    def __init__(self, pipeline: RagPipeline, client: ChatClient, options: ChatOptions | None = None) -> None:
+    def __init__(
+        self,
+        pipeline: RagPipeline,
+        client: ChatClient,
+        options: ChatOptions | None = None,
+        *,
+        embed: Callable[[list[str]], Any] | None = None,
+    ) -> None:
+        """`embed` (the embedder's) enables supplying markers a model left out, where a
+        source demonstrably supports the sentence (edgechat.core.attribution)."""
         self.pipeline = pipeline
         self.client = client
         self.options = options or ChatOptions()
+        self.embed = embed
 
     def stream(
         self,
@@ -73,6 +85,10 @@ class Answerer:
         if not text and not sources and not pq.search_skipped:
             text = NOTHING_FOUND
             yield ChatUpdate(delta=text, text=text)
+        added = 0
+        own_citations = len(build_citations(text, sources).citations)  # what the model wrote itself
+        if self.embed is not None and sources and text and stop_reason != "cancelled" and self.client.name != "extractive":
+            text, added = attribute(text, sources, self.embed)
         cites = build_citations(text, sources)
         t_end = time.perf_counter()
         diagnostics = {
@@ -84,6 +100,8 @@ class Answerer:
             "prompt_tokens": fitted.tokens,
             "history": fitted.diagnostics,
             "client": self.client.name,
+            "markers_added": added,  # by attribution, after the model finished
+            "model_citations": own_citations,  # accepted citations the model wrote itself
         }
         stats = getattr(self.client, "last_stats", None)
         if isinstance(stats, dict):

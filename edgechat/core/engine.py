@@ -132,7 +132,7 @@ class Engine:
         client: ChatClient | None = None,
     ) -> Iterator[ChatUpdate]:
         client = client or self.chat_client
-        answerer = Answerer(self.pipeline_for(client), client, options)
+        answerer = Answerer(self.pipeline_for(client), client, options, embed=self.embedder.embed)
         return self._while_answering(answerer.stream(request, history=history, options=options, cancel=cancel))
 
     def _while_answering(self, updates: Iterator[ChatUpdate]) -> Iterator[ChatUpdate]:

@@ -18,6 +18,7 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -194,19 +195,23 @@ def cmd_ask(args: argparse.Namespace) -> int:
         updates = engine.ask(request, options=options, cancel=cancel, client=client)
         response = None
         stream_out = not args.json
+
+        def on_interrupt(signum, frame) -> None:
+            if cancel.is_set():  # a second Ctrl-C: stop waiting
+                raise KeyboardInterrupt
+            cancel.set()  # the client stops within one token and finishes the answer cleanly
+
+        previous = signal.signal(signal.SIGINT, on_interrupt)
         try:
             for upd in updates:
                 if upd.delta and stream_out:
                     print(upd.delta, end="", flush=True)
                 if upd.done:
                     response = upd.response
-        except KeyboardInterrupt:
-            cancel.set()
-            for upd in updates:  # let the client stop within one token and finish cleanly
-                if upd.done:
-                    response = upd.response
-            if stream_out:
-                print("\n[stopped]", flush=True)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        if stream_out and response is not None and response.stop_reason == "cancelled":
+            print("\n[stopped]", flush=True)
     if response is None:
         raise CliError("no answer was produced")
     if args.json:

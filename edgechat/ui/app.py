@@ -6,40 +6,49 @@ shows; the core's heavy parts (Chroma, onnxruntime, the models) load in worker t
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 import time
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
+# The GIL is handed between threads every `switchinterval` seconds: a short slice brings the
+# GUI thread back quickly from the indexing and answering threads.
+SWITCH_INTERVAL = 0.002
 
-def run_app(library: Path | None = None, argv: list[str] | None = None) -> int:
-    t0 = time.perf_counter()
+
+def make_application(argv: list[str] | None = None):
+    """The QApplication, logging, the exception hook and the runtime settings of the app."""
     import edgechat.core  # noqa: F401  (telemetry off before anything imports onnxruntime)
-    from edgechat.core import paths
-
-    library = Path(library).expanduser() if library else paths.default_library_dir()
-
-    from PySide6.QtCore import QTimer
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
 
     from edgechat.ui.crash import ExceptionHook, setup_logging
-    from edgechat.ui.single_instance import InstanceServer, notify_running
+    from edgechat.ui.resources import app_icon
 
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName("EdgeChat")
     app.setOrganizationName("EdgeChat")
     app.setApplicationDisplayName("EdgeChat")
     QGuiApplication.setDesktopFileName("edgechat")
-    from edgechat.ui.resources import app_icon
-
     app.setWindowIcon(app_icon())
-    log_path = setup_logging()
-    hook = ExceptionHook()
-    hook.install()
-    # Short GIL time slices: the GUI thread gets back quickly from the worker threads.
-    sys.setswitchinterval(0.002)
+    setup_logging()
+    ExceptionHook().install()
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    return app
+
+
+def run_app(library: Path | None = None, argv: list[str] | None = None) -> int:
+    t0 = time.perf_counter()
+    from edgechat.core import paths
+
+    library = Path(library).expanduser() if library else paths.default_library_dir()
+    app = make_application(argv)
+
+    from PySide6.QtCore import QTimer
+
+    from edgechat.ui.single_instance import InstanceServer, notify_running
 
     if notify_running(library):
         print(f"EdgeChat is already open for {library}; it was brought to the front.", file=sys.stderr)
@@ -52,9 +61,22 @@ def run_app(library: Path | None = None, argv: list[str] | None = None) -> int:
     window = MainWindow(library)
     server.sig_activate.connect(window.bring_forward)
     window.show()
-    shown = time.perf_counter() - t0
-    log.info("window shown %.3f s after launch (library %s, log %s)", shown, library, log_path)
-    QTimer.singleShot(0, lambda: log.info("first event loop turn %.3f s after launch", time.perf_counter() - t0))
+    log.info("window shown %.3f s after run_app (library %s)", time.perf_counter() - t0, library)
+
+    # Ctrl+C or a polite kill closes the window properly (threads joined, library released).
+    def close_on_signal(*_args) -> None:
+        QTimer.singleShot(0, window.close)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, close_on_signal)
+        except (ValueError, OSError):  # not the main thread, or not supported here
+            pass
+    tick = QTimer()
+    tick.timeout.connect(lambda: None)  # lets Python run its signal handlers
+    tick.start(250)
     code = app.exec()
+    tick.stop()
     server.close()
+    log.info("EdgeChat closed (exit code %s)", code)
     return int(code)

@@ -105,3 +105,15 @@ class ExceptionHook:
             box.exec()
         finally:
             self._showing = False
+
+
+def teardown_logging() -> None:
+    """Undo setup_logging (tests)."""
+    global _handler
+    if _handler is not None:
+        logging.getLogger().removeHandler(_handler)
+        _handler.close()
+        _handler = None
+    from PySide6.QtCore import qInstallMessageHandler
+
+    qInstallMessageHandler(None)

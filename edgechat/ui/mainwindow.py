@@ -5,6 +5,7 @@ chat controller and the workers."""
 
 from __future__ import annotations
 
+import html
 import logging
 import os
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from edgechat.core.conversations import ConversationStore, export_markdown
 from edgechat.ui.chat_controller import ChatController
 from edgechat.ui.chat_pane import ChatPane
 from edgechat.ui.library_panel import LibraryPanel
-from edgechat.ui.models import ConversationListModel
+from edgechat.ui.models import ConversationListModel, LibraryModel
 from edgechat.ui.settings import EXTRACTIVE, AppSettings, SettingsDialog, make_qsettings
 from edgechat.ui.source_pane import SourcePane
 from edgechat.ui.watcher import LibraryWatcher
@@ -220,6 +221,7 @@ class MainWindow(QMainWindow):
         self.library_panel.sig_add_folder.connect(self.choose_folder)
         self.library_panel.sig_remove.connect(self.remove_roots)
         self.library_panel.sig_cancel.connect(self.cancel_indexing)
+        self.library_panel.sig_file_activated.connect(self._file_activated)
         self.chat.drop_hint.sig_add_folder.connect(self.choose_folder)
         self.controller.sig_conversations_changed.connect(self._refresh_chat_list)
         self.controller.sig_turn_sources.connect(self._turn_sources)
@@ -319,6 +321,28 @@ class MainWindow(QMainWindow):
         self.workers.index.cancel()
         self.library_panel.progress.cancel_button.setEnabled(False)
         self.library_panel.progress.detail.setText("Cancelling after the current batch…")
+
+    def _file_activated(self, path: str) -> None:
+        """Enter or double-click on a file: a password-protected PDF asks for its password and
+        is indexed again with it; any other file opens in the system's viewer."""
+        index = self.library_panel.model.find_file(path)
+        problem = index.data(LibraryModel.ProblemRole) if index.isValid() else ""
+        if problem == "password required":
+            from PySide6.QtWidgets import QInputDialog, QLineEdit
+
+            password, ok = QInputDialog.getText(
+                self, "Password required", f"{os.path.basename(path)} is protected by a password.\n"
+                "Enter it to index the file (it is used once, not stored):", QLineEdit.EchoMode.Password)
+            if ok and password:
+                self.index_with_password(path, password)
+            return
+        QDesktopServices.openUrl(QUrl.fromLocalFile(path))
+
+    def index_with_password(self, path: str, password: str) -> None:
+        root = next((r for r in self.library_panel.model.roots()
+                     if path == r or path.startswith(r.rstrip(os.sep) + os.sep)), path)
+        self.library_panel.progress.start(self._index_titles["index"])
+        self.workers.index.submit(IndexJob("index", [root], passwords={path: password}))
 
     def _watched_change(self, roots: list[str]) -> None:
         if self.engine_ready:
@@ -428,8 +452,11 @@ class MainWindow(QMainWindow):
         self.client_info = dict(info)
         if info.get("extractive"):
             self.model_label.setText("Answers: extractive (no model)")
-            if info.get("note"):
+            note = str(info.get("note") or "")
+            if note.startswith("No language model"):
                 self.chat.set_notice(NO_MODEL_NOTICE)
+            elif note:
+                self.chat.set_notice(f"<b>Extractive answers.</b> {html.escape(note)}")
         else:
             self.model_label.setText(f"Model: {info.get('name')}")
             self.chat.set_notice("")

@@ -225,7 +225,7 @@ class LibraryModel(QAbstractItemModel):
                     return "indexing…"
                 text = f"{root.indexed} indexed"
                 if root.problems:
-                    text += f", {root.problems} not indexed"
+                    text += f" · {root.problems} ⚠"
                 return text
             if role == Qt.ItemDataRole.ToolTipRole:
                 return f"{root.path}\n{root.indexed} files indexed, {root.problems} with problems"

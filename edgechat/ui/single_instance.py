@@ -62,17 +62,18 @@ class InstanceServer(QObject):
         return ok
 
     def _connection(self) -> None:
+        # The message is one short line written right after connecting: read it here (a short
+        # wait, only when another launch knocks) rather than keeping sockets and connections
+        # around whose lifetimes would then have to be managed.
         while self.server.hasPendingConnections():
             sock = self.server.nextPendingConnection()
-            sock.readyRead.connect(lambda s=sock: self._read(s))
-            sock.disconnected.connect(sock.deleteLater)
-            if sock.bytesAvailable():
-                self._read(sock)
-
-    def _read(self, sock: QLocalSocket) -> None:
-        data = bytes(sock.readAll())
-        if ACTIVATE.strip() in data:
-            self.sig_activate.emit()
+            data = b""
+            if sock.bytesAvailable() or sock.waitForReadyRead(300):
+                data = bytes(sock.readAll())
+            sock.abort()
+            sock.deleteLater()
+            if ACTIVATE.strip() in data:
+                self.sig_activate.emit()
 
     def close(self) -> None:
         self.server.close()

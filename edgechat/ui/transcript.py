@@ -344,6 +344,13 @@ class TranscriptView(QTextBrowser):
                         sb.setValue(sb.value() + rect.top() - self.viewport().height() // 3)
         self.setExtraSelections(selections)
 
+    def changeEvent(self, event) -> None:  # noqa: N802
+        from PySide6.QtCore import QEvent
+
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self._turns:
+            self.render()  # labels and tints follow a light/dark switch
+
     # ---------------------------------------------------------------- tooltips and copying
 
     def _chip_at(self, pos: QPoint) -> tuple[int, int] | None:

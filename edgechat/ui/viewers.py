@@ -227,9 +227,10 @@ class PdfViewer(QWidget):
         self.page_spin.setValue(page + 1)
         self.page_spin.blockSignals(False)
 
-    def open(self, path: str, page: int, passage: str, *, highlight: bool = True, hint: int | None = None) -> str:
-        """Show `path` at `page` (1-based) with `passage` outlined. Returns "" or a message
-        saying why the passage is not highlighted."""
+    def show_passage(self, path: str, page_index: int, polygons: list[list[tuple[float, float]]],
+                     span: tuple[int, int] | None = None) -> str:
+        """Show `path` at `page_index` (0-based) with the passage outlined by `polygons` (page
+        points, as DocumentWorker computed them). Returns "" or why it cannot be shown."""
         from PySide6.QtPdf import QPdfDocument
 
         self.view.set_highlight(-1, [])
@@ -243,20 +244,18 @@ class PdfViewer(QWidget):
         count = self.document.pageCount()
         self.page_spin.setMaximum(max(1, count))
         self.page_count_label.setText(f"/ {count}")
-        index = min(max(page - 1, 0), max(count - 1, 0))
-        message = ""
-        if highlight and passage:
-            page_text = self.document.getAllText(index).text()
-            span = align_passage(page_text, passage, hint=hint)
-            if span is None:
-                message = "The cited passage could not be located on this page; it is shown without a highlight."
-            else:
-                self.passage_span = span
-                sel = self.document.getSelectionAtIndex(index, span[0], span[1] - span[0])
-                self.view.set_highlight(index, list(sel.bounds()))
+        index = min(max(page_index, 0), max(count - 1, 0))
+        if polygons:
+            self.passage_span = tuple(span) if span else None
+            self.view.set_highlight(index, [QPolygonF([QPointF(x, y) for x, y in poly]) for poly in polygons])
         self.go_to_page(index)
         QTimer.singleShot(0, self.view.scroll_to_highlight)
-        return message
+        return ""
+
+    def reload(self) -> None:
+        """Forget the loaded file (it changed on disk)."""
+        self.document.close()
+        self.document.setProperty("edgechat_path", "")
 
     def go_to_page(self, index: int) -> None:
         count = self.document.pageCount()
@@ -450,7 +449,11 @@ class DocumentViewer(QWidget):
         if result.get("format") == "pdf":
             viewer = self.pdf_view
             self.stack.setCurrentWidget(viewer)
-            note = viewer.open(self.path, page, passage, highlight=ok, hint=None)
+            if not ok:
+                viewer.reload()
+            note = viewer.show_passage(self.path, int(result.get("page_index", page - 1)),
+                                       list(result.get("polygons") or []) if ok else [], result.get("span"))
+            note = note or str(result.get("note") or "")
         else:
             self.stack.setCurrentWidget(self.text_view)
             note = self.text_view.show_text(list(result.get("pages") or []), str(result.get("format") or "text"),

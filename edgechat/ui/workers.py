@@ -295,28 +295,44 @@ class IndexWorker(QObject):
 # ====================================================================== answering
 
 
-def default_client_factory(setting: str) -> tuple[Any, str]:
+def default_client_factory(setting: str, embedder: Any = None) -> tuple[Any, str]:
     """The chat client for a model setting ("" = the active model, "extractive", or a model
-    name) and a note for the user when it is not what was asked for."""
+    name) and a note for the user when it is not what was asked for.
+
+    With no model marked active but some installed, the first installed one is used (without
+    changing which is marked active: that stays the user's choice, in Settings or the CLI)."""
     from edgechat.core.extractive import ExtractiveClient
 
+    def extractive() -> Any:
+        try:
+            return ExtractiveClient(embedder)
+        except TypeError:  # an ExtractiveClient that takes no embedder
+            return ExtractiveClient()
+
     if setting == "extractive":
-        return ExtractiveClient(), ""
+        return extractive(), ""
     try:
         from edgechat.core.llm import manager
     except ImportError:
-        return ExtractiveClient(), "No language model support is installed: answers quote your documents."
+        return extractive(), "No language model support is installed: answers quote your documents."
     try:
         if setting:
             active = manager.active_model()
             if active is None or getattr(active, "name", None) != setting:
                 manager.use_model(setting)
         client = manager.load_active_client()
+        if client is None:
+            installed = manager.list_models()
+            if installed:
+                from edgechat.core.llm.genai_client import GenaiChatClient
+
+                first = installed[0]
+                client = GenaiChatClient(first.path, name=first.name)
     except Exception as e:  # noqa: BLE001 - a broken model must not stop answering
         log.warning("the language model could not be loaded: %s", e)
-        return ExtractiveClient(), f"The language model could not be loaded ({describe(e)}): answers quote your documents."
+        return extractive(), f"The language model could not be loaded ({describe(e)}): answers quote your documents."
     if client is None:
-        return ExtractiveClient(), "No language model is installed: answers quote your documents."
+        return extractive(), "No language model is installed: answers quote your documents."
     return client, ""
 
 
@@ -399,7 +415,7 @@ class AnswerWorker(QObject):
             if self._model_setting != "extractive":
                 self.sig_status.emit(request_id, "Loading the language model…")
             try:
-                client, note = self._client_factory(self._model_setting)
+                client, note = self._make_client()
             except Exception as e:  # noqa: BLE001
                 from edgechat.core.extractive import ExtractiveClient
 
@@ -409,6 +425,19 @@ class AnswerWorker(QObject):
             self.sig_client.emit({"name": getattr(client, "name", "?"),
                                   "extractive": getattr(client, "name", "") == "extractive", "note": note})
         return self._client
+
+    def _make_client(self) -> tuple[Any, str]:
+        """The factory gets the engine's embedder when it takes one (the extractive answerer
+        uses it to weigh meaning as well as shared words)."""
+        import inspect
+
+        try:
+            takes_embedder = "embedder" in inspect.signature(self._client_factory).parameters
+        except (TypeError, ValueError):
+            takes_embedder = False
+        if takes_embedder and self.engine is not None:
+            return self._client_factory(self._model_setting, embedder=self.engine.embedder)
+        return self._client_factory(self._model_setting)
 
     @Slot(int, dict)
     def _run(self, request_id: int, payload: dict) -> None:
@@ -485,6 +514,10 @@ class DocumentWorker(QObject):
         self.engine: Any = None
         self._latest = 0
         self._lock = threading.Lock()
+        self._cache_key: tuple | None = None
+        self._cache: tuple[list[str], str] = ([], "")
+        self._pdf: Any = None  # a QPdfDocument owned by this thread
+        self._pdf_key: tuple | None = None
         self._load.connect(self._run)
         self._set_engine.connect(self._apply_engine)
 
@@ -547,17 +580,61 @@ class DocumentWorker(QObject):
                                                  "cannot be placed reliably. Re-index the library to cite it again.")
         else:
             out["status"] = "ok"
-        if out["format"] != "pdf":
-            from edgechat.core.documents import parse_document
-            from edgechat.core.records import DocumentError
+        if out["format"] == "pdf":
+            out.update(self._place_in_pdf(path, (st.st_mtime, st.st_size), out["page"], text if not changed else ""))
+            return out
+        from edgechat.core.records import DocumentError
 
-            try:
-                doc = parse_document(path)
-            except DocumentError as e:
-                out.update(status="error", message=f"The file cannot be read any more: {e}")
-                return out
-            out["pages"] = [p.text for p in doc.pages]
-            out["title"] = doc.title
+        try:
+            pages, title = self._parsed(path, st.st_mtime, st.st_size)
+        except DocumentError as e:
+            out.update(status="error", message=f"The file cannot be read any more: {e}")
+            return out
+        out["pages"] = pages
+        out["title"] = title
+        return out
+
+    def _parsed(self, path: str, mtime: float, size: int) -> tuple[list[str], str]:
+        """The document's page texts, parsed as the indexer parses them (the last one cached)."""
+        key = (path, mtime, size)
+        if self._cache_key != key:
+            from edgechat.core.documents import parse_document
+
+            doc = parse_document(path)
+            self._cache = ([p.text for p in doc.pages], doc.title)
+            self._cache_key = key
+        return self._cache
+
+    def _place_in_pdf(self, path: str, stamp: tuple, page: int, passage: str) -> dict:
+        """QtPdf's own outline of the passage on its page, computed here rather than in the
+        GUI thread (page text extraction takes tens of milliseconds on big pages). QtPdf
+        serialises its use of pdfium internally, so a worker-owned QPdfDocument is safe."""
+        from PySide6.QtPdf import QPdfDocument
+
+        from edgechat.ui.align import align_passage
+
+        if self._pdf is None:
+            self._pdf = QPdfDocument()
+        doc = self._pdf
+        if self._pdf_key != (path, stamp):
+            doc.close()
+            err = doc.load(path)
+            self._pdf_key = (path, stamp) if err == QPdfDocument.Error.None_ else None
+            if err != QPdfDocument.Error.None_:
+                return {"status": "error", "message": f"QtPdf cannot open this file ({err.name})."}
+        count = doc.pageCount()
+        index = min(max(page - 1, 0), max(count - 1, 0))
+        out: dict[str, Any] = {"page_count": count, "page_index": index, "polygons": [], "span": None}
+        if not passage:
+            return out
+        span = align_passage(doc.getAllText(index).text(), passage)
+        if span is None:
+            out["note"] = "The cited passage could not be located on this page; it is shown without a highlight."
+            return out
+        sel = doc.getSelectionAtIndex(index, span[0], span[1] - span[0])
+        out["span"] = list(span)
+        out["polygons"] = [[(p.x(), p.y()) for p in poly] for poly in sel.bounds()]
+        out["selected_text"] = sel.text()
         return out
 
 

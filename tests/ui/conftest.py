@@ -36,6 +36,7 @@ class SlowClient(ExtractiveClient):
     name = "slow-extractive"
 
     def __init__(self, delay: float = 0.05) -> None:
+        super().__init__()
         self.delay = delay
         self.started = threading.Event()
         self.emitted: list[str] = []

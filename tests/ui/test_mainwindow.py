@@ -475,3 +475,27 @@ def test_real_local_model_answers_with_chips(qtbot, make_window, tmp_path):
     if turn.cited_numbers:
         click_chip(qtbot, w, 0, turn.cited_numbers[0])
         qtbot.waitUntil(lambda: w.sources.viewer.text_view.highlighted_text() != "", timeout=10000)
+
+
+def test_a_password_protected_pdf_is_indexed_once_its_password_is_given(qtbot, make_window, tmp_path):
+    from pypdf import PdfReader, PdfWriter
+
+    docs = tmp_path / "locked"
+    plain = make_pdf(tmp_path / "plain.pdf", [LIGHTHOUSE])
+    writer = PdfWriter()
+    for page in PdfReader(plain).pages:
+        writer.add_page(page)
+    writer.encrypt(user_password="secret", algorithm="RC4-128")
+    docs.mkdir()
+    with open(docs / "keeper.pdf", "wb") as fh:
+        writer.write(fh)
+    target = str((docs / "keeper.pdf").resolve())
+    w = make_window()
+    w.add_paths([str(docs)])
+    qtbot.waitUntil(lambda: len(w.library_panel.model.problem_files()) == 1, timeout=30000)
+    wait_idle(qtbot, w)
+    index = w.library_panel.model.find_file(target)
+    assert index.data(LibraryModel.ProblemRole) == "password required"
+    w.index_with_password(target, "secret")
+    qtbot.waitUntil(lambda: target in indexed_paths(w), timeout=30000)
+    assert w.library_panel.model.roots() == [str(docs.resolve())]  # no extra root for the file

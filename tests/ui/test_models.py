@@ -40,7 +40,7 @@ def test_library_model_updates_in_place(qtmodeltester):
     failed = model.index(3, 1, model.index(0, 0))
     assert failed.data() == "password required"
     assert model.index(3, 0, model.index(0, 0)).data(LibraryModel.ProblemRole) == "password required"
-    assert model.index(0, 1).data() == "3 indexed, 1 not indexed"
+    assert model.index(0, 1).data() == "3 indexed · 1 ⚠"
     assert "password required" in model.index(3, 0, model.index(0, 0)).data(Qt.ItemDataRole.ToolTipRole)
     model.set_busy_roots(["/b"])
     assert model.index(1, 1).data() == "indexing…"

@@ -11,6 +11,8 @@ Rows:
   deterministic     edgechat.core.turns.DeterministicRewriter (the default without a capable model)
   model:<name>      edgechat.core.turns.ModelRewriter with that chat model, forced on (falls back to
                     the deterministic rewriter on failure; fallbacks are counted)
+  model:<name> (raw output as query)   the model's text used as the query even when it
+                    ignores the format: what it would do to retrieval without the guard
 and, for the deterministic rewrite, the same with MMR selection and with each reranker.
 
 The library is built once (about 5-10 minutes) under the user cache (eval-libraries/debian) and
@@ -35,7 +37,7 @@ from edgechat.core.engine import Engine
 from edgechat.core.pipeline import PipelineSettings, RagPipeline
 from edgechat.core.records import ChatMessage, RagRequest, Role
 from edgechat.core.rerank import FeatureReranker, MmrSettings
-from edgechat.core.turns import ConversationInterpreter
+from edgechat.core.turns import ConversationInterpreter, ModelRewriter
 
 SET = Path(__file__).resolve().parents[1] / "tests" / "core" / "data" / "followups.jsonl"
 CORPUS = SHARED / "corpus" / "pdf" / "debian"
@@ -124,6 +126,30 @@ def run(engine: Engine, convs: list[dict], interpreter, *, mode: str = "rewrite"
     }
 
 
+class LenientModelRewriter(ModelRewriter):
+    """The model's text used as the query even when it ignores the format (its first 300
+    characters): what the small model would do to retrieval without the format guard."""
+
+    def rewrite(self, query, recent=()):
+        from edgechat.core.turns import Rewrite, build_rewrite_prompt, clean_keywords, parse_rewrite
+
+        if not any(m.role == Role.USER for m in recent):
+            return self.fallback.rewrite(query, recent)
+        raw, error = self._generate(build_rewrite_prompt(query, recent))
+        parsed = parse_rewrite(raw) if not error else None
+        text = parsed[0] if parsed else " ".join(raw.split())[:300]
+        if error or not text:
+            rw = self.fallback.rewrite(query, recent)
+            rw.fallback = error or "empty output"
+            return rw
+        return Rewrite(query=text, keywords=clean_keywords(text), method="model-lenient", raw=raw)
+
+
+class LenientInterpreter(ConversationInterpreter):
+    def model_rewriter(self):
+        return LenientModelRewriter(self.client, timeout=self.model_timeout, fallback=self.rewriter)
+
+
 def load_model(spec: str):
     """A GenaiChatClient for an installed model name or folder; None if it cannot be loaded."""
     if spec == "none":
@@ -183,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         if client is not None:
             model = ConversationInterpreter(client, use_model=True, model_timeout=args.model_timeout)
             rows[f"model:{client.name}"] = run(engine, convs, model)
+            lenient = LenientInterpreter(client, use_model=True, model_timeout=args.model_timeout)
+            rows[f"model:{client.name} (raw output as query)"] = run(engine, convs, lenient)
             close = getattr(client, "close", None)
             if close:
                 close()

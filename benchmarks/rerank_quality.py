@@ -128,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for name in runs:
         results[name] = {**score_run(runs[name], beir.qrels), **_lat(lat[name])}
+        if name != "none":
+            results[name]["vs_none"] = paired(runs["none"], runs[name], beir.qrels)
 
     # MMR over the final selection: nDCG@10 of the diversified order, and what the top five hold
     mmr = {}
@@ -163,13 +165,26 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"{'method':18s} {'nDCG@10':>8s} {'R@10':>7s} {'R@100':>7s} {'MRR@10':>7s} {'p50 ms':>7s} {'p95 ms':>7s}")
     for name, r in results.items():
+        vs = r.get("vs_none")
+        extra = (f"  {vs['wins']}+/{vs['losses']}- ci95 [{vs['ci95'][0]:+.4f}, {vs['ci95'][1]:+.4f}]" if vs else "")
         print(f"{name:18s} {r['ndcg@10']:8.4f} {r['recall@10']:7.4f} {r['recall@100']:7.4f} {r['mrr@10']:7.4f} "
-              f"{r['latency_ms_median']:7.1f} {r['latency_ms_p95']:7.1f}")
+              f"{r['latency_ms_median']:7.1f} {r['latency_ms_p95']:7.1f}{extra}")
     print(f"{'mmr':24s} {'nDCG@10':>8s} {'docs@5':>7s} {'pages@5':>7s} {'dups@5':>7s}")
     for name, r in mmr.items():
         print(f"{name:24s} {r['ndcg@10']:8.4f} {r['top5_docs_mean']:7.3f} {r['top5_pages_mean']:7.3f} {r['top5_dup_pairs_mean']:7.3f}")
     emit(out, args.out)
     return 0
+
+
+def paired(base: dict, other: dict, qrels: dict, k: int = 10, rounds: int = 2000) -> dict:
+    """Per-query nDCG@10 differences: wins/losses/ties and a paired bootstrap 95% interval."""
+    qs = [q for q in qrels if q in base and q in other]
+    d = np.array([ndcg_at(other[q], qrels[q], k) - ndcg_at(base[q], qrels[q], k) for q in qs])
+    rng = np.random.default_rng(0)
+    means = d[rng.integers(0, len(d), size=(rounds, len(d)))].mean(axis=1) if len(d) else np.zeros(1)
+    return {"mean_diff": float(d.mean()) if len(d) else 0.0, "wins": int((d > 1e-9).sum()),
+            "losses": int((d < -1e-9).sum()), "ties": int((np.abs(d) <= 1e-9).sum()),
+            "ci95": [float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))]}  # fmt: skip
 
 
 GRID = {

@@ -35,6 +35,7 @@ from edgechat.core.rerank import (
     FeatureWeights,
     LateInteractionReranker,
     MmrSettings,
+    StaticMaxSimReranker,
     diversify,
     similarity,
 )
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", nargs="?", default=str(DEFAULT))
     ap.add_argument("--split", default="train")
-    ap.add_argument("--methods", default="none,features,maxsim")
+    ap.add_argument("--methods", default="none,features,static,maxsim")
     ap.add_argument("--depth", type=int, default=50)
     ap.add_argument("--maxsim-depth", type=int, default=20)
     ap.add_argument("--maxsim-alpha", type=float, default=0.5)
@@ -83,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     rerankers = {}
     if "features" in methods:
         rerankers["features"] = FeatureReranker()
+    if "static" in methods:
+        rerankers["static"] = StaticMaxSimReranker(engine.embedder)
     if "maxsim" in methods:
         rerankers["maxsim"] = LateInteractionReranker(engine.embedder, depth=args.maxsim_depth, alpha=args.maxsim_alpha)
     interp = ConversationInterpreter(use_model=False)

@@ -34,6 +34,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -334,6 +335,74 @@ class LateInteractionReranker:
             c.rerank_score = None
             c.score = floor - 1e-6 * (i + 1)
         return ranked + tail
+
+
+def word_embeddings(embedder) -> np.ndarray:
+    """The embedding model's input word-piece table (vocab, dim), L2-normalised rows, read from
+    the fp32 ONNX file next to the model (or dequantised from the int8 one)."""
+    import onnx
+    from onnx import numpy_helper
+
+    model_dir = Path(getattr(embedder, "model_dir"))
+    files = sorted(model_dir.glob("*.onnx"), key=lambda f: ("int8" in f.name or "quant" in f.name, f.name))
+    for f in files:
+        m = onnx.load(str(f), load_external_data=True)
+        inits = {i.name: i for i in m.graph.initializer}
+        big = [i for i in m.graph.initializer if len(i.dims) == 2 and i.dims[0] > 1000 and "word" in i.name]
+        if not big:
+            continue
+        w = numpy_helper.to_array(big[0]).astype(np.float32)
+        if big[0].name.endswith("_quantized"):
+            base = big[0].name[: -len("_quantized")]
+            scale = numpy_helper.to_array(inits[base + "_scale"]).astype(np.float32)
+            zero = numpy_helper.to_array(inits[base + "_zero_point"]).astype(np.float32)
+            w = (w - zero) * scale
+        return w / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-12)
+    raise ValueError(f"no word-embedding table found in {model_dir}")
+
+
+class StaticMaxSimReranker:
+    """MaxSim over the embedding model's input word-piece vectors (no encoder pass): a soft
+    lexical match, cheap enough for every query. Blended with the fused score like maxsim."""
+
+    name = "static-maxsim"
+
+    def __init__(self, embedder, *, alpha: float = 0.3, max_tokens: int = 256) -> None:
+        from tokenizers import Tokenizer
+
+        self.table = word_embeddings(embedder)
+        self.alpha = alpha
+        self._tok = Tokenizer.from_str(embedder.tokenizer.to_str())
+        self._tok.no_padding()
+        self._tok.enable_truncation(max_length=max_tokens)
+        vocab = self._tok.get_vocab()
+        skip = {i for t, i in vocab.items() if not re.search(r"\w", t) or t.startswith("[")}
+        skip |= {vocab[w] for w in STOPWORDS if w in vocab}
+        self._skip = np.zeros(len(self.table), dtype=bool)
+        self._skip[[i for i in skip if i < len(self.table)]] = True
+
+    def _ids(self, texts: Sequence[str]) -> list[np.ndarray]:
+        out = []
+        for e in self._tok.encode_batch(list(texts), add_special_tokens=False):
+            ids = np.array(e.ids, dtype=np.int64)
+            ids = ids[(ids < len(self.table))]
+            kept = ids[~self._skip[ids]]
+            out.append(np.unique(kept) if len(kept) else ids[:1])
+        return out
+
+    def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[Candidate]:
+        cands = list(candidates)
+        if not cands:
+            return []
+        q_ids = self._ids([query])[0]
+        q = self.table[q_ids]
+        ms = []
+        for ids in self._ids([c.text for c in cands]):
+            ms.append(float((q @ self.table[ids].T).max(axis=1).mean()) if len(ids) and len(q) else 0.0)
+        blend = self.alpha * _unit(ms) + (1 - self.alpha) * _unit([c.score for c in cands])
+        for c, m in zip(cands, ms):
+            c.metadata["static_maxsim"] = f"{m:.4f}"
+        return _finish(cands, list(blend))
 
 
 class ChainReranker:

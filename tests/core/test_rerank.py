@@ -139,3 +139,15 @@ def test_pipeline_selects_with_mmr_when_asked():
     mmr = RagPipeline(FakeRetriever([a, b, c]), settings=PipelineSettings(diversity=MmrSettings())).process(req)
     assert [s.chunk_id for s in plain.references] == ["a", "b"]
     assert [s.chunk_id for s in mmr.references] == ["a", "c"]
+
+
+def test_static_maxsim_matches_word_pieces_without_an_encoder_pass(embedder):
+    from edgechat.core.rerank import StaticMaxSimReranker
+
+    rr = StaticMaxSimReranker(embedder, alpha=1.0)
+    assert rr.table.shape == (embedder.tokenizer.get_vocab_size(), embedder.dim)
+    assert np.allclose(np.linalg.norm(rr.table[:100], axis=1), 1.0, atol=1e-4)
+    cands = [cand("noise", NOISE, 0.6), cand("close", CLOSE, 0.5)]
+    out = rr.rerank("logscale axes gnuplot", cands)
+    assert [c.chunk_id for c in out] == ["close", "noise"]
+    assert float(out[0].metadata["static_maxsim"]) > 0.99  # every query piece occurs in the text

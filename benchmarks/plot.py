@@ -1,0 +1,102 @@
+"""Plot a merged benchmark run: indexing throughput (EdgeChat, its embedding-only ceiling and the
+LangChain pipeline) and retrieval latency against library size.
+
+    python -m benchmarks.plot [docs/performance.json] [docs/performance.png]
+
+matplotlib is needed here only (`pip install matplotlib`); EdgeChat itself never imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.readme_table import _combine, _get, headline  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    src = Path(argv[0]) if argv else ROOT / "docs" / "performance.json"
+    dst = Path(argv[1]) if len(argv) > 1 else ROOT / "docs" / "performance.png"
+    merged = json.loads(src.read_text())
+    fig_data = headline(merged)
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=100)
+
+    # --- indexing throughput
+    def bar(ax, x, key, color, label):
+        f = fig_data.get(key)
+        if not f:
+            return
+        ax.bar(x, f["median"], color=color, width=0.7, label=label,
+               yerr=[[f["median"] - f["min"]], [f["max"] - f["median"]]], capsize=4)
+        ax.text(x, f["max"] * 1.02, f"{f['median']:.1f}", ha="center", va="bottom", fontsize=9)
+
+    runs = _get(merged, ["parts", "peer_indexing", "runs"]) or []
+    peer_chunks = _combine([_get(r, ["indexing", "figures", "peer_chunks_per_s"]) for r in runs])
+    peer_pages = _combine([_get(r, ["indexing", "figures", "peer_pages_per_s"]) for r in runs])
+    ec_pages = _combine([_get(r, ["indexing", "figures", "edgechat_pages_per_s"]) for r in runs])
+    ec_chunks = _combine([_get(r, ["indexing", "figures", "edgechat_chunks_per_s"]) for r in runs])
+    for k, v in {"_peer_chunks": peer_chunks, "_peer_pages": peer_pages, "_ec_pages": ec_pages,
+                 "_ec_chunks": ec_chunks}.items():
+        if v:
+            fig_data[k] = v
+    bar(ax1, 0, "index.chunks_per_s", "#2b6cb0", "EdgeChat pipeline")
+    bar(ax1, 1, "index.ceiling_chunks_per_s", "#90cdf4", "Embedding alone (ceiling)")
+    bar(ax1, 2, "_ec_chunks", "#2b6cb0", None)
+    bar(ax1, 3, "_peer_chunks", "#dd6b20", "LangChain pipeline")
+    bar(ax1, 5, "_ec_pages", "#2b6cb0", None)
+    bar(ax1, 6, "_peer_pages", "#dd6b20", None)
+    ax1.set_xticks([0, 1, 2.5, 5.5])
+    ax1.set_xticklabels(["chunks/s", "ceiling\nchunks/s", "chunks/s\nvs LangChain", "pages/s\nvs LangChain"], fontsize=9)
+    ax1.set_title("Indexing throughput (median, min-max)", fontsize=11)
+    ax1.legend(fontsize=8, loc="upper right")
+    ax1.set_ylim(0, max([v["max"] for k, v in fig_data.items()
+                         if k in ("index.chunks_per_s", "index.ceiling_chunks_per_s", "_ec_chunks", "_peer_chunks",
+                                  "_ec_pages", "_peer_pages")] + [1]) * 1.25)
+
+    # --- retrieval latency against library size
+    lat_runs = _get(merged, ["parts", "latency", "runs"]) or []
+    sizes = sorted({int(s) for r in lat_runs for s in (_get(r, ["scale", "sizes"]) or {})})
+    if sizes:
+        for stat, color, style in (("median", "#2b6cb0", "-o"), ("p95", "#c53030", "--s")):
+            meds, lo, hi = [], [], []
+            for s in sizes:
+                vals = [_get(r, ["scale", "sizes", str(s), "hybrid_ms", stat]) for r in lat_runs]
+                c = _combine(vals)
+                meds.append(c["median"])
+                lo.append(c["min"])
+                hi.append(c["max"])
+            ax2.plot(sizes, meds, style, color=color, label=f"hybrid search, {stat}")
+            ax2.fill_between(sizes, lo, hi, color=color, alpha=0.15)
+            for s, m in zip(sizes, meds):
+                ax2.annotate(f"{m:.0f} ms", (s, m), textcoords="offset points", xytext=(4, 6), fontsize=8)
+        ax2.set_xscale("log")
+        ax2.set_xticks(sizes)
+        ax2.set_xticklabels([f"{s // 1000}k" if s >= 1000 else str(s) for s in sizes])
+        ax2.set_ylim(bottom=0)
+        ax2.set_xlabel("chunks in the library")
+        ax2.set_ylabel("ms per query (embedding + both legs + fusion)")
+        ax2.legend(fontsize=8, loc="upper left")
+    ax2.set_title("Retrieval latency against library size", fontsize=11)
+    m = merged.get("machine") or {}
+    fig.suptitle(f"EdgeChat, {merged.get('finished', '')[:10]}, {m.get('cpu', '')} x{m.get('cores', '?')}"
+                 + ("  (SMOKE RUN: tiny inputs)" if merged.get("smoke") else ""), fontsize=10)
+    fig.tight_layout()
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(dst)
+    print(f"wrote {dst}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -191,6 +191,8 @@ def headline(merged: dict) -> dict:
 def fmt(v: float | None, unit: str = "") -> str:
     if v is None:
         return "–"
+    if float(v).is_integer() and unit in ("", "tokens", "MB", "pages/s", "chunks/s") and abs(v) >= 2 or (v == 0 and unit == ""):
+        return f"{int(v):,}"
     if unit == "" and abs(v) < 1.5 and v != int(v):
         return f"{v:.3f}"
     if unit == "x":

@@ -15,21 +15,25 @@ from pathlib import Path
 from benchmarks.common import SHARED
 
 BENCH_CACHE = Path(os.environ.get("EDGECHAT_BENCH_CACHE", Path.home() / ".cache" / "edgechat-bench"))
-SMOKE_PDFS = ("octave-refcard-a4.pdf", "R-data.pdf")  # 3 + 41 pages of the Debian manuals
+SMOKE_PDFS = ("debian/octave-refcard-a4.pdf", "unstructured/layout-parser-paper-fast.pdf")  # 3 + 2 pages
 
 
-def smoke_pdf_folder(source: Path = SHARED / "corpus" / "pdf" / "debian") -> Path:
+def smoke_pdf_folder(source: Path = SHARED / "corpus" / "pdf") -> Path:
     dst = BENCH_CACHE / "smoke-pdfs"
     dst.mkdir(parents=True, exist_ok=True)
-    for name in SMOKE_PDFS:
-        src = source / name
-        if not (dst / name).is_file() or (dst / name).stat().st_size != src.stat().st_size:
-            shutil.copy2(src, dst / name)
+    names = {Path(n).name for n in SMOKE_PDFS}
+    for old in dst.iterdir():
+        if old.name not in names:
+            old.unlink()
+    for rel in SMOKE_PDFS:
+        src, out = source / rel, dst / Path(rel).name
+        if not out.is_file() or out.stat().st_size != src.stat().st_size:
+            shutil.copy2(src, out)
     return dst
 
 
-def smoke_beir_folder(source: Path = SHARED / "eval" / "scifact-dev", queries: int = 25,
-                      extra_docs: int = 300, split: str = "train") -> Path:
+def smoke_beir_folder(source: Path = SHARED / "eval" / "scifact-dev", queries: int = 20,
+                      extra_docs: int = 120, split: str = "train") -> Path:
     """The first `queries` judged queries, their relevant abstracts and `extra_docs` others."""
     dst = BENCH_CACHE / f"scifact-smoke-{queries}-{extra_docs}"
     if (dst / "qrels" / f"{split}.tsv").is_file():

@@ -200,6 +200,9 @@ class ChatOptions:
     temperature: float = 0.0  # 0 means greedy: reproducible answers
     top_p: float = 1.0
     max_new_tokens: int = 384
+    # Small greedy models fall into loops; a mild penalty (onnxruntime-genai's
+    # repetition_penalty) keeps answers deterministic but less repetitive. 1.0 = off.
+    repetition_penalty: float = 1.1
     sources: tuple[Source, ...] = ()
 
 
@@ -210,7 +213,7 @@ class ChatUpdate:
     delta: str = ""
     done: bool = False
     text: str = ""  # the whole answer so far
-    stop_reason: str | None = None  # "eos", "max_tokens", "context", "cancelled", "error"
+    stop_reason: str | None = None  # "eos", "max_tokens", "context", "cancelled", "repetition"
     citations: list[Citation] | None = None
     response: "ChatResponse | None" = None  # on the last update of an answer (edgechat.core.answer)
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -228,6 +229,8 @@ class GenaiChatClient:
                 else:
                     params = og.GeneratorParams(self._model)
                     search: dict[str, Any] = {"max_length": max_length}
+                    if options.repetition_penalty and options.repetition_penalty != 1.0:
+                        search["repetition_penalty"] = float(options.repetition_penalty)
                     if options.temperature and options.temperature > 0:
                         search.update(
                             do_sample=True,
@@ -245,6 +248,7 @@ class GenaiChatClient:
                     eos = self._eos_ids
                     n_new = 0
                     t_first = t_last = None
+                    loop = _LoopDetector()
                     while True:
                         if cancel is not None and cancel.is_set():
                             stop = "cancelled"
@@ -266,6 +270,9 @@ class GenaiChatClient:
                             yield ChatUpdate(delta=delta, text=text)
                         if n_prompt + n_new >= max_length:
                             stop = limit_reason
+                            break
+                        if loop.repeats(token) or ("\n" in delta and loop.line_repeats(text)):
+                            stop = "repetition"
                             break
                         if generator.is_done():  # the model's own stop (EOS it knows of)
                             stop = "eos"
@@ -348,3 +355,39 @@ def verify_model(model_dir: str | Path, max_new_tokens: int = 4) -> dict[str, An
         raise ModelLoadError(f"the model in {model_dir} loaded but failed to generate: {exc}") from exc
     finally:
         client.close()
+
+
+_LIST_PREFIX = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|[a-z][.)])\s*")
+
+
+class _LoopDetector:
+    """True once the last `window` generated tokens already occurred, in the same order,
+    earlier in this answer: a greedy small model that starts repeating itself never stops."""
+
+    def __init__(self, window: int = 24) -> None:
+        self.window = window
+        self.tokens: list[int] = []
+        self.seen: set[tuple[int, ...]] = set()
+        self.lines: set[str] = set()
+
+    def line_repeats(self, text: str) -> bool:
+        """True when the line just finished says what an earlier line said (list numbering
+        and punctuation aside): "7. Use X to load Y" after "5. Use X to load Y"."""
+        finished = text.rsplit("\n", 1)[0].rsplit("\n", 1)[-1]
+        key = " ".join(_LIST_PREFIX.sub("", finished).lower().split())
+        if len(key) < 12:
+            return False
+        if key in self.lines:
+            return True
+        self.lines.add(key)
+        return False
+
+    def repeats(self, token: int) -> bool:
+        self.tokens.append(token)
+        if len(self.tokens) < self.window:
+            return False
+        gram = tuple(self.tokens[-self.window :])
+        if gram in self.seen:
+            return True
+        self.seen.add(gram)
+        return False

@@ -266,3 +266,16 @@ def test_prepare_messages_keeps_a_trailing_or_stranded_pinned_message():
         {"role": "user", "content": "late"},
     ]
     assert json.loads(json.dumps(prepare_messages(msgs)))  # plain data
+
+
+def test_loop_detector_stops_repeated_spans_and_lines():
+    from edgechat.core.llm.genai_client import _LoopDetector
+
+    d = _LoopDetector(window=4)
+    assert not any(d.repeats(t) for t in [1, 2, 3, 4, 5, 6, 7])
+    assert [d.repeats(t) for t in [1, 2, 3, 4]] == [False, False, False, True]
+    d = _LoopDetector()
+    assert not d.line_repeats("5. Use the read.csv function to load it.\n")
+    assert not d.line_repeats("5. Use the read.csv function to load it.\n6. Something different here.\n")
+    assert d.line_repeats("...\n7. Use the read.csv function to load it.\n")
+    assert not _LoopDetector().line_repeats("ok\n")  # too short to judge

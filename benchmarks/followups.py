@@ -36,7 +36,7 @@ from edgechat.core import paths
 from edgechat.core.engine import Engine
 from edgechat.core.pipeline import PipelineSettings, RagPipeline
 from edgechat.core.records import ChatMessage, RagRequest, Role
-from edgechat.core.rerank import FeatureReranker, MmrSettings
+from edgechat.core.rerank import FeatureReranker, MmrSettings, StaticMaxSimReranker
 from edgechat.core.turns import ConversationInterpreter, ModelRewriter
 
 SET = Path(__file__).resolve().parents[1] / "tests" / "core" / "data" / "followups.jsonl"
@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         rows["deterministic+mmr"] = run(engine, convs, det, diversity=MmrSettings())
         rows["as typed+mmr"] = run(engine, convs, det, mode="typed", diversity=MmrSettings())
         rows["deterministic+features"] = run(engine, convs, det, reranker=FeatureReranker())
+        rows["deterministic+static-maxsim"] = run(engine, convs, det, reranker=StaticMaxSimReranker(engine.embedder))
         client = load_model(args.model)
         if client is not None:
             model = ConversationInterpreter(client, use_model=True, model_timeout=args.model_timeout)

@@ -429,26 +429,28 @@ class MmrSettings:
     gap_chars: int = 200  # spans closer than this are one passage
 
 
-def _word_set(c: Candidate, cache: dict[str, set[str]]) -> set[str]:
+def _word_set(c: Candidate, cache: dict[str, frozenset[str]]) -> frozenset[str]:
     key = c.chunk_id or c.text
     s = cache.get(key)
-    if s is None:
-        s = set(terms(c.text))
+    if s is None:  # plain lowercase words: near-duplicates share them without any stemming
+        s = frozenset(_WORD.findall(c.text.lower()))
         cache[key] = s
     return s
 
 
 def similarity(a: Candidate, b: Candidate, settings: MmrSettings = MmrSettings(),
-               cache: dict[str, set[str]] | None = None) -> float:  # fmt: skip
+               cache: dict[str, frozenset[str]] | None = None) -> float:  # fmt: skip
     """How much `b` repeats `a`: one passage, one page, or near-identical text (0..1)."""
+    structural = 0.0
+    if a.file_id and a.file_id == b.file_id and a.page == b.page:
+        gap = max(a.start, b.start) - min(a.end, b.end)
+        structural = settings.same_passage if gap < settings.gap_chars else settings.same_page
+        if structural >= 0.9:
+            return structural
     cache = {} if cache is None else cache
     wa, wb = _word_set(a, cache), _word_set(b, cache)
     jac = len(wa & wb) / len(wa | wb) if (wa or wb) else 1.0
-    if a.file_id == b.file_id and a.page == b.page and a.file_id:
-        gap = max(a.start, b.start) - min(a.end, b.end)
-        structural = settings.same_passage if gap < settings.gap_chars else settings.same_page
-        return max(jac, structural)
-    return jac
+    return max(jac, structural)
 
 
 def mmr_select(candidates: Sequence[Candidate], k: int, settings: MmrSettings | None = None) -> list[Candidate]:
@@ -464,7 +466,7 @@ def mmr_select(candidates: Sequence[Candidate], k: int, settings: MmrSettings | 
     pool = cands[: max(k, s.pool)]
     top = max(c.score for c in pool)
     rel = [c.score / top if top > 0 else 0.0 for c in pool]
-    cache: dict[str, set[str]] = {}
+    cache: dict[str, frozenset[str]] = {}
     chosen: list[int] = []
     max_sim = [0.0] * len(pool)
     remaining = list(range(len(pool)))

@@ -408,6 +408,7 @@ class DeterministicRewriter:
 
     max_subject = 8  # terms carried from earlier turns
     thin = 2  # a turn with at most this many specific content words may lean on the subject
+    max_carry: int | None = None  # subject words put into one query (None: all carried)
     overlap_max = 4  # a turn sharing a term with the subject is a continuation up to this size
 
     def __init__(self, gate: SearchGate | None = None) -> None:
@@ -541,7 +542,8 @@ class DeterministicRewriter:
             return body, _Subject((subject.terms + own)[: self.max_subject] or own, action or subject.action), triggers
         resolved = _drop_continuation(resolved)
         if carry:
-            resolved = _put_subject(resolved, " ".join(carry))
+            shown = carry if self.max_carry is None else _focus(carry, proposed, self.max_carry)
+            resolved = _put_subject(resolved, " ".join(shown))
         merged: list[str] = []
         seen: set[str] = set()
         n_subject = sum(1 for w in carry if w in subject.terms)
@@ -552,6 +554,17 @@ class DeterministicRewriter:
                 seen.add(st)
                 merged.append(w)
         return resolved, _Subject(merged[: self.max_subject], action or subject.action), triggers
+
+
+def _focus(carry: list[str], proposed: list[str], n: int) -> list[str]:
+    """At most n carried words: the answer's proposal first, then the topic's, in order."""
+    keep = [w for w in carry if w in proposed][:n]
+    for w in carry:
+        if len(keep) >= n:
+            break
+        if w not in keep:
+            keep.append(w)
+    return [w for w in carry if w in keep]
 
 
 def _earlier_turns(query: str, recent: Sequence[ChatMessage]) -> list[tuple[str, str]]:

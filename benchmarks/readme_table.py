@@ -93,6 +93,8 @@ def _spec(merged: dict) -> list[tuple]:
         for m in ("ndcg@10", "recall@10", "recall@100", "mrr@10"):
             add((f"quality.{mode}.{m}", qs, f"{name}: {m.replace('ndcg', 'nDCG').replace('recall', 'Recall').replace('mrr', 'MRR')}",
                  "", "quality", ["results", mode, m]))
+        add((f"quality.{mode}.latency_ms", qs, f"{name}: latency median", "ms", "quality",
+             ["results", mode, "latency_ms_median"]))
     rr = runs0("rerank")
     for method in (_get(rr, ["results"]) or {}):
         if method in ("none", "none+interpreter"):
@@ -339,7 +341,12 @@ def render_markdown(merged: dict, plot: str | None = "docs/performance.png") -> 
                            f"{fmt(c['other'], c['unit'])}): {c['cause']}")
             out.append("")
     section = None
-    for v in fig.values():
+    for key, v in fig.items():
+        if key.startswith("quality."):
+            if v["section"] != section:
+                section = v["section"]
+                out += ["", f"**{section}**", ""] + _quality_matrix(fig)
+            continue
         if v["section"] != section:
             section = v["section"]
             out += ["", f"**{section}**", "", "| Figure | Median | Min | Max | Unit | n |", "|---|---:|---:|---:|---|---:|"]
@@ -354,6 +361,25 @@ def render_markdown(merged: dict, plot: str | None = "docs/performance.png") -> 
     if failed:
         out += ["", "Parts that failed in this run: " + ", ".join(failed)]
     return "\n".join(out)
+
+
+def _quality_matrix(fig: dict) -> list[str]:
+    """Retrieval quality as one row per method: the metrics are deterministic (one run)."""
+    metrics = ["ndcg@10", "recall@10", "recall@100", "mrr@10"]
+    rows: dict[str, dict] = {}
+    for key, v in fig.items():
+        if not key.startswith("quality."):
+            continue
+        method, metric = key[len("quality."):].rsplit(".", 1)
+        name = v["label"].split(":")[0]
+        rows.setdefault(method, {"name": name})[metric] = v
+    out = ["| Method | nDCG@10 | Recall@10 | Recall@100 | MRR@10 | Latency (median ms) |",
+           "|---|---:|---:|---:|---:|---:|"]
+    for method, r in rows.items():
+        cells = [fmt((r.get(m) or {}).get("median")) for m in metrics]
+        lat = (r.get("latency_ms") or {}).get("median")
+        out.append(f"| {r['name']} | " + " | ".join(cells) + f" | {fmt(lat, 'ms')} |")
+    return out
 
 
 SECTION_HEAD = """## Performance

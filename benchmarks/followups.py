@@ -13,7 +13,9 @@ Rows:
                     the deterministic rewriter on failure; fallbacks are counted)
   model:<name> (raw output as query)   the model's text used as the query even when it
                     ignores the format: what it would do to retrieval without the guard
-and, for the deterministic rewrite, the same with MMR selection and with each reranker.
+and, for the deterministic rewrite, the same with MMR selection and with each reranker. Rows
+without "+mmr" select the plain top five, so that rewriting is measured on its own; the
+pipeline's default is "+mmr".
 
 The library is built once (about 5-10 minutes) under the user cache (eval-libraries/debian) and
 then opened read-only. --verify re-reads every answer page with pypdf and checks that the
@@ -89,7 +91,7 @@ def is_hit(sources, conv: dict, k: int = 5) -> bool:
 
 
 def run(engine: Engine, convs: list[dict], interpreter, *, mode: str = "rewrite", reranker=None,
-        diversity=None, k: int = 5) -> dict:  # fmt: skip
+        diversity: MmrSettings | None = None, k: int = 5) -> dict:  # fmt: skip
     pipe = RagPipeline(engine.retriever, reranker=reranker, interpreter=interpreter,
                        settings=PipelineSettings(diversity=diversity))  # fmt: skip
     hits, pages5, lat, understand, fallbacks, per = 0, [], [], [], 0, {}

@@ -503,7 +503,20 @@ class RerankChoice:
     numbers: dict = field(default_factory=dict)
 
 
-DEFAULT_CHOICE = RerankChoice(method=None, why="not measured yet")
+DEFAULT_CHOICE = RerankChoice(
+    method=None,
+    why=("no method raised nDCG@10 on SciFact dev within twice the retrieval latency: features and "
+         "static-maxsim did not raise it at all (paired differences around zero), maxsim raised it "
+         "slightly at about eight times the latency"),
+    numbers={  # benchmarks/rerank_quality.py, 809 queries, hybrid, rerank depth 50 (maxsim 20)
+        "run2": {"none": {"ndcg@10": 0.7364, "recall@100": 0.9559, "p50_ms": 75.9, "p95_ms": 141.9},
+                 "features": {"ndcg@10": 0.7313, "recall@100": 0.9559, "p50_ms": 98.6, "p95_ms": 166.1},
+                 "static-maxsim": {"ndcg@10": 0.7356, "recall@100": 0.9559, "p50_ms": 132.8, "p95_ms": 1120.3}},
+        "run1": {"none": {"ndcg@10": 0.7209, "recall@100": 0.9559, "p50_ms": 63.5, "p95_ms": 135.7},
+                 "features": {"ndcg@10": 0.7222, "recall@100": 0.9559, "p50_ms": 84.5, "p95_ms": 167.1},
+                 "maxsim": {"ndcg@10": 0.7275, "recall@100": 0.9559, "p50_ms": 501.7, "p95_ms": 1302.7}},
+    },
+)
 
 
 def default_reranker(embedder=None):

@@ -130,15 +130,17 @@ def test_pipeline_records_raw_and_reranked_candidates_with_both_scores():
     assert "rerank" in pq.diagnostics["timings"]
 
 
-def test_pipeline_selects_with_mmr_when_asked():
+def test_pipeline_selects_with_mmr_by_default():
     a = cand("a", CLOSE, 1.0, file_id="doc", page=3, start=0)
     b = cand("b", CLOSE + " Again.", 0.99, file_id="doc", page=3, start=30)
     c = cand("c", "Use set logscale y to make only the y axis logarithmic.", 0.9, file_id="doc", page=4)
     req = RagRequest("logarithmic scaling", max_results=2)
-    plain = RagPipeline(FakeRetriever([a, b, c])).process(req)
-    mmr = RagPipeline(FakeRetriever([a, b, c]), settings=PipelineSettings(diversity=MmrSettings())).process(req)
+    plain = RagPipeline(FakeRetriever([a, b, c]), settings=PipelineSettings(diversity=None)).process(req)
+    mmr = RagPipeline(FakeRetriever([a, b, c])).process(req)
     assert [s.chunk_id for s in plain.references] == ["a", "b"]
     assert [s.chunk_id for s in mmr.references] == ["a", "c"]
+    assert mmr.diagnostics["diversity"] == {"mmr_lambda": 0.7, "passed_over": ["b"]}
+    assert [c.chunk_id for c in mmr.raw_candidates] == ["a", "b", "c"]  # the record keeps the full ranking
 
 
 def test_static_maxsim_matches_word_pieces_without_an_encoder_pass(embedder):

@@ -300,7 +300,7 @@ def render_markdown(merged: dict, plot: str | None = "docs/performance.png") -> 
     m = merged.get("machine") or {}
     out = [
         f"Measured on {merged.get('finished', '?')[:10]} with `{merged.get('command', 'python -m benchmarks')}` "
-        f"(commit {merged.get('git_commit') or '?'}, {merged.get('repeats', '?')} repeats; "
+        f"(commit {merged.get('git_commit') or '?'}, repeats: {merged.get('repeats', '?')}; "
         f"{merged.get('wall_seconds', 0) / 60:.0f} minutes) on {m.get('cpu', '?')}, {m.get('cores', '?')} cores, "
         f"{m.get('memory_gib', '?')} GiB, {m.get('platform', '?')}, Python {m.get('python', '?')}.",
         "Versions: " + ", ".join(f"{k} {x}" for k, x in (m.get("versions") or {}).items()) + ".",
@@ -309,6 +309,8 @@ def render_markdown(merged: dict, plot: str | None = "docs/performance.png") -> 
         "against LangChain and the bare model loop are measured in the same run and carry over better.",
         "",
     ]
+    if merged.get("note"):
+        out.insert(1, f"Note on this run: {merged['note']}")
     if merged.get("smoke"):
         out.insert(0, "**These are figures from a `--smoke` run: tiny inputs, for checking the benchmarks work, "
                       "not for quoting.**\n")

@@ -171,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip", default="", help="comma-separated parts to leave out")
     ap.add_argument("--resume", action="store_true", help="keep parts already written in OUT/parts")
     ap.add_argument("--merge-only", action="store_true", help="merge the parts already written, run nothing")
+    ap.add_argument("--note", default="", help="a remark kept in the JSON and shown in the README (e.g. machine load)")
     ap.add_argument("--publish", action="store_true",
                     help="write docs/performance.json, docs/performance.png and README's Performance section")
     args = ap.parse_args(argv)
@@ -209,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         "schema": 1,
         "command": cmd,
         "smoke": args.smoke,
+        "note": args.note,
         "repeats": args.repeats,
         "folder": None if args.smoke else str(Path(args.folder).resolve()),
         "beir": None if args.smoke else str(Path(args.beir).resolve()),

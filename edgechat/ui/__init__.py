@@ -1,6 +1,4 @@
-"""EdgeChat's desktop app (PySide6) over edgechat.core. Entry point: edgechat.ui.app.run_app."""
+"""EdgeChat's desktop app (PySide6) over edgechat.core. Entry point: edgechat.ui.app.run_app.
 
-from edgechat.ui.qtfix import guard as _guard_refcounts
-
-# Before any widget, model or signal of the app exists (see qtfix for why).
-_guard_refcounts()
+Importing this package imports no Qt: the engine process (edgechat.ui.engine_process) runs
+edgechat.ui.jobs and the core only."""

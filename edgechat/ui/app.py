@@ -25,7 +25,10 @@ def make_application(argv: list[str] | None = None):
     from PySide6.QtWidgets import QApplication
 
     from edgechat.ui.crash import ExceptionHook, setup_logging
+    from edgechat.ui.qtfix import guard
     from edgechat.ui.resources import app_icon
+
+    guard()
 
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName("EdgeChat")

@@ -75,6 +75,13 @@ class ChatController(QObject):
         if self.answering:
             self._finish_live("error", reason)
 
+    def engine_lost(self, message: str) -> None:
+        """The engine process died: the answer in flight is lost; later questions wait for
+        the restarted engine."""
+        self.ready = False
+        if self.answering:
+            self._finish_live("error", f"The answer failed: {message}")
+
     def set_has_documents(self, has: bool) -> None:
         self.has_documents = has
         self._show()

@@ -38,7 +38,9 @@ from edgechat.ui.models import ConversationListModel, LibraryModel
 from edgechat.ui.settings import EXTRACTIVE, AppSettings, SettingsDialog, make_qsettings
 from edgechat.ui.source_pane import SourcePane
 from edgechat.ui.watcher import LibraryWatcher
-from edgechat.ui.workers import EngineFactory, IndexJob, Workers, default_client_factory
+from edgechat.ui.jobs import EngineFactory, IndexJob, default_client_factory, default_engine_factory
+from edgechat.ui.qtfix import guard as guard_refcounts
+from edgechat.ui.workers import EngineProcess, Workers
 
 log = logging.getLogger(__name__)
 
@@ -47,15 +49,6 @@ NO_MODEL_NOTICE = (
     "(extractive mode). To write answers with a local model, run <code>edgechat models install</code> "
     "and pick it in Settings."
 )
-
-
-def default_engine_factory(library: Path) -> EngineFactory:
-    def make(status: Callable[[str], None]) -> Any:
-        from edgechat.core.engine import Engine
-
-        return Engine(library, embedder_progress=status)
-
-    return make
 
 
 class ChatList(QWidget):
@@ -95,10 +88,15 @@ class MainWindow(QMainWindow):
         client_factory: Callable[[str], Any] | None = None,
         qsettings: QSettings | None = None,
         start: bool = True,
+        in_process: bool = False,
     ) -> None:
+        """Without factories (the app) the core runs in an engine process; with factories
+        (tests) or `in_process`, on threads of this process."""
+        guard_refcounts()
         super().__init__()
         self.library = Path(library) if library else paths.default_library_dir()
-        self.setWindowTitle("EdgeChat")
+        default = paths.default_library_dir()
+        self.setWindowTitle("EdgeChat" if self.library == default else f"EdgeChat — {self.library.name}")
         self.setObjectName("EdgeChatMainWindow")
         self.setAcceptDrops(True)
         self.qsettings = qsettings or make_qsettings()
@@ -111,10 +109,17 @@ class MainWindow(QMainWindow):
         self._doc_sources: dict[int, dict] = {}
         self._index_titles = {"index": "Indexing", "refresh": "Checking the library for changes", "remove": "Removing"}
 
-        self.workers = Workers(engine_factory or default_engine_factory(self.library),
-                               client_factory or default_client_factory, self)
-        self.workers.answer.set_model(self.settings.model)
-        self.workers.index.chunk_settings = self.settings.chunk_settings()
+        self._restarts = 0
+        if engine_factory is None and client_factory is None and not in_process:
+            s = self.settings
+            self.workers: Workers | EngineProcess = EngineProcess(
+                str(self.library), {"model": s.model, "chunk_size": s.chunk_size, "chunk_overlap": s.chunk_overlap},
+                self)
+        else:
+            self.workers = Workers(engine_factory or default_engine_factory(self.library),
+                                   client_factory or default_client_factory, self)
+            self.workers.answer.set_model(self.settings.model)
+            self.workers.index.chunk_settings = self.settings.chunk_settings()
 
         # ---- panes
         self.library_panel = LibraryPanel(self)
@@ -203,7 +208,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         w = self.workers
-        w.index.sig_status.connect(self.chat.set_status)
+        w.index.sig_status.connect(lambda text: self.statusBar().showMessage(text, 15000))
         w.index.sig_engine_ready.connect(self._engine_ready)
         w.index.sig_engine_failed.connect(self._engine_failed)
         w.index.sig_job_started.connect(self._job_started)
@@ -361,6 +366,15 @@ class MainWindow(QMainWindow):
 
     def _engine_failed(self, kind: str, message: str) -> None:
         self.chat.set_status("")
+        if kind == "died":
+            self.engine_ready = False
+            self.controller.engine_lost(message)
+            if self._restarts < 3 and isinstance(self.workers, EngineProcess):
+                self._restarts += 1
+                self.statusBar().showMessage(f"{message} Restarting it…", 15000)
+                self.chat.set_status("Reopening the library…")
+                self.workers.restart()
+                return
         if kind == "locked":
             text = (f"{message}\n\nOnly one EdgeChat may use a library at a time. Close the other one, or open "
                     "a different library with --library.")

@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from edgechat.ui.jobs import installed_models  # noqa: F401  (re-exported for the dialog's callers)
+
 log = logging.getLogger(__name__)
 
 EXTRACTIVE = "extractive"
@@ -82,28 +84,6 @@ class AppSettings:
         from edgechat.core.chunking import ChunkSettings
 
         return ChunkSettings(size=self.chunk_size, overlap=self.chunk_overlap)
-
-
-def installed_models() -> tuple[list[tuple[str, str]], str]:
-    """[(name, label)] of installed language models and the active one's name; empty when the
-    model manager is missing or fails (answers are then extractive)."""
-    try:
-        from edgechat.core.llm import manager
-    except ImportError:
-        return [], ""
-    try:
-        models = manager.list_models()
-        active = manager.active_model()
-    except Exception as e:  # noqa: BLE001 - a broken models folder must not break the dialog
-        log.warning("listing language models failed: %s", e)
-        return [], ""
-    out = []
-    for m in models:
-        size = getattr(m, "size", 0) or 0
-        precision = getattr(m, "precision", "") or ""
-        label = m.name + (f" ({precision}, {size / 1e6:.0f} MB)" if size else "")
-        out.append((m.name, label))
-    return out, getattr(active, "name", "") if active else ""
 
 
 class SettingsDialog(QDialog):

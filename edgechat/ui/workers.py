@@ -1,342 +1,66 @@
-"""Long-lived worker objects on their own QThreads: the only code of the UI that calls the core.
+"""The workers the window talks to: the only part of the UI that reaches the core.
 
-    IndexWorker    creates the Engine (in its thread), then runs index / refresh / remove jobs
-                   one at a time; reports progress, the library's file list and what to watch
-    AnswerWorker   streams answers (engine.ask) for numbered requests; a new request or Stop
-                   cancels the one in flight
-    DocumentWorker reads what the source viewer needs: is the file still the one indexed, and
-                   (for formats other than PDF) its text
+    index    creates the Engine, then runs index / refresh / remove jobs one at a time;
+             reports progress, the library's file list and what to watch
+    answer   streams answers for numbered requests; a new request or Stop cancels the one in
+             flight (tokens of a cancelled request are never delivered for it)
+    docs     prepares a cited document for the viewer: is the file still the one indexed, its
+             text (formats other than PDF), and QtPdf's outline of the passage (PDF)
 
-They talk to the GUI only through signals carrying plain data (dicts, lists, str, int, and the
-core's own plain records such as ChatResponse). Every exception inside them becomes a failure
-signal with a readable message. `Workers` owns the three threads and joins them on close().
+Two hosts with the same signals and methods:
 
-Answering has priority over indexing for the CPU: the Engine pauses indexing between batches
-while `engine.answering` is set, which engine.ask does by itself.
+- `EngineProcess` (the app): the core runs in a child process (edgechat.ui.engine_process),
+  so C extensions that hold the GIL for long (Chroma's upsert, a model's prompt prefill)
+  cannot freeze the window; a reader thread turns the child's messages into signals.
+- `Workers` (tests, and any caller injecting factories): the same runners on QThreads in
+  this process, so a test can hand in a prepared embedder and chat client.
+
+Everything crosses as plain data (dicts, lists, str, numbers, the core's records); every
+exception becomes a failure signal with a readable message; close() cancels, stops and joins.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
-import time
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from edgechat.ui.eta import EtaEstimator
+from edgechat.ui.jobs import (
+    AnswerRunner,
+    ClientFactory,
+    DocumentInspector,
+    EngineFactory,
+    IndexJob,
+    IndexRunner,
+    default_client_factory,
+    describe,
+)
 
 log = logging.getLogger(__name__)
 
-EngineFactory = Callable[[Callable[[str], None]], Any]  # (status callback) -> Engine
-ClientFactory = Callable[[str], Any]  # (model setting) -> (ChatClient, note)
-
-PROGRESS_INTERVAL = 0.1  # seconds between progress signals
-FILES_INTERVAL = 1.0  # seconds between file-list refreshes while indexing
-MAX_WATCHED_DIRS = 4000
-MAX_WATCHED_FILES = 4000
+__all__ = ["EngineProcess", "IndexJob", "Workers", "default_client_factory"]
 
 
-def describe(exc: BaseException) -> str:
-    """One line a person can read."""
-    msg = str(exc).strip()
-    name = type(exc).__name__
-    if not msg:
-        return name
-    return msg if name in ("RuntimeError", "OSError", "Exception", "LibraryLockedError") else f"{name}: {msg}"
+# ====================================================================== signals
 
 
-def file_dict(rec: Any) -> dict[str, Any]:
-    return {
-        "path": rec.path,
-        "root": rec.root,
-        "state": rec.state,
-        "problem": rec.problem or "",
-        "detail": rec.detail or "",
-        "title": rec.title or "",
-        "format": rec.format or "",
-        "pages": rec.pages or 0,
-        "chunks": rec.chunks or 0,
-    }
-
-
-# ====================================================================== indexing
-
-
-@dataclass
-class IndexJob:
-    kind: str  # "index" | "refresh" | "remove"
-    paths: list[str] = field(default_factory=list)
-    passwords: dict[str, str] = field(default_factory=dict)
-
-
-class IndexWorker(QObject):
+class IndexSignals(QObject):
     sig_status = Signal(str)  # a line for the status bar (model download, ...)
-    sig_engine_ready = Signal(object)  # the Engine, for the other workers (not for GUI calls)
-    sig_engine_failed = Signal(str, str)  # kind ("locked" | "error"), message
+    sig_engine_ready = Signal(object)  # the Engine in-process; None from the engine process
+    sig_engine_failed = Signal(str, str)  # kind ("locked" | "error" | "died"), message
     sig_job_started = Signal(str, list)  # kind, paths
     sig_progress = Signal(dict)  # IndexProgress fields + eta, paused, elapsed
     sig_job_finished = Signal(str, dict)  # kind, summary (IndexSummary.to_dict() or {"removed": n})
     sig_job_failed = Signal(str, str)  # kind, message
-    sig_files = Signal(list, list)  # roots, files (file_dict)
+    sig_files = Signal(list, list)  # roots, files (jobs.file_dict)
     sig_watch = Signal(list, list)  # directories, files to watch
     sig_idle = Signal()
-
-    _wake = Signal()
-    _open = Signal()
-
-    def __init__(self, engine_factory: EngineFactory) -> None:
-        super().__init__()
-        self._factory = engine_factory
-        self.engine: Any = None
-        self._lock = threading.Lock()
-        self._jobs: deque[IndexJob] = deque()
-        self._cancel = threading.Event()
-        self._closing = threading.Event()
-        self.busy = False
-        self.chunk_settings: Any = None
-        self._wake.connect(self._drain)
-        self._open.connect(self.open)
-
-    # ---------------------------------------------------------------- from the GUI thread
-
-    def request_open(self) -> None:
-        """Create the Engine in the worker thread (queued)."""
-        self._open.emit()
-
-    def submit(self, job: IndexJob) -> None:
-        """Queue a job (thread-safe). Refreshes and re-indexes of the same folders coalesce."""
-        with self._lock:
-            if job.kind == "refresh":
-                same = next((q for q in self._jobs if q.kind == "refresh"), None)
-                if same is None:
-                    self._jobs.append(job)
-                else:
-                    same.passwords.update(job.passwords)
-            elif job.kind == "index":
-                wanted = {os.path.normcase(p) for p in job.paths}
-                same = next((q for q in self._jobs if q.kind == "index"
-                             and wanted <= {os.path.normcase(p) for p in q.paths}), None)
-                if same is None:
-                    self._jobs.append(job)
-                else:
-                    same.passwords.update(job.passwords)
-            elif job.kind == "remove":
-                # Indexing a folder that is about to be removed is wasted work.
-                removed = {os.path.normcase(p) for p in job.paths}
-                kept: deque[IndexJob] = deque()
-                for queued in self._jobs:
-                    if queued.kind == "index":
-                        queued.paths = [p for p in queued.paths if os.path.normcase(p) not in removed]
-                        if not queued.paths:
-                            continue
-                    kept.append(queued)
-                self._jobs = kept
-                self._jobs.append(job)
-            else:
-                raise ValueError(f"unknown job kind {job.kind}")
-        self._wake.emit()
-
-    def cancel(self) -> None:
-        """Stop the running index job between batches and drop queued ones (thread-safe).
-        Queued removals still run: the user asked for them."""
-        with self._lock:
-            self._jobs = deque(j for j in self._jobs if j.kind == "remove")
-        self._cancel.set()
-
-    def stop(self) -> None:
-        self._closing.set()
-        with self._lock:
-            self._jobs.clear()
-        self._cancel.set()
-
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._jobs)
-
-    # ---------------------------------------------------------------- in the worker thread
-
-    @Slot()
-    def open(self) -> None:
-        try:
-            engine = self._factory(self.sig_status.emit)
-            # Chroma is opened here, off the GUI thread and before anyone else touches it.
-            _ = engine.store.collection
-            self.engine = engine
-        except Exception as e:  # noqa: BLE001 - reported to the UI
-            from edgechat.core.store import LibraryLockedError
-
-            kind = "locked" if isinstance(e, LibraryLockedError) else "error"
-            if kind == "error":
-                log.exception("the library could not be opened")
-            self.sig_engine_failed.emit(kind, describe(e))
-            return
-        self.sig_engine_ready.emit(engine)
-        self._emit_files()
-        self._emit_watch()
-
-    @Slot()
-    def _drain(self) -> None:
-        if self.engine is None:
-            return
-        while not self._closing.is_set():
-            with self._lock:
-                if not self._jobs:
-                    break
-                job = self._jobs.popleft()
-                self._cancel.clear()
-                self.busy = True
-            try:
-                self._run(job)
-            except Exception as e:  # noqa: BLE001 - reported to the UI
-                log.exception("index job %s failed", job.kind)
-                self.sig_job_failed.emit(job.kind, describe(e))
-            try:
-                if not self._closing.is_set():
-                    self._emit_files()
-                    self._emit_watch()
-            finally:
-                self.busy = False
-        if not self._closing.is_set():
-            self.sig_idle.emit()
-
-    def _run(self, job: IndexJob) -> None:
-        engine = self.engine
-        self.sig_job_started.emit(job.kind, list(job.paths))
-        if self.chunk_settings is not None:
-            engine.chunk_settings = self.chunk_settings
-        if job.kind == "remove":
-            removed = 0
-            for p in job.paths:
-                removed += engine.remove(p)
-            self.sig_job_finished.emit("remove", {"removed": removed, "paths": list(job.paths)})
-            return
-        eta = EtaEstimator()
-        t0 = time.monotonic()
-        last = [0.0, 0.0, -1]  # last progress signal, last file list, files_done at that list
-
-        def progress(p: Any) -> None:
-            now = time.monotonic()
-            final = p.phase in ("finished", "cancelled", "scanning")
-            if not final and now - last[0] < PROGRESS_INTERVAL:
-                return
-            last[0] = now
-            data = {
-                "phase": p.phase,
-                "files_done": p.files_done,
-                "files_total": p.files_total,
-                "chunks_done": p.chunks_done,
-                "chunks_total": p.chunks_total,
-                "bytes_done": p.bytes_done,
-                "bytes_total": p.bytes_total,
-                "current": p.current,
-                "elapsed": now - t0,
-                "eta": eta.update(p.bytes_done, p.bytes_total, p.chunks_done, p.chunks_total, now),
-                "paused": engine.answering.is_set(),
-            }
-            self.sig_progress.emit(data)
-            if p.files_done != last[2] and now - last[1] >= FILES_INTERVAL:
-                last[1], last[2] = now, p.files_done
-                self._emit_files()
-
-        if job.kind == "refresh":
-            summary = engine.refresh(progress=progress, cancel=self._cancel, passwords=job.passwords or None)
-        else:
-            summary = engine.index(job.paths, progress=progress, cancel=self._cancel, passwords=job.passwords or None)
-        result = summary.to_dict()
-        result["paths"] = list(job.paths)
-        self.sig_job_finished.emit(job.kind, result)
-
-    def _emit_files(self) -> None:
-        try:
-            store = self.engine.store
-            roots = store.roots()
-            files = [file_dict(f) for f in store.files()]
-        except Exception as e:  # noqa: BLE001
-            log.exception("listing the library failed")
-            self.sig_job_failed.emit("list", describe(e))
-            return
-        self.sig_files.emit(roots, files)
-
-    def _emit_watch(self) -> None:
-        try:
-            roots = self.engine.store.roots()
-            dirs: list[str] = []
-            files: list[str] = []
-            for root in roots:
-                r = Path(root)
-                if r.is_file():
-                    files.append(root)
-                    dirs.append(str(r.parent))
-                    continue
-                if not r.is_dir():
-                    continue
-                for dirpath, dirnames, filenames in os.walk(r):
-                    dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in
-                                         ("__pycache__", "node_modules"))
-                    if len(dirs) < MAX_WATCHED_DIRS:
-                        dirs.append(dirpath)
-                    for name in filenames:
-                        if len(files) < MAX_WATCHED_FILES and not name.startswith("."):
-                            files.append(os.path.join(dirpath, name))
-                    if len(dirs) >= MAX_WATCHED_DIRS and len(files) >= MAX_WATCHED_FILES:
-                        break
-        except Exception:  # noqa: BLE001 - watching is a convenience; never fatal
-            log.exception("listing folders to watch failed")
-            return
-        self.sig_watch.emit(dirs, files)
+    sig_state = Signal(bool, int)  # busy, jobs queued
 
 
-# ====================================================================== answering
-
-
-def default_client_factory(setting: str, embedder: Any = None) -> tuple[Any, str]:
-    """The chat client for a model setting ("" = the active model, "extractive", or a model
-    name) and a note for the user when it is not what was asked for.
-
-    With no model marked active but some installed, the first installed one is used (without
-    changing which is marked active: that stays the user's choice, in Settings or the CLI)."""
-    from edgechat.core.extractive import ExtractiveClient
-
-    def extractive() -> Any:
-        try:
-            return ExtractiveClient(embedder)
-        except TypeError:  # an ExtractiveClient that takes no embedder
-            return ExtractiveClient()
-
-    if setting == "extractive":
-        return extractive(), ""
-    try:
-        from edgechat.core.llm import manager
-    except ImportError:
-        return extractive(), "No language model support is installed: answers quote your documents."
-    try:
-        if setting:
-            active = manager.active_model()
-            if active is None or getattr(active, "name", None) != setting:
-                manager.use_model(setting)
-        client = manager.load_active_client()
-        if client is None:
-            installed = manager.list_models()
-            if installed:
-                from edgechat.core.llm.genai_client import GenaiChatClient
-
-                first = installed[0]
-                client = GenaiChatClient(first.path, name=first.name)
-    except Exception as e:  # noqa: BLE001 - a broken model must not stop answering
-        log.warning("the language model could not be loaded: %s", e)
-        return extractive(), f"The language model could not be loaded ({describe(e)}): answers quote your documents."
-    if client is None:
-        return extractive(), "No language model is installed: answers quote your documents."
-    return client, ""
-
-
-class AnswerWorker(QObject):
+class AnswerSignals(QObject):
     sig_delta = Signal(int, str)  # request id, text to append
     sig_done = Signal(int, object)  # request id, ChatResponse (plain data)
     sig_failed = Signal(int, str)  # request id, message
@@ -344,181 +68,48 @@ class AnswerWorker(QObject):
     sig_client = Signal(dict)  # {"name", "extractive", "note"}
     sig_models = Signal(list, str)  # [(name, label)] installed language models, the active one
 
-    _ask = Signal(int, dict)
-    _probe = Signal()
-    _set_model = Signal(str)
-    _set_engine = Signal(object)
 
-    DELTA_INTERVAL = 0.03
-
-    def __init__(self, client_factory: ClientFactory = default_client_factory) -> None:
-        super().__init__()
-        self._client_factory = client_factory
-        self.engine: Any = None
-        self._client: Any = None
-        self._model_setting = ""
-        self._lock = threading.Lock()
-        self._events: dict[int, threading.Event] = {}
-        self._ask.connect(self._run)
-        self._set_model.connect(self._apply_model)
-        self._set_engine.connect(self._apply_engine)
-        self._probe.connect(self._do_probe)
-
-    # ---------------------------------------------------------------- from the GUI thread
-
-    def set_engine(self, engine: Any) -> None:
-        self._set_engine.emit(engine)
-
-    def probe_models(self) -> None:
-        """List the installed language models in the worker thread (sig_models)."""
-        self._probe.emit()
-
-    def set_model(self, setting: str) -> None:
-        self._set_model.emit(setting)
-
-    def submit(self, request_id: int, payload: dict) -> None:
-        """Ask: cancels every earlier request, then queues this one (thread-safe)."""
-        with self._lock:
-            for event in self._events.values():
-                event.set()
-            self._events[request_id] = threading.Event()
-        self._ask.emit(request_id, payload)
-
-    def cancel(self, request_id: int | None = None) -> None:
-        """Stop one request (or all): the client stops within one token (thread-safe)."""
-        with self._lock:
-            for rid, event in self._events.items():
-                if request_id is None or rid == request_id:
-                    event.set()
-
-    # ---------------------------------------------------------------- in the worker thread
-
-    @Slot(object)
-    def _apply_engine(self, engine: Any) -> None:
-        self.engine = engine
-
-    @Slot()
-    def _do_probe(self) -> None:
-        from edgechat.ui.settings import installed_models
-
-        models, active = installed_models()
-        self.sig_models.emit(models, active)
-
-    @Slot(str)
-    def _apply_model(self, setting: str) -> None:
-        if setting != self._model_setting or self._client is None:
-            self._model_setting = setting
-            self._client = None  # loaded on the next question
-
-    def _ensure_client(self, request_id: int) -> Any:
-        if self._client is None:
-            if self._model_setting != "extractive":
-                self.sig_status.emit(request_id, "Loading the language model…")
-            try:
-                client, note = self._make_client()
-            except Exception as e:  # noqa: BLE001
-                from edgechat.core.extractive import ExtractiveClient
-
-                log.exception("loading the chat client failed")
-                client, note = ExtractiveClient(), f"The language model could not be loaded ({describe(e)})."
-            self._client = client
-            self.sig_client.emit({"name": getattr(client, "name", "?"),
-                                  "extractive": getattr(client, "name", "") == "extractive", "note": note})
-        return self._client
-
-    def _make_client(self) -> tuple[Any, str]:
-        """The factory gets the engine's embedder when it takes one (the extractive answerer
-        uses it to weigh meaning as well as shared words)."""
-        import inspect
-
-        try:
-            takes_embedder = "embedder" in inspect.signature(self._client_factory).parameters
-        except (TypeError, ValueError):
-            takes_embedder = False
-        if takes_embedder and self.engine is not None:
-            return self._client_factory(self._model_setting, embedder=self.engine.embedder)
-        return self._client_factory(self._model_setting)
-
-    @Slot(int, dict)
-    def _run(self, request_id: int, payload: dict) -> None:
-        with self._lock:
-            cancel = self._events.get(request_id)
-        if cancel is None or cancel.is_set():
-            self._forget(request_id)
-            return
-        try:
-            if self.engine is None:
-                raise RuntimeError("the library is not open yet")
-            from edgechat.core.records import ChatMessage, ChatOptions, RagRequest, Role, Scope
-
-            history = [ChatMessage(Role(r), c) for r, c in payload.get("history", [])]
-            scope = payload.get("scope")
-            request = RagRequest(
-                query=payload["query"],
-                max_results=int(payload.get("max_results", 5)),
-                recent_messages=history[-6:],
-                scope=Scope(*scope) if scope else None,
-            )
-            options = ChatOptions(
-                temperature=float(payload.get("temperature", 0.0)),
-                max_new_tokens=int(payload.get("max_new_tokens", 384)),
-            )
-            client = self._ensure_client(request_id)
-            if cancel.is_set():
-                return
-            pending = ""
-            last = time.monotonic()
-            response = None
-            for upd in self.engine.ask(request, history=history, options=options, cancel=cancel, client=client):
-                if upd.delta:
-                    pending += upd.delta
-                    now = time.monotonic()
-                    if now - last >= self.DELTA_INTERVAL and not cancel.is_set():
-                        self.sig_delta.emit(request_id, pending)
-                        pending, last = "", now
-                if upd.done:
-                    response = upd.response
-            if pending and not cancel.is_set():
-                self.sig_delta.emit(request_id, pending)
-            if response is None:
-                raise RuntimeError("the answer ended without a result")
-            if cancel.is_set() and response.stop_reason == "eos":
-                response.stop_reason = "cancelled"
-            self.sig_done.emit(request_id, response)
-        except Exception as e:  # noqa: BLE001 - reported to the UI
-            log.exception("answering failed")
-            self.sig_failed.emit(request_id, describe(e))
-        finally:
-            self._forget(request_id)
-
-    def _forget(self, request_id: int) -> None:
-        with self._lock:
-            self._events.pop(request_id, None)
+_INDEX_EVENTS = {"status": "sig_status", "engine_ready": "sig_engine_ready", "engine_failed": "sig_engine_failed",
+                 "job_started": "sig_job_started", "progress": "sig_progress", "job_finished": "sig_job_finished",
+                 "job_failed": "sig_job_failed", "files": "sig_files", "watch": "sig_watch", "idle": "sig_idle",
+                 "state": "sig_state"}
+_ANSWER_EVENTS = {"delta": "sig_delta", "done": "sig_done", "failed": "sig_failed", "answer_status": "sig_status",
+                  "client": "sig_client", "models": "sig_models"}
 
 
-# ====================================================================== documents
+def _emitter(obj: QObject, table: dict[str, str]):
+    def emit(name: str, *args: Any) -> None:
+        getattr(obj, table[name]).emit(*args)
+
+    return emit
+
+
+# ====================================================================== documents (both hosts)
 
 
 class DocumentWorker(QObject):
-    """Prepares a cited document for the viewer, off the GUI thread: whether the file is still
-    the one that was indexed (stat, then sha256 if the stat changed), the cited passage's text
-    (from the answer, or from the store for a saved chat) and, for formats other than PDF, the
-    document's text parsed exactly as the indexer parsed it."""
+    """Lives on its own QThread. Takes what the engine side found out about a cited file
+    (jobs.DocumentInspector) and, for a PDF, adds QtPdf's outline of the passage: the chunk
+    text is aligned to QtPdf's own page text, then getSelectionAtIndex gives the outline.
+    Doing that here keeps page-text extraction (tens of ms on big pages) off the GUI thread;
+    QtPdf serialises its use of pdfium internally, so a worker-owned QPdfDocument is safe."""
 
     sig_loaded = Signal(int, dict)
-    _load = Signal(int, dict)
+    _inspect_here = Signal(int, dict)
+    _inspected = Signal(int, dict)
     _set_engine = Signal(object)
 
     def __init__(self) -> None:
         super().__init__()
         self.engine: Any = None
+        self.remote: Any = None  # EngineProcess: inspection happens in the engine process
+        self._inspector = DocumentInspector()
         self._latest = 0
         self._lock = threading.Lock()
-        self._cache_key: tuple | None = None
-        self._cache: tuple[list[str], str] = ([], "")
-        self._pdf: Any = None  # a QPdfDocument owned by this thread
+        self._pdf: Any = None
         self._pdf_key: tuple | None = None
-        self._load.connect(self._run)
+        self._inspect_here.connect(self._run_here)
+        self._inspected.connect(self._finish)
         self._set_engine.connect(self._apply_engine)
 
     def set_engine(self, engine: Any) -> None:
@@ -527,88 +118,43 @@ class DocumentWorker(QObject):
     def submit(self, request_id: int, source: dict) -> None:
         with self._lock:
             self._latest = request_id
-        self._load.emit(request_id, source)
+        if self.remote is not None:
+            self.remote.send("inspect", request_id, source)
+        else:
+            self._inspect_here.emit(request_id, source)
+
+    def inspected(self, request_id: int, result: dict) -> None:
+        """The engine process's answer (called from the reader thread)."""
+        self._inspected.emit(request_id, result)
 
     @Slot(object)
     def _apply_engine(self, engine: Any) -> None:
         self.engine = engine
 
-    @Slot(int, dict)
-    def _run(self, request_id: int, source: dict) -> None:
+    def _current(self, request_id: int) -> bool:
         with self._lock:
-            if request_id != self._latest:
-                return  # a newer request supersedes this one
-        try:
-            result = self.inspect(source)
-        except Exception as e:  # noqa: BLE001
-            log.exception("preparing %s for the viewer failed", source.get("path"))
-            result = {"status": "error", "message": describe(e)}
-        result.setdefault("path", source.get("path", ""))
+            return request_id == self._latest
+
+    @Slot(int, dict)
+    def _run_here(self, request_id: int, source: dict) -> None:
+        if self._current(request_id):
+            self._finish(request_id, self._inspector.inspect(self.engine, source))
+
+    @Slot(int, dict)
+    def _finish(self, request_id: int, result: dict) -> None:
+        if not self._current(request_id):
+            return
+        if result.get("format") == "pdf" and result.get("status") in ("ok", "changed"):
+            try:
+                passage = str(result.get("chunk_text") or "") if result.get("status") == "ok" else ""
+                result.update(self._place_in_pdf(result["path"], tuple(result.get("stamp") or ()),
+                                                 int(result.get("page") or 1), passage))
+            except Exception as e:  # noqa: BLE001
+                log.exception("placing the passage in %s failed", result.get("path"))
+                result.update(status="error", message=describe(e))
         self.sig_loaded.emit(request_id, result)
 
-    def inspect(self, source: dict) -> dict:
-        from edgechat.core.indexer import sha256_file
-
-        path = str(source.get("path") or "")
-        out: dict[str, Any] = {"path": path, "page": int(source.get("page") or 1),
-                               "start": int(source.get("start") or 0), "end": int(source.get("end") or 0)}
-        if not path or not os.path.isfile(path):
-            out.update(status="missing", message=f"The file is no longer at {path}: it was moved or deleted "
-                                                  "since it was indexed, so the passage cannot be shown.")
-            return out
-        store = self.engine.store if self.engine is not None else None
-        rec = store.file(path) if store is not None else None
-        st = os.stat(path)
-        changed = False
-        if rec is None or rec.state != "done":
-            changed = True
-        elif not (rec.size == st.st_size and rec.mtime == st.st_mtime):
-            changed = rec.sha256 != sha256_file(path)
-        text = source.get("content") or ""
-        chunk_id = source.get("chunk_id") or ""
-        if not text and chunk_id and store is not None:
-            rows = store.chunk_rows([chunk_id])
-            if chunk_id in rows:
-                text = rows[chunk_id].text
-            else:
-                changed = True  # the chunk is gone: the file was indexed again since
-        out["chunk_text"] = text
-        suffix = Path(path).suffix.lower()
-        out["format"] = "pdf" if suffix == ".pdf" else (rec.format if rec and rec.format else "text")
-        if changed:
-            out.update(status="changed", message="This file changed since it was indexed, so the cited passage "
-                                                 "cannot be placed reliably. Re-index the library to cite it again.")
-        else:
-            out["status"] = "ok"
-        if out["format"] == "pdf":
-            out.update(self._place_in_pdf(path, (st.st_mtime, st.st_size), out["page"], text if not changed else ""))
-            return out
-        from edgechat.core.records import DocumentError
-
-        try:
-            pages, title = self._parsed(path, st.st_mtime, st.st_size)
-        except DocumentError as e:
-            out.update(status="error", message=f"The file cannot be read any more: {e}")
-            return out
-        out["pages"] = pages
-        out["title"] = title
-        return out
-
-    def _parsed(self, path: str, mtime: float, size: int) -> tuple[list[str], str]:
-        """The document's page texts, parsed as the indexer parses them (the last one cached)."""
-        key = (path, mtime, size)
-        if self._cache_key != key:
-            from edgechat.core.documents import parse_document
-
-            doc = parse_document(path)
-            self._cache = ([p.text for p in doc.pages], doc.title)
-            self._cache_key = key
-        return self._cache
-
     def _place_in_pdf(self, path: str, stamp: tuple, page: int, passage: str) -> dict:
-        """QtPdf's own outline of the passage on its page, computed here rather than in the
-        GUI thread (page text extraction takes tens of milliseconds on big pages). QtPdf
-        serialises its use of pdfium internally, so a worker-owned QPdfDocument is safe."""
         from PySide6.QtPdf import QPdfDocument
 
         from edgechat.ui.align import align_passage
@@ -638,11 +184,110 @@ class DocumentWorker(QObject):
         return out
 
 
-# ====================================================================== the threads
+# ====================================================================== in this process
+
+
+class IndexWorker(IndexSignals):
+    _wake = Signal()
+    _open = Signal()
+
+    def __init__(self, engine_factory: EngineFactory) -> None:
+        super().__init__()
+        self.runner = IndexRunner(engine_factory, _emitter(self, _INDEX_EVENTS), self._wake.emit)
+        self._wake.connect(self._drain)
+        self._open.connect(self._do_open)
+
+    @property
+    def engine(self) -> Any:
+        return self.runner.engine
+
+    @property
+    def busy(self) -> bool:
+        return self.runner.busy
+
+    @property
+    def chunk_settings(self) -> Any:
+        return self.runner.chunk_settings
+
+    @chunk_settings.setter
+    def chunk_settings(self, value: Any) -> None:
+        self.runner.chunk_settings = value  # read at the start of each job
+
+    def request_open(self) -> None:
+        self._open.emit()
+
+    def submit(self, job: IndexJob) -> None:
+        self.runner.submit(job)
+
+    def cancel(self) -> None:
+        self.runner.cancel()
+
+    def stop(self) -> None:
+        self.runner.stop()
+
+    def pending(self) -> int:
+        return self.runner.pending()
+
+    @Slot()
+    def _do_open(self) -> None:
+        self.runner.open()
+
+    @Slot()
+    def _drain(self) -> None:
+        self.runner.drain()
+
+
+class AnswerWorker(AnswerSignals):
+    _ask = Signal(int, dict)
+    _set_model = Signal(str)
+    _set_engine = Signal(object)
+    _probe = Signal()
+
+    def __init__(self, client_factory: ClientFactory = default_client_factory) -> None:
+        super().__init__()
+        self.runner = AnswerRunner(client_factory, _emitter(self, _ANSWER_EVENTS))
+        self._ask.connect(self._run)
+        self._set_model.connect(self._apply_model)
+        self._set_engine.connect(self._apply_engine)
+        self._probe.connect(self._do_probe)
+
+    def set_engine(self, engine: Any) -> None:
+        self._set_engine.emit(engine)
+
+    def set_model(self, setting: str) -> None:
+        self._set_model.emit(setting)
+
+    def probe_models(self) -> None:
+        self._probe.emit()
+
+    def submit(self, request_id: int, payload: dict) -> None:
+        """Ask: cancels every earlier request, then queues this one (thread-safe)."""
+        self.runner.register(request_id)
+        self._ask.emit(request_id, payload)
+
+    def cancel(self, request_id: int | None = None) -> None:
+        self.runner.cancel(request_id)
+
+    @Slot(object)
+    def _apply_engine(self, engine: Any) -> None:
+        self.runner.engine = engine
+
+    @Slot(str)
+    def _apply_model(self, setting: str) -> None:
+        self.runner.set_model(setting)
+
+    @Slot()
+    def _do_probe(self) -> None:
+        self.runner.probe_models()
+
+    @Slot(int, dict)
+    def _run(self, request_id: int, payload: dict) -> None:
+        self.runner.run(request_id, payload)
 
 
 class Workers(QObject):
-    """Owns the worker threads. Create, connect to the workers' signals, then start()."""
+    """The runners on three QThreads of this process. Connect to the workers' signals, then
+    start()."""
 
     def __init__(self, engine_factory: EngineFactory, client_factory: ClientFactory = default_client_factory,
                  parent: QObject | None = None) -> None:
@@ -690,10 +335,235 @@ class Workers(QObject):
             if not thread.wait(timeout_ms):
                 log.error("thread %s did not stop within %d ms", thread.objectName(), timeout_ms)
                 ok = False
-        engine = self.engine or self.index.engine
-        if engine is not None and ok:
-            try:
-                engine.close()
-            except Exception:  # noqa: BLE001
-                log.exception("closing the library failed")
+        if ok:
+            self.index.runner.close_engine()
         return ok
+
+
+# ====================================================================== in the engine process
+
+
+class RemoteIndex(IndexSignals):
+    """The index worker of the engine process, seen from the app."""
+
+    def __init__(self, host: "EngineProcess") -> None:
+        super().__init__()
+        self.host = host
+        self.engine = None
+        self._busy = False
+        self._child_pending = 0
+        self._sent = 0  # index commands sent
+        self._seen = 0  # index commands the engine process has taken in
+        self._chunk_settings: Any = None
+        self.sig_state.connect(self._on_state)
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    @property
+    def chunk_settings(self) -> Any:
+        return self._chunk_settings
+
+    @chunk_settings.setter
+    def chunk_settings(self, value: Any) -> None:
+        self._chunk_settings = value
+        if value is not None:
+            self.host.send("chunk_settings", value.size, value.overlap)
+
+    def _on_state(self, busy: bool, pending: int) -> None:
+        self._busy = busy
+        self._child_pending = pending
+
+    def seen(self, seq: int) -> None:
+        self._seen = max(self._seen, seq)
+
+    def request_open(self) -> None:
+        pass  # the engine process opens the library as it starts
+
+    def submit(self, job: IndexJob) -> None:
+        self._sent += 1
+        self.host.send("index", job.to_dict(), self._sent)
+
+    def cancel(self) -> None:
+        self.host.send("cancel_index")
+
+    def stop(self) -> None:
+        self.host.send("cancel_index")
+
+    def pending(self) -> int:
+        return self._child_pending + max(0, self._sent - self._seen)
+
+
+class RemoteAnswer(AnswerSignals):
+    def __init__(self, host: "EngineProcess") -> None:
+        super().__init__()
+        self.host = host
+
+    def set_engine(self, engine: Any) -> None:
+        pass
+
+    def set_model(self, setting: str) -> None:
+        self.host.send("set_model", setting)
+
+    def probe_models(self) -> None:
+        self.host.send("probe_models")
+
+    def submit(self, request_id: int, payload: dict) -> None:
+        self.host.send("ask", request_id, payload)
+
+    def cancel(self, request_id: int | None = None) -> None:
+        self.host.send("cancel_answer", request_id)
+
+
+class _Reader(QThread):
+    """Receives the engine process's messages and turns them into the proxies' signals."""
+
+    def __init__(self, host: "EngineProcess") -> None:
+        super().__init__()
+        self.setObjectName("edgechat-engine-reader")
+        self.host = host
+
+    def run(self) -> None:
+        conn = self.host.conn
+        while True:
+            try:
+                name, args = conn.recv()
+            except (EOFError, OSError):
+                break
+            except Exception:  # noqa: BLE001 - a message that does not unpickle
+                log.exception("bad message from the engine process")
+                continue
+            if name == "closed":
+                self.host.closed_cleanly = True
+                break
+            try:
+                self.host.dispatch(name, args)
+            except Exception:  # noqa: BLE001
+                log.exception("handling %s from the engine process failed", name)
+        self.host.reader_done()
+
+
+class EngineProcess(QObject):
+    """The core in a child process. Same surface as `Workers`: .index, .answer, .docs,
+    start(), close(), running. If the child dies, sig_engine_failed("died", ...) is emitted
+    and restart() starts a new one."""
+
+    def __init__(self, library: str, settings: dict | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.library = str(library)
+        self.settings = dict(settings or {})
+        self.index = RemoteIndex(self)
+        self.answer = RemoteAnswer(self)
+        self.docs = DocumentWorker()
+        self.docs.remote = self
+        self.engine = None
+        self.process: Any = None
+        self.conn: Any = None
+        self.closed_cleanly = False
+        self._closing = False
+        self._send_lock = threading.Lock()
+        self._reader: _Reader | None = None
+        self._docs_thread = QThread(self)
+        self._docs_thread.setObjectName("edgechat-docs")
+        self.docs.moveToThread(self._docs_thread)
+
+    # ---------------------------------------------------------------- life
+
+    def start(self) -> None:
+        import multiprocessing as mp
+
+        from edgechat.ui.engine_process import host_main
+
+        ctx = mp.get_context("spawn")  # a fresh interpreter: no Qt state is inherited
+        parent_conn, child_conn = ctx.Pipe(duplex=True)
+        self.conn = parent_conn
+        self.closed_cleanly = False
+        self.process = ctx.Process(target=host_main, args=(child_conn, self.library, self.settings),
+                                   name="edgechat-engine", daemon=True)
+        self.process.start()
+        child_conn.close()
+        if not self._docs_thread.isRunning():
+            self._docs_thread.start()
+        self._reader = _Reader(self)
+        self._reader.start()
+
+    def restart(self) -> None:
+        self._stop_process(timeout=5.0)
+        self.index._sent = self.index._seen = self.index._child_pending = 0
+        self.start()
+
+    @property
+    def running(self) -> bool:
+        return bool(self.process is not None and self.process.is_alive()) or self._docs_thread.isRunning() or \
+            bool(self._reader is not None and self._reader.isRunning())
+
+    def send(self, *msg: Any) -> None:
+        if self.conn is None:
+            return
+        try:
+            with self._send_lock:
+                self.conn.send(msg)
+        except (OSError, EOFError, BrokenPipeError, ValueError):
+            log.warning("the engine process is gone; %s not sent", msg[0])
+
+    # ---------------------------------------------------------------- messages (reader thread)
+
+    def dispatch(self, name: str, args: tuple) -> None:
+        if name == "seen":
+            self.index.seen(args[0])
+        elif name == "inspected":
+            self.docs.inspected(*args)
+        elif name in _INDEX_EVENTS:
+            getattr(self.index, _INDEX_EVENTS[name]).emit(*args)
+        elif name in _ANSWER_EVENTS:
+            getattr(self.answer, _ANSWER_EVENTS[name]).emit(*args)
+        else:
+            log.warning("unknown message %r from the engine process", name)
+
+    def reader_done(self) -> None:
+        if self._closing or self.closed_cleanly:
+            return
+        code = None
+        if self.process is not None:
+            self.process.join(timeout=2)
+            code = self.process.exitcode
+        log.error("the engine process stopped unexpectedly (exit code %s)", code)
+        self.index.sig_engine_failed.emit("died", f"The engine process stopped unexpectedly (exit code {code}).")
+
+    # ---------------------------------------------------------------- closing
+
+    def _stop_process(self, timeout: float) -> bool:
+        """Ask the child to close (cancel, join, close the library), wait, then make sure."""
+        clean = True
+        self.send("close")
+        if self.process is not None:
+            self.process.join(timeout)
+            if self.process.is_alive():
+                # Still finishing a long step (a parser on a big file): the library is
+                # crash-safe, so stopping it now leaves it consistent.
+                log.warning("the engine process did not stop within %.0f s; terminating it", timeout)
+                clean = False
+                self.process.terminate()
+                self.process.join(5)
+                if self.process.is_alive():
+                    self.process.kill()
+                    self.process.join(5)
+        if self._reader is not None:
+            self._reader.wait(5000)
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except OSError:
+                pass
+            self.conn = None
+        return clean
+
+    def close(self, timeout: float = 20.0) -> bool:
+        if self._closing:
+            return True
+        self._closing = True
+        clean = self._stop_process(timeout)
+        self._docs_thread.quit()
+        self._docs_thread.wait(10000)
+        return clean

@@ -92,7 +92,9 @@ def measure_launch(runs: int, env: dict) -> dict:
 def measure_stalls(corpus: Path, n_questions: int, extractive: bool, max_seconds: float) -> dict:
     from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 
-    from edgechat.ui.app import make_application
+    import gc
+
+    from edgechat.ui.app import make_application, settle
 
     app = make_application([sys.argv[0]])
     from edgechat.ui.mainwindow import MainWindow
@@ -104,6 +106,18 @@ def measure_stalls(corpus: Path, n_questions: int, extractive: bool, max_seconds
         w.apply_settings(AppSettings(model="extractive"))
     w.resize(1400, 860)
     w.show()
+    app.processEvents()
+    settle()  # as run_app does once the window is up
+    gc_pauses: list[float] = []
+    gc_start = [0.0]
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            gc_start[0] = time.perf_counter()
+        else:
+            gc_pauses.append(time.perf_counter() - gc_start[0])
+
+    gc.callbacks.append(on_gc)
 
     clock = QElapsedTimer()
     clock.start()
@@ -148,14 +162,19 @@ def measure_stalls(corpus: Path, n_questions: int, extractive: bool, max_seconds
         turn = w.controller.turns[-1]
         answers.append({"question": q, "seconds": round(t_b - t_a, 2), "chars": len(turn.answer),
                         "cited": turn.cited_numbers, "stop_reason": turn.stop_reason})
-        # Click the first chip, as a person would: the viewer opens the document.
+        # Click the first chip, as a person would (or the first source when the answer cites
+        # none): the viewer opens the document at the passage.
         if turn.cited_numbers:
             w.follow_citation(len(w.controller.turns) - 1, turn.cited_numbers[0])
-            pump(lambda: False, 1.0)
+        elif turn.sources:
+            w.sources.select_number(int(turn.sources[0]["ordinal"]))
+        pump(lambda: w.sources.viewer.current_kind() != "none", 20)
+        pump(lambda: False, 1.0)
     indexing_done = pump(lambda: not w.workers.index.busy and w.workers.index.pending() == 0,
                          max(0.0, max_seconds - (clock.nsecsElapsed() / 1e9 - t_index)))
     t_end = clock.nsecsElapsed() / 1e9
     heart.stop()
+    gc.callbacks.remove(on_gc)
     progress = dict(w.library_panel.progress.last)
     summary_data = getattr(w, "last_summary", {})
     t_close = time.perf_counter()
@@ -169,6 +188,7 @@ def measure_stalls(corpus: Path, n_questions: int, extractive: bool, max_seconds
         "whole_run": summary(all_late),
         "while_answering_and_indexing": summary(during_answer),
         "worst_ticks": [{"at_s": round(t - t_index, 2), "late_ms": round(x * 1000, 1)} for t, x in worst],
+        "gc_pauses": {"count": len(gc_pauses), "max_ms": round(max(gc_pauses, default=0) * 1000, 1)},
         "answers": answers,
         "client": w.client_info,
         "indexing": {

@@ -225,13 +225,20 @@ class ConversationStore:
         return self.dir / f"{conversation_id}.json"
 
     def save(self, conversation: Conversation) -> Path:
-        target = self.path_for(conversation.id)
+        return self.write(conversation.to_dict())
+
+    def write(self, data: Mapping[str, Any]) -> Path:
+        """Save a conversation given as `Conversation.to_dict()` (a snapshot another thread
+        can write while the conversation goes on changing)."""
+        conversation_id = str(data.get("id"))
+        target = self.path_for(conversation_id)
+        Conversation.from_dict(data)  # refuse to write what could not be read back
         self.dir.mkdir(parents=True, exist_ok=True)
-        data = json.dumps(conversation.to_dict(), ensure_ascii=False, indent=1)
-        fd, tmp = tempfile.mkstemp(prefix=f".{conversation.id}.", suffix=".tmp", dir=self.dir)
+        text = json.dumps(dict(data), ensure_ascii=False, indent=1)
+        fd, tmp = tempfile.mkstemp(prefix=f".{conversation_id}.", suffix=".tmp", dir=self.dir)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(data)
+                fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, target)

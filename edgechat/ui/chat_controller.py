@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -18,6 +19,47 @@ from edgechat.ui.chat_pane import ChatPane
 log = logging.getLogger(__name__)
 
 STREAMING = "streaming"  # a turn's stop_reason while its answer streams (never saved)
+
+
+class ChatStoreIO(QObject):
+    """Writes and lists the saved chats on a background thread: a save ends with fsync, which
+    can take a while when indexing keeps the disk busy, and listing reads every chat file."""
+
+    sig_listed = Signal(list)  # [ConversationInfo]
+    sig_error = Signal(str)
+
+    def __init__(self, store: ConversationStore, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.store = store
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgechat-chats")
+
+    def save(self, conversation: Conversation) -> None:
+        data = conversation.to_dict()  # a snapshot: the conversation goes on changing here
+        self._pool.submit(self._write, data)
+
+    def refresh(self) -> None:
+        self._pool.submit(self._list)
+
+    def _write(self, data: dict) -> None:
+        try:
+            self.store.write(data)
+        except (OSError, ConversationError) as e:
+            log.error("saving the conversation failed: %s", e)
+            self.sig_error.emit(f"The conversation could not be saved: {e}")
+        self._list()
+
+    def _list(self) -> None:
+        try:
+            self.sig_listed.emit(self.store.list())
+        except OSError as e:
+            log.warning("listing conversations failed: %s", e)
+
+    def flush(self) -> None:
+        """Wait for the writes queued so far (on close)."""
+        self._pool.submit(lambda: None).result(timeout=30)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
 
 
 class ChatController(QObject):
@@ -34,6 +76,8 @@ class ChatController(QObject):
         self.store = store
         self.payload_options = payload_options
         self.conversation = Conversation()
+        self.io = ChatStoreIO(store, self)
+        self.io.sig_error.connect(pane.set_status)
         self.ready = False
         self.blocked_reason = ""
         self._next_id = 0
@@ -185,13 +229,8 @@ class ChatController(QObject):
     # ---------------------------------------------------------------- chats
 
     def _save(self) -> None:
-        if not self.turns:
-            return
-        try:
-            self.store.save(self.conversation)
-        except OSError as e:
-            log.error("saving the conversation failed: %s", e)
-            self.pane.set_status(f"The conversation could not be saved: {e}")
+        if self.turns:
+            self.io.save(self.conversation)  # the chat list follows when it is written
         self.sig_conversations_changed.emit()
 
     def new_chat(self) -> None:
@@ -226,7 +265,9 @@ class ChatController(QObject):
         return True
 
     def delete_chat(self, conversation_id: str) -> None:
+        self.io.flush()  # a save of it may still be queued
         self.store.delete(conversation_id)
         if conversation_id == self.conversation.id:
             self.new_chat()
         self.sig_conversations_changed.emit()
+        self.io.refresh()

@@ -228,7 +228,8 @@ class MainWindow(QMainWindow):
         self.library_panel.sig_cancel.connect(self.cancel_indexing)
         self.library_panel.sig_file_activated.connect(self._file_activated)
         self.chat.drop_hint.sig_add_folder.connect(self.choose_folder)
-        self.controller.sig_conversations_changed.connect(self._refresh_chat_list)
+        self.controller.sig_conversations_changed.connect(self._mark_current_chat)
+        self.controller.io.sig_listed.connect(self._chats_listed)
         self.controller.sig_turn_sources.connect(self._turn_sources)
         self.controller.sig_chip.connect(self.follow_citation)
         self.controller.sig_answering.connect(self._answering_changed)
@@ -515,12 +516,13 @@ class MainWindow(QMainWindow):
     # ================================================================ chats
 
     def _refresh_chat_list(self) -> None:
-        try:
-            items = self.conversations.list()
-        except OSError as e:
-            log.warning("listing conversations failed: %s", e)
-            items = []
+        self.controller.io.refresh()
+
+    def _chats_listed(self, items: list) -> None:
         self.chat_list.model.set_items(items)
+        self.chat_list.model.set_current(self.controller.conversation.id)
+
+    def _mark_current_chat(self) -> None:
         self.chat_list.model.set_current(self.controller.conversation.id)
 
     def _chat_clicked(self, index: QModelIndex) -> None:
@@ -630,6 +632,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.save_layout()
         self.controller.stop()
+        self.controller.io.close()  # the last chat is on disk before the window goes
         self.watcher.enabled = False
         self.watcher.clear()
         self.hide()

@@ -378,10 +378,10 @@ def test_chats_are_saved_reopened_and_exported(qtbot, make_window, tmp_path):
     wait_idle(qtbot, w)
     ask(qtbot, w, "How hot is the surface of Venus?")
     first_id = w.controller.conversation.id
-    assert w.chat_list.model.rowCount() == 1
+    qtbot.waitUntil(lambda: w.chat_list.model.rowCount() == 1, timeout=5000)  # saved in the background
     w.controller.new_chat()
     ask(qtbot, w, "How should sourdough bread be baked?")
-    assert w.chat_list.model.rowCount() == 2
+    qtbot.waitUntil(lambda: w.chat_list.model.rowCount() == 2, timeout=5000)
     row = w.chat_list.model.row_of(first_id)
     w.chat_list.view.clicked.emit(w.chat_list.model.index(row))
     assert w.controller.conversation.id == first_id
@@ -391,6 +391,7 @@ def test_chats_are_saved_reopened_and_exported(qtbot, make_window, tmp_path):
     out = w.export_chat(tmp_path / "chat.md")
     md = out.read_text(encoding="utf-8")
     assert "How hot is the surface of Venus?" in md and "**The Solar System**" in md
+    w.controller.io.flush()
     saved = (w.library / "conversations" / f"{first_id}.json").read_text(encoding="utf-8")
     assert "Jupiter is the largest planet" not in saved  # the retrieved text is not kept
 
@@ -499,3 +500,20 @@ def test_a_password_protected_pdf_is_indexed_once_its_password_is_given(qtbot, m
     w.index_with_password(target, "secret")
     qtbot.waitUntil(lambda: target in indexed_paths(w), timeout=30000)
     assert w.library_panel.model.roots() == [str(docs.resolve())]  # no extra root for the file
+
+
+def test_splitters_and_window_remember_their_layout(qtbot, make_window, tmp_path, settings_file):
+    w = make_window(tmp_path / "library")
+    w.resize(760, 560)  # within the offscreen screen, which restoreGeometry clamps to
+    qtbot.wait(50)
+    w.splitter.setSizes([200, 330, 220])
+    w.sources.splitter.setSizes([150, 300])
+    qtbot.wait(50)
+    sizes = w.splitter.sizes()
+    source_sizes = w.sources.splitter.sizes()
+    w.close()
+    w2 = make_window(tmp_path / "library")
+    qtbot.wait(50)
+    assert w2.size() == w.size()
+    assert w2.splitter.sizes() == sizes
+    assert w2.sources.splitter.sizes() == source_sizes

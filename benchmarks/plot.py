@@ -3,12 +3,18 @@ LangChain pipeline) and retrieval latency against library size.
 
     python -m benchmarks.plot [docs/performance.json] [docs/performance.png]
 
-matplotlib is needed here only (`pip install matplotlib`); EdgeChat itself never imports it.
+matplotlib is needed here only, and EdgeChat's environment never gets it (matplotlib pulls in
+fontTools, and pypdf parses some PDF fonts differently when fontTools is importable, which would
+change what the indexing benchmarks measure). When matplotlib cannot be imported, this script
+reruns itself in a small virtualenv of its own, ~/.cache/edgechat-bench/plot-venv, created on
+first use (`pip install matplotlib`).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -18,8 +24,25 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.readme_table import _combine, _get, headline  # noqa: E402
 
 
+def _plot_venv_python() -> Path:
+    cache = Path(os.environ.get("EDGECHAT_BENCH_CACHE", Path.home() / ".cache" / "edgechat-bench"))
+    venv = cache / "plot-venv"
+    py = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not (venv / ".ready").is_file():
+        print(f"plot: creating {venv} with matplotlib ...", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "matplotlib"], check=True)
+        (venv / ".ready").write_text("matplotlib\n")
+    return py
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        return subprocess.run([str(_plot_venv_python()), "-m", "benchmarks.plot", *argv], cwd=ROOT, env=env).returncode
     src = Path(argv[0]) if argv else ROOT / "docs" / "performance.json"
     dst = Path(argv[1]) if len(argv) > 1 else ROOT / "docs" / "performance.png"
     merged = json.loads(src.read_text())

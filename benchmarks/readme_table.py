@@ -388,10 +388,10 @@ SECTION_HEAD = """## Performance
 
 Every figure here comes from one run of the committed benchmarks; nothing is typed in by hand.
 Reproduce them (first run: about a minute more to create the LangChain virtualenv, and the SciFact
-libraries are indexed once and cached):
+libraries are indexed once and cached; the plot is drawn with matplotlib from a small virtualenv of
+its own, so EdgeChat's environment never gets it):
 
 ```sh
-.venv/bin/pip install matplotlib            # for the plot only; not a dependency of EdgeChat
 .venv/bin/python -m benchmarks --publish    # full run; writes docs/performance.{json,png} and this section
 .venv/bin/python -m benchmarks --smoke      # every part on tiny inputs, about 3 minutes
 ```

@@ -73,6 +73,15 @@ def vector_store(persist: str, embeddings: MiniLMEmbeddings):
     return Chroma(collection_name="docs", embedding_function=embeddings, persist_directory=persist)
 
 
+def add_in_batches(store, docs: list) -> None:
+    """`store.add_documents(docs)` in one call fails once a corpus passes Chroma's maximum batch
+    (5,461 records here: "Batch size of 5474 is greater than max batch size"), as the Debian
+    manuals do; the usual fix is to add them in slices of the client's maximum."""
+    step = store._client.get_max_batch_size()
+    for lo in range(0, len(docs), step):
+        store.add_documents(docs[lo : lo + step])
+
+
 def cmd_index(args) -> dict:
     from langchain_community.document_loaders import DirectoryLoader, PyPDFLoader
 
@@ -85,7 +94,7 @@ def cmd_index(args) -> dict:
     splits = splitter(args.splitter, emb).split_documents(docs)
     t2 = time.perf_counter()
     store = vector_store(args.persist, emb)
-    store.add_documents(splits)
+    add_in_batches(store, splits)
     t3 = time.perf_counter()
     tok = emb.embedder.tokenizer
     out = {
@@ -153,7 +162,7 @@ def cmd_beir(args) -> dict:
         docs = [Document(page_content=f"{title}\n{text}" if title else text, metadata={"doc_id": did})
                 for did, (title, text) in corpus.items()]
         splits = splitter(args.splitter, emb).split_documents(docs)
-        vector_store(str(persist), emb).add_documents(splits)
+        add_in_batches(vector_store(str(persist), emb), splits)
         index_s = time.perf_counter() - t
         done.write_text(json.dumps({"chunks": len(splits), "seconds": index_s}))
     store = vector_store(str(persist), emb)

@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     ax1.set_xticklabels(["chunks per second\n(EdgeChat vs its ceiling)", "pages per second\n(same folder, same run)"],
                         fontsize=9)
     ax1.set_title("Indexing throughput (median, min-max)", fontsize=11)
-    ax1.legend(fontsize=8, loc="upper right")
+    if ax1.get_legend_handles_labels()[0]:
+        ax1.legend(fontsize=8, loc="upper right")
     ax1.set_ylim(0, max([v["max"] for k, v in fig_data.items()
                          if k in ("index.chunks_per_s", "index.ceiling_chunks_per_s", "_ec_chunks", "_peer_chunks",
                                   "_ec_pages", "_peer_pages")] + [1]) * 1.25)
@@ -107,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         ax2.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax2.set_xticks(sizes)
         ax2.set_xticklabels([f"{s // 1000}k" if s >= 1000 else str(s) for s in sizes])
-        ax2.set_ylim(bottom=0)
+        ax2.set_ylim(bottom=0, top=ax2.get_ylim()[1] * 1.1)
+        ax2.set_xlim(sizes[0] / 1.3, sizes[-1] * 1.6)
         ax2.set_xlabel("chunks in the library")
         ax2.set_ylabel("ms per query (embedding + both legs + fusion)")
         ax2.legend(fontsize=8, loc="upper left")

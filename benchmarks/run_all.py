@@ -190,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.time()
     outcomes: dict[str, list[dict]] = {}
-    for p in all_parts:
+    # --only also sets the order the chosen parts run in; the rest keep the plan's order
+    order = {n: i for i, n in enumerate(chosen)}
+    for p in sorted(all_parts, key=lambda p: order.get(p.name, len(order))):
         runs = []
         for i in range(p.repeats):
             f = parts_dir / f"{p.name}.{i}.json"

@@ -32,7 +32,6 @@ from benchmarks.retrieval_quality import DEFAULT, build_library
 from edgechat.core.evaluation import dedupe_docs, load_beir, ndcg_at, score_run
 from edgechat.core.rerank import (
     FeatureReranker,
-    FeatureWeights,
     LateInteractionReranker,
     MmrSettings,
     StaticMaxSimReranker,

@@ -155,6 +155,9 @@ def _spec(merged: dict) -> list[tuple]:
     for k, label, unit in [
         ("edgechat_wall_s", "Indexing, EdgeChat", "s"), ("peer_wall_s", "Indexing, LangChain", "s"),
         ("indexing_time_ratio", "Indexing time ratio (LangChain / EdgeChat)", "x"),
+        ("edgechat_cpu_s", "Indexing CPU time, EdgeChat", "s"), ("peer_cpu_s", "Indexing CPU time, LangChain", "s"),
+        ("indexing_cpu_ratio", "Indexing CPU time ratio (LangChain / EdgeChat)", "x"),
+        ("embed_speed_parity", "Embedder speed per token, EdgeChat run / LangChain run (1 = same load)", "x"),
         ("edgechat_answer_pipeline_ms", "Question to sources, EdgeChat pipeline", "ms"),
         ("edgechat_retrieval_ms", "Question to sources, EdgeChat retrieval alone", "ms"),
         ("peer_retrieval_ms", "Question to sources, LangChain similarity_search(k=4)", "ms"),
@@ -222,6 +225,9 @@ def comparisons(fig: dict) -> list[dict]:
 
     r = g("peer.indexing_time_ratio")
     row("Indexing time, same folder (s)", g("peer.edgechat_wall_s"), g("peer.peer_wall_s"), r,
+        "LangChain / EdgeChat >= 1.5", None if r is None else r >= 1.5, CAUSES["indexing"], "s")
+    r = g("peer.indexing_cpu_ratio")
+    row("Indexing CPU time, same folder (s)", g("peer.edgechat_cpu_s"), g("peer.peer_cpu_s"), r,
         "LangChain / EdgeChat >= 1.5", None if r is None else r >= 1.5, CAUSES["indexing"], "s")
     e, p = g("peer.edgechat_ndcg"), g("peer.peer_ndcg")
     row("SciFact nDCG@10, same embedder", e, p, None if not (e and p) else e / p, "EdgeChat higher",

@@ -97,10 +97,11 @@ def edgechat_index(folder: Path, embedder, work: Path, queries: list[str], round
     from edgechat.core.records import RagRequest
 
     lib = work / f"edgechat-{time.time_ns()}"
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with Engine(lib, embedder=embedder) as engine:
         s = engine.index([folder])
         wall = time.perf_counter() - t0
+        cpu = time.process_time() - c0
         for q in queries[:3]:
             engine.process(RagRequest(q))
         proc, search = [], []
@@ -116,9 +117,13 @@ def edgechat_index(folder: Path, embedder, work: Path, queries: list[str], round
         toks = [r[0] for r in engine.store.db.execute("SELECT text FROM chunks")]
     mean_tokens = statistics.mean(len(embedder.tokenizer.encode(t, add_special_tokens=False).ids) for t in toks) if toks else 0
     shutil.rmtree(lib, ignore_errors=True)
+    total_tokens = mean_tokens * len(toks)
     return {
+        "embedded_tokens": total_tokens,
+        "embed_tokens_per_s": total_tokens / s.embed_seconds if s.embed_seconds else None,
         "pipeline": "edgechat",
         "wall_s": wall,
+        "cpu_s": cpu,
         "embed_s": s.embed_seconds,
         "files": len(s.indexed),
         "failed": len(s.failed),
@@ -208,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
                     "first": order[0],
                     "edgechat_wall_s": e["wall_s"], "peer_wall_s": p["wall_s"],
                     "indexing_time_ratio": p["wall_s"] / e["wall_s"],
+                    "edgechat_cpu_s": e["cpu_s"], "peer_cpu_s": p["cpu_s"],
+                    "indexing_cpu_ratio": p["cpu_s"] / e["cpu_s"],
+                    # the same embedder in both: its speed per token should match when both saw
+                    # the same machine load; far from 1, the time ratio above is skewed by load
+                    "embed_speed_parity": e["embed_tokens_per_s"] / p["embed_tokens_per_s"],
                     "edgechat_pages_per_s": e["pages"] / e["wall_s"], "peer_pages_per_s": p["pages"] / p["wall_s"],
                     "edgechat_chunks_per_s": e["chunks"] / e["wall_s"], "peer_chunks_per_s": p["chunks"] / p["wall_s"],
                     "edgechat_answer_pipeline_ms": statistics.median(e["answer_pipeline_ms"]),

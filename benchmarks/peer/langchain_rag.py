@@ -87,7 +87,7 @@ def cmd_index(args) -> dict:
 
     emb = MiniLMEmbeddings(args.model_dir)
     emb.embed_query("warm up")
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     loader = DirectoryLoader(args.folder, glob="**/*.pdf", loader_cls=PyPDFLoader)
     docs = loader.load()
     t1 = time.perf_counter()
@@ -96,11 +96,15 @@ def cmd_index(args) -> dict:
     store = vector_store(args.persist, emb)
     add_in_batches(store, splits)
     t3 = time.perf_counter()
+    cpu = time.process_time() - c0
     tok = emb.embedder.tokenizer
+    mean_tokens = statistics.mean(len(tok.encode(s.page_content, add_special_tokens=False).ids)
+                                  for s in splits) if splits else 0
     out = {
         "pipeline": "langchain",
         "splitter": args.splitter,
         "wall_s": t3 - t0,
+        "cpu_s": cpu,
         "load_s": t1 - t0,
         "split_s": t2 - t1,
         "embed_and_store_s": t3 - t2,
@@ -108,8 +112,9 @@ def cmd_index(args) -> dict:
         "files": len({d.metadata.get("source") for d in docs}),
         "pages": len(docs),
         "chunks": len(splits),
-        "mean_chunk_tokens": statistics.mean(len(tok.encode(s.page_content, add_special_tokens=False).ids)
-                                             for s in splits) if splits else 0,
+        "mean_chunk_tokens": mean_tokens,
+        "embedded_tokens": mean_tokens * len(splits),
+        "embed_tokens_per_s": mean_tokens * len(splits) / emb.seconds if emb.seconds else None,
     }
     if args.queries:
         queries = json.loads(Path(args.queries).read_text())

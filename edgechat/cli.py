@@ -178,6 +178,7 @@ def _print_sources(sources) -> None:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    from edgechat.core.pipeline import how_found
     from edgechat.core.records import ChatOptions, RagRequest, Scope
 
     scope = Scope("folder", str(Path(args.scope).expanduser().resolve())) if args.scope else None
@@ -222,6 +223,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             "citations": [c.to_dict() for c in response.citations],
             "unmatched_markers": response.unmatched_markers,
             "sources": [s.to_dict() for s in response.sources],
+            "how_found": how_found(response.processed) if response.processed else None,
             "processed_query": response.processed.to_dict() if response.processed else None,
             "diagnostics": response.diagnostics,
         }

@@ -24,6 +24,10 @@ from edgechat.core.records import (
 )
 
 NOTHING_FOUND = "Nothing in your library matched this question, so there is nothing to cite."
+NO_SEARCH_EXTRACTIVE = (
+    "That doesn't look like a question about your documents, so nothing was searched. "
+    "Without a language model EdgeChat can only answer from your documents: ask about them."
+)
 
 
 class Answerer:
@@ -72,7 +76,10 @@ class Answerer:
         text = ""
         stop_reason = "eos"
         first_token: float | None = None
-        if pq.search_skipped or sources or self.client.name != "extractive":
+        if pq.search_skipped and self.client.name == "extractive":
+            text = NO_SEARCH_EXTRACTIVE  # small talk: there is nothing to quote
+            yield ChatUpdate(delta=text, text=text)
+        elif sources or self.client.name != "extractive":
             for upd in self.client.stream(fitted.messages, call_options, cancel):
                 if upd.delta:
                     if first_token is None:

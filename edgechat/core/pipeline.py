@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from edgechat.core.prompt import render_context
 from edgechat.core.records import Candidate, ChatMessage, ProcessedQuery, RagRequest, Source
@@ -142,3 +142,41 @@ def to_source(ordinal: int, c: Candidate) -> Source:
         chunk_id=c.chunk_id,
         metadata=meta,
     )
+
+
+def how_found(pq: ProcessedQuery, limit: int = 10) -> dict[str, Any]:
+    """What the "How this was found" view shows, as plain data small enough to save with a
+    chat: the query as searched, the keywords, whether search was skipped and why, the top
+    candidates before and after reranking with their scores, the final sources and the time
+    each stage took. It holds titles, pages and scores only, never the passages' text."""
+
+    def cand(c: Candidate) -> dict[str, Any]:
+        return {
+            "chunk_id": c.chunk_id,
+            "title": c.title,
+            "path": c.path,
+            "page": c.page,
+            "score": round(float(c.score), 4),
+            "vector_rank": c.vector_rank,
+            "vector_score": None if c.vector_score is None else round(float(c.vector_score), 4),
+            "lexical_rank": c.lexical_rank,
+            "lexical_score": None if c.lexical_score is None else round(float(c.lexical_score), 4),
+            "rerank_score": None if c.rerank_score is None else round(float(c.rerank_score), 4),
+        }
+
+    d = pq.diagnostics or {}
+    return {
+        "original_query": pq.original_query,
+        "searched_query": pq.rewritten_query or pq.original_query,
+        "rewritten": bool(pq.rewritten_query) and pq.rewritten_query != pq.original_query,
+        "keywords": list(pq.keywords),
+        "search_skipped": pq.search_skipped,
+        "skip_reason": d.get("skip_reason", ""),
+        "candidates": [cand(c) for c in pq.raw_candidates[:limit]],
+        "reranked": [cand(c) for c in pq.reranked_candidates[:limit]],
+        "sources": [{"number": s.ordinal, "title": s.title, "page": s.page, "score": s.score,
+                     "chunk_id": s.chunk_id} for s in pq.references],
+        "passed_over_for_diversity": list((d.get("diversity") or {}).get("passed_over") or []),
+        "timings_ms": {k: round(1000 * v, 1) for k, v in (d.get("timings") or {}).items()},
+        "counts": dict(d.get("counts") or {}),
+    }

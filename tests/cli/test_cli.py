@@ -41,6 +41,15 @@ def test_index_ask_search_status(capsys, corpus, tmp_path, embedder):
     pq = data["processed_query"]
     assert pq["original_query"] == "How long is a year on Mercury?" and pq["raw_candidates"]
     assert "timings" in pq["diagnostics"]
+    found = data["how_found"]
+    assert found["search_skipped"] is False and found["candidates"] and found["timings_ms"]["total"] > 0
+    assert [s["number"] for s in found["sources"]] == [s["ordinal"] for s in data["sources"]]
+    assert "88 Earth days" not in json.dumps(found)  # titles, pages and scores only
+
+    code, out, _ = run(capsys, "--library", lib, "ask", "thanks, that's all!", "--extractive", "--json")
+    data = json.loads(out)
+    assert data["how_found"]["search_skipped"] is True and data["sources"] == [] and data["grounded"] is False
+    assert "nothing was searched" in data["answer"]
 
     code, out, _ = run(capsys, "--library", lib, "search", "sourdough starter", "-k", "2")
     assert code == 0 and "bread.md" in out.splitlines()[0]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import sys
 import threading
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
@@ -43,6 +44,22 @@ def _setup_logging() -> None:
         root.addHandler(handler)
         root.setLevel(logging.INFO)
     except OSError:
+        pass
+
+
+INDEX_NICENESS = 10
+
+
+def _lower_priority() -> None:
+    """Indexing yields the CPU to everything else: the window, answering, the user's other
+    programs. Linux keeps a niceness per thread (threads started from this one, such as the
+    indexer's parser, inherit it); elsewhere this does nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + INDEX_NICENESS))
+    except (OSError, AttributeError):
         pass
 
 
@@ -92,6 +109,7 @@ def host_main(conn: Any, library: str, settings: dict) -> None:
     answer.set_model(str(settings.get("model", "")))
 
     def index_loop() -> None:
+        _lower_priority()
         engine = index.open()
         if engine is None:
             return

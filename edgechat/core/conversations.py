@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from edgechat.core.pipeline import how_found
 from edgechat.core.records import ChatMessage, ChatResponse, Citation, Role, Source
 
 log = logging.getLogger(__name__)
@@ -85,11 +86,15 @@ class Turn:
     unmatched_markers: int = 0
     note: str = ""  # shown under the answer: why it has no sources, an error...
     asked: float = field(default_factory=time.time)
+    # How the sources were found (edgechat.core.pipeline.how_found): titles, pages, scores and
+    # timings only, never passage text, so saving it keeps no transient context.
+    found: dict[str, Any] | None = None
 
     @classmethod
     def from_response(cls, question: str, response: ChatResponse, *, asked: float | None = None,
                       note: str = "") -> "Turn":
         skipped = bool(response.processed.search_skipped) if response.processed is not None else False
+        found = how_found(response.processed) if response.processed is not None else None
         return cls(
             question=question,
             answer=response.text,
@@ -100,6 +105,7 @@ class Turn:
             search_skipped=skipped,
             unmatched_markers=int(response.unmatched_markers),
             note=note,
+            found=found,
             asked=time.time() if asked is None else asked,
         )
 
@@ -128,6 +134,7 @@ class Turn:
             search_skipped=bool(d.get("search_skipped", False)),
             unmatched_markers=int(d.get("unmatched_markers") or 0),
             note=str(d.get("note") or ""),
+            found=d.get("found") if isinstance(d.get("found"), Mapping) else None,
             asked=float(d.get("asked") or 0.0),
         )
 

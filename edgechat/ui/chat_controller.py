@@ -73,6 +73,7 @@ class ChatController(QObject):
         super().__init__(parent)
         self.worker = answer_worker
         self.pane = pane
+        self.found_dialog = None  # the open "How this was found" view, if any
         self.store = store
         self.payload_options = payload_options
         self.conversation = Conversation()
@@ -93,6 +94,7 @@ class ChatController(QObject):
         pane.sig_send.connect(self.ask)
         pane.sig_stop.connect(self.stop)
         pane.transcript.sig_chip_clicked.connect(self.sig_chip)
+        pane.transcript.sig_found_clicked.connect(self.show_found)
         self._show()
 
     # ---------------------------------------------------------------- state
@@ -220,6 +222,15 @@ class ChatController(QObject):
         self.sig_answering.emit(False)
         self._render()
         self.sig_turn_sources.emit(index, turn.sources, turn.cited_numbers)
+
+    def show_found(self, turn_index: int) -> None:
+        """Open the "How this was found" view of one answer."""
+        if not 0 <= turn_index < len(self.turns):
+            return
+        from edgechat.ui.found_view import FoundDialog
+
+        self.found_dialog = FoundDialog(self.turns[turn_index].found, self.pane.window())
+        self.found_dialog.open()
 
     def on_failed(self, rid: int, message: str) -> None:
         if rid != self.live_id:

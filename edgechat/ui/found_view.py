@@ -60,11 +60,11 @@ def found_html(found: dict[str, Any] | None) -> str:
         passed = found.get("passed_over_for_diversity") or []
         if passed:
             parts.append(f"<p>{len(passed)} near-duplicate passage(s) were passed over so the sources cover more.</p>")
-        parts.append("<h3>Sources given to the answer</h3><ol>")
+        parts.append("<h3>Sources given to the answer</h3><ul>")
         for s in found.get("sources") or []:
             parts.append(f"<li>[{s.get('number')}] {html.escape(str(s.get('title')))}, page {_fmt(s.get('page'))}, "
                          f"score {_fmt(s.get('score'))}</li>")
-        parts.append("</ol>")
+        parts.append("</ul>")
     timings = found.get("timings_ms") or {}
     if timings:
         parts.append("<h3>Time per stage</h3><table cellpadding='2'>")

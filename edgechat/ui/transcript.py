@@ -138,6 +138,7 @@ class _AnswerMap:
 
 class TranscriptView(QTextBrowser):
     sig_chip_clicked = Signal(int, int)  # turn index, source number
+    sig_found_clicked = Signal(int)  # turn index: show "How this was found"
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -243,6 +244,16 @@ class TranscriptView(QTextBrowser):
             nf.setFontItalic(True)
             nf.setForeground(pal.color(QPalette.ColorRole.PlaceholderText))
             cursor.insertText(("⚠ " if not turn.grounded or turn.stop_reason == "error" else "") + note, nf)
+        if getattr(turn, "found", None):
+            lb = QTextBlockFormat()
+            lb.setTopMargin(2)
+            cursor.insertBlock(lb, QTextCharFormat())
+            lf = QTextCharFormat()
+            lf.setAnchor(True)
+            lf.setAnchorHref(f"found:{i}")
+            lf.setForeground(pal.color(QPalette.ColorRole.Link))
+            lf.setFontPointSize(max(7.0, self.font().pointSizeF() * 0.85))
+            cursor.insertText("How this was found", lf)
 
     def _insert_answer_text(self, cursor: QTextCursor, i: int, turn: Any, amap: _AnswerMap) -> None:
         text = turn.answer
@@ -302,7 +313,11 @@ class TranscriptView(QTextBrowser):
         return left.united(right)
 
     def _on_anchor(self, url: QUrl) -> None:
-        cite = parse_cite(url.toString())
+        href = url.toString()
+        if href.startswith("found:") and href[6:].isdigit():
+            self.sig_found_clicked.emit(int(href[6:]))
+            return
+        cite = parse_cite(href)
         if cite is None:
             return
         self.highlight(*cite)

@@ -517,3 +517,29 @@ def test_splitters_and_window_remember_their_layout(qtbot, make_window, tmp_path
     assert w2.size() == w.size()
     assert w2.splitter.sizes() == sizes
     assert w2.sources.splitter.sizes() == source_sizes
+
+
+def test_how_this_was_found_shows_the_search_of_an_answer(qtbot, make_window, tmp_path):
+    from PySide6.QtCore import QUrl
+
+    docs = make_corpus(tmp_path / "docs")
+    w = make_window(client=ExtractiveClient())
+    w.add_paths([str(docs)])
+    qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
+    wait_idle(qtbot, w)
+    turn = ask(qtbot, w, "How long is a year on Mercury?")
+    found = turn.found
+    assert found and not found["search_skipped"] and found["candidates"]
+    assert [s["number"] for s in found["sources"]] == [s["ordinal"] for s in turn.sources]
+    assert "How this was found" in w.chat.transcript.toPlainText()
+    w.chat.transcript.anchorClicked.emit(QUrl("found:0"))
+    dialog = w.controller.found_dialog
+    qtbot.waitUntil(dialog.isVisible, timeout=5000)
+    shown = dialog.browser.toPlainText()
+    assert "How long is a year on Mercury?" in shown or "year" in shown
+    assert "solar-system" in shown.lower() or "Solar System" in shown
+    assert "Time per stage" in shown
+    dialog.close()
+    # Small talk: the record says the search was skipped.
+    turn = ask(qtbot, w, "thanks!")
+    assert turn.found["search_skipped"] and not turn.sources

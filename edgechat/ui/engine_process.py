@@ -65,6 +65,11 @@ def _lower_priority() -> None:
 
 def host_main(conn: Any, library: str, settings: dict) -> None:
     """Entry point of the engine process."""
+    import signal
+
+    # Ctrl+C in a terminal reaches the whole process group: the window decides when the engine
+    # stops (it sends "close", and the library is closed cleanly), never the keyboard.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     import edgechat.core  # noqa: F401  (telemetry off before onnxruntime loads)
     from edgechat.ui.jobs import AnswerRunner, DocumentInspector, IndexJob, IndexRunner, default_client_factory
     from edgechat.ui.jobs import default_engine_factory

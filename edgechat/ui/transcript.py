@@ -41,6 +41,35 @@ CHIP_TURN = int(QTextFormat.Property.UserProperty) + 2
 OBJECT_CHAR = "\ufffc"
 
 
+_clipboard_guard = False
+_OUR_FORMAT = "application/x-edgechat-answer"
+
+
+def _release_clipboard_at_exit() -> None:
+    """A QMimeData made in Python and handed to the clipboard is freed twice when the
+    interpreter exits (once by Python, once by the clipboard): the process segfaults. Clearing
+    the clipboard before Python tears down lets Qt free it once, and Python's wrapper learns of
+    it through QObject's destruction."""
+    global _clipboard_guard
+    if _clipboard_guard:
+        return
+    _clipboard_guard = True
+    import atexit
+
+    def release() -> None:
+        from PySide6.QtGui import QClipboard, QGuiApplication
+
+        if QGuiApplication.instance() is None:
+            return
+        cb = QGuiApplication.clipboard()
+        for mode in (QClipboard.Mode.Clipboard, QClipboard.Mode.Selection):
+            data = cb.mimeData(mode)
+            if data is not None and data.hasFormat(_OUR_FORMAT):
+                cb.clear(mode)
+
+    atexit.register(release)
+
+
 def tint(color: QColor, alpha: int) -> QColor:
     c = QColor(color)
     c.setAlpha(alpha)
@@ -420,4 +449,6 @@ class TranscriptView(QTextBrowser):
             block = block.next()
         data = QMimeData()
         data.setText("".join(out).rstrip("\n") if end < self.document().characterCount() else "".join(out))
+        data.setData(_OUR_FORMAT, b"1")
+        _release_clipboard_at_exit()
         return data

@@ -119,9 +119,12 @@ def main() -> int:
     if args.corpus:
         ask(args.question)
         turn = len(w.controller.turns) - 1
-        for n in w.controller.turns[turn].cited_numbers[:1]:
-            w.follow_citation(turn, n)
-            wait(lambda: w.sources.viewer.current_kind() != "none", 30)
+        cited = w.controller.turns[turn].cited_numbers
+        if cited:
+            w.follow_citation(turn, cited[0])
+        elif w.controller.turns[turn].sources:
+            w.sources.select_number(int(w.controller.turns[turn].sources[0]["ordinal"]))
+        wait(lambda: w.sources.viewer.current_kind() != "none", 30)
         shot("06-answer-real-pdf")
 
     w.side.setCurrentWidget(w.library_panel)

@@ -273,6 +273,22 @@ class LibraryModel(QAbstractItemModel):
 
 # ====================================================================== sources
 
+# What a person recognises a document by; producer/creator software and encodings are noise.
+_SHOWN_METADATA = ("author", "created", "modified", "pages", "language", "publisher")
+
+
+def metadata_line(md: dict[str, Any]) -> str:
+    parts = []
+    for key in _SHOWN_METADATA:
+        value = str(md.get(key) or "").strip()
+        if not value:
+            continue
+        if key in ("created", "modified") and len(value) >= 10 and value[4] == "-":
+            value = value[:10]  # the date is enough
+        parts.append(f"{key}: {value}")
+    return " · ".join(parts)
+
+
 
 class SourceListModel(QAbstractListModel):
     """The numbered sources of one answer (dicts as saved by edgechat.core.conversations, plus
@@ -332,8 +348,7 @@ class SourceListModel(QAbstractListModel):
         if role == self.ScoreRole:
             return float(s.get("score") or 0.0)
         if role == self.MetadataRole:
-            md = s.get("metadata") or {}
-            return " · ".join(f"{k}: {v}" for k, v in md.items() if k not in ("text_hash", "encoding", "sections"))
+            return metadata_line(s.get("metadata") or {})
         if role == self.SnippetRole:
             return s.get("snippet") or ""
         if role == self.PathRole:

@@ -138,6 +138,10 @@ class SourcePane(QWidget):
         self._quiet = False
 
     def set_sources(self, turn_index: int, sources: list[dict[str, Any]], cited: list[int]) -> None:
+        current = [self.model.source(i) for i in range(self.model.rowCount())]
+        if turn_index != self.turn_index or not sources or \
+                sorted(sources, key=lambda s: int(s.get("ordinal") or 0)) != current:
+            self.viewer.clear()  # the passage shown belonged to another answer
         self.turn_index = turn_index
         self._quiet = True
         self.model.set_sources(sources, cited)

@@ -416,6 +416,14 @@ class DocumentViewer(QWidget):
         w = self.stack.currentWidget()
         return "pdf" if w is self._pdf and w is not None else ("text" if w is self.text_view else "none")
 
+    def clear(self) -> None:
+        self.path = ""
+        self.title.setText("")
+        self.title.setToolTip("")
+        self.open_button.setEnabled(False)
+        self._say("")
+        self.stack.setCurrentWidget(self.placeholder)
+
     def show_loading(self, source: dict) -> None:
         self.path = str(source.get("path") or "")
         self._set_title(source)

@@ -53,7 +53,8 @@ def test_library_model_updates_in_place(qtmodeltester):
 def test_source_list_model(qtmodeltester):
     model = SourceListModel()
     sources = [
-        {"ordinal": 2, "title": "B", "path": "/b.pdf", "page": 4, "score": 0.5, "snippet": "two", "metadata": {"author": "Z"}},
+        {"ordinal": 2, "title": "B", "path": "/b.pdf", "page": 4, "score": 0.5, "snippet": "two",
+         "metadata": {"author": "Z", "producer": "pdfTeX", "created": "2023-02-10T09:27:35+00:00"}},
         {"ordinal": 1, "title": "A", "path": "/a.md", "page": 1, "score": 0.9, "snippet": "one", "metadata": {}},
     ]
     model.set_sources(sources, cited=[2])
@@ -64,7 +65,7 @@ def test_source_list_model(qtmodeltester):
     assert first.data(SourceListModel.CitedRole) is False
     second = model.index(1)
     assert (second.data(SourceListModel.TitleRole), second.data(SourceListModel.PageRole)) == ("B", 4)
-    assert second.data(SourceListModel.MetadataRole) == "author: Z"
+    assert second.data(SourceListModel.MetadataRole) == "author: Z · created: 2023-02-10"
     assert second.data(SourceListModel.CitedRole) is True
     assert model.row_of(2) == 1 and model.row_of(9) == -1
     assert second.data() == "[2] B — page 4"

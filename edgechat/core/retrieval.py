@@ -1,12 +1,14 @@
 """Hybrid retrieval: a vector leg (Chroma, cosine) and a lexical leg (SQLite FTS5, BM25 with
 Porter stemming), fused, deduplicated and scoped.
 
-Fusion. Each leg's scores over its top `depth` hits are standardised (z-scores: how far above
-that query's typical hit a chunk is), a chunk missing from a leg takes that leg's lowest
-z-score, and the two are mixed 0.4 vector / 0.6 lexical. On SciFact dev (train split) this gave
-nDCG@10 0.736, against 0.721 for reciprocal rank fusion (k=60) of the same two lists, 0.698 for
-BM25 and 0.679 for dense alone; every mix from 0.4 to 0.5 and depths 50-200 stayed within
-0.731-0.737, so the choice is not a knife edge (benchmarks/retrieval_quality.py reruns it).
+Fusion. Over the union of both legs' top `depth` hits, each leg's scores are standardised
+(z-scores: how far above the query's typical candidate a chunk is; a chunk BM25 did not return
+scores 0 there) and mixed 0.3 vector / 0.7 lexical. On SciFact dev (train split) this gave
+nDCG@10 0.738, against 0.721 for reciprocal rank fusion (k=60) of the same two lists, 0.698 for
+BM25 and 0.679 for dense alone; mixes from 0.2 to 0.4 and depths 50-200 stayed within
+0.733-0.739, so the choice is not a knife edge (benchmarks/retrieval_quality.py reruns it).
+Standardising each leg over its own hits only scored the same on SciFact but gave a lone
+keyword match no credit in a small library, where a leg returns only a few hits.
 The fused value is squashed to 0..1 with a logistic, so 0.5 means "average on both legs" and a
 minimum score means the same thing for every query.
 """
@@ -59,7 +61,7 @@ def fts_query(words: Sequence[str]) -> str:
 class RetrievalSettings:
     depth: int = 100  # candidates taken from each leg before fusion
     fusion: str = "zscore"  # "zscore" (default) or "rrf" (reciprocal rank fusion, for comparison)
-    vector_weight: float = 0.4  # zscore: the lexical leg gets 1 - vector_weight
+    vector_weight: float = 0.3  # zscore: the lexical leg gets 1 - vector_weight
     rrf_k: int = 60
 
 
@@ -70,27 +72,31 @@ class RetrievalResult:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def _standardise(hits: Sequence[tuple[str, float]]) -> dict[str, float]:
-    if not hits:
-        return {}
-    vals = [v for _, v in hits]
-    mean = sum(vals) / len(vals)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / len(vals)) or 1.0
-    return {c: (v - mean) / sd for c, v in hits}
+def _standardise(values: Sequence[float]) -> list[float]:
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / n)
+    return [(v - mean) / sd for v in values] if sd > 1e-9 else [0.0] * n
 
 
 def zscore_fusion(
     vec_hits: Sequence[tuple[str, float]], lex_hits: Sequence[tuple[str, float]], vector_weight: float
 ) -> dict[str, float]:
-    """Mix the legs' standardised scores; a chunk absent from a leg gets that leg's minimum."""
-    zv, zl = _standardise(vec_hits), _standardise(lex_hits)
-    if not zv or not zl:  # one leg only (or a query with no words BM25 knows)
-        return dict(zv or zl)
-    floor_v, floor_l = min(zv.values()), min(zl.values())
-    return {
-        c: vector_weight * zv.get(c, floor_v) + (1 - vector_weight) * zl.get(c, floor_l)
-        for c in {**zv, **zl}
-    }
+    """Mix the legs' standardised scores over the union of their hits.
+
+    A chunk BM25 did not return scores 0 on that leg (it shares no term with the query); one
+    the vector leg did not return takes the lowest similarity the leg returned. Standardising
+    over the union (not each leg's own hits) keeps a lone keyword match worth something: with
+    a handful of hits, a leg's own spread is meaningless."""
+    ids = list(dict.fromkeys([c for c, _ in vec_hits] + [c for c, _ in lex_hits]))
+    if not ids:
+        return {}
+    dv, dl = dict(vec_hits), dict(lex_hits)
+    floor_v = min(dv.values()) if dv else 0.0
+    zv = _standardise([dv.get(c, floor_v) for c in ids])
+    zl = _standardise([dl.get(c, 0.0) for c in ids])
+    w = vector_weight if dv and dl else (1.0 if dv else 0.0)
+    return {c: w * a + (1 - w) * b for c, a, b in zip(ids, zv, zl)}
 
 
 def _logistic(x: float) -> float:

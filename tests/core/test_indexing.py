@@ -170,3 +170,14 @@ def test_interrupted_file_is_cleaned_by_recover(library, embedder, tmp_path):
         summary = e.index([docs])
         assert summary.indexed == [path] and summary.unchanged == 2
         consistent(e.store)
+
+
+def test_a_lone_keyword_match_ranks_first_in_a_small_library(engine, tmp_path):
+    """Fusion standardises over the union of both legs: the only chunk BM25 finds keeps its
+    lexical credit even when the lexical leg returns a single hit."""
+    docs = make_corpus(tmp_path / "docs")
+    write(docs / "lighthouse.md", "# Lighthouse Notes\n\nThe lighthouse keeper lit the great lamp at dusk every evening "
+          "of the year. Ships kept away from the granite rocks because of the bright rotating beam.\n")
+    engine.index([docs])
+    top = engine.retriever.search("How hot is the surface of Venus?").candidates[0]
+    assert top.path.endswith("solar-system.md") and top.lexical_rank == 1

@@ -61,7 +61,7 @@ def plan(args) -> list[Part]:
     r = args.repeats
     py_m = ["-m"]
     if smoke:
-        from benchmarks.smoke_data import smoke_beir_folder, smoke_pdf_folder
+        from benchmarks.smoke_data import smoke_beir_folder, smoke_gui_folder, smoke_pdf_folder
 
         folder = str(smoke_pdf_folder())
         beir = str(smoke_beir_folder())
@@ -77,7 +77,7 @@ def plan(args) -> list[Part]:
                                    "--new-tokens", "8"], 1, t),
             Part("llm", py_m + ["benchmarks.latency_scale", "--parts", "llm", "--llm-rounds", "2",
                                 "--new-tokens", "16", "--prompt-tokens", "200"], 1, t),
-            Part("gui", ["benchmarks/gui_responsiveness.py", "--corpus", folder, "--questions", "1",
+            Part("gui", ["benchmarks/gui_responsiveness.py", "--corpus", str(smoke_gui_folder()), "--questions", "1",
                          "--launches", "1", "--extractive", "--max-seconds", "30"], 1, t, stdout_json=True),
             Part("peer_indexing", py_m + ["benchmarks.peer", "--parts", "indexing", "--folder", folder,
                                           "--repeats", str(r), "--rounds", "1"], 1, t),

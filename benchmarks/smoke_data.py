@@ -32,6 +32,19 @@ def smoke_pdf_folder(source: Path = SHARED / "corpus" / "pdf") -> Path:
     return dst
 
 
+def smoke_gui_folder(source: Path = SHARED / "corpus" / "pdf" / "debian") -> Path:
+    """Two short manuals (93 pages, about 400 chunks): gui_responsiveness.py asks its first
+    question once 200 chunks are indexed (and waits up to 300 s for that), so its corpus must
+    have more than 200."""
+    dst = BENCH_CACHE / "smoke-gui-pdfs"
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in ("R-data.pdf", "R-FAQ.pdf"):
+        src = source / name
+        if not (dst / name).is_file() or (dst / name).stat().st_size != src.stat().st_size:
+            shutil.copy2(src, dst / name)
+    return dst
+
+
 def smoke_beir_folder(source: Path = SHARED / "eval" / "scifact-dev", queries: int = 20,
                       extra_docs: int = 120, split: str = "train") -> Path:
     """The first `queries` judged queries, their relevant abstracts and `extra_docs` others."""

@@ -14,6 +14,30 @@ from pathlib import Path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
+# Questions about the Debian manuals (../shared/data/corpus/pdf/debian), for latency runs.
+DEBIAN_QUERIES = [
+    "How do I read a CSV file into a data frame?",
+    "apt-get install a package from a specific release",
+    "plot a function with gnuplot using logarithmic axes",
+    "what is a Debian maintainer",
+    "matrix inverse in octave",
+    "linear regression with lm",
+    "how to set the terminal type in gnuplot",
+    "upload a package to the Debian archive",
+    "integrate a function symbolically in maxima",
+    "draw an arrow in asymptote",
+    "What does the factor function do in R?",
+    "configure the network interface",
+    "How do I report a bug in Debian?",
+    "install R packages from source into a private library",
+    "compile C code for an R package with a Makefile",
+    "set the output file and size of a PNG plot",
+    "what is the difference between testing and unstable",
+    "solve a system of linear equations",
+    "environment variables read when R starts",
+    "label the axes and add a title to a graph",
+]
+
 
 def machine() -> dict:
     import importlib.metadata as md

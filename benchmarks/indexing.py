@@ -18,24 +18,11 @@ import time
 from pathlib import Path
 
 import edgechat.core  # noqa: F401
+from benchmarks.common import DEBIAN_QUERIES as QUERIES
 from benchmarks.common import SHARED, emit, machine, peak_rss_mb, summary
 from edgechat.core.embedder import load_default_embedder
 from edgechat.core.engine import Engine
 
-QUERIES = [
-    "How do I read a CSV file into a data frame?",
-    "apt-get install a package from a specific release",
-    "plot a function with gnuplot using logarithmic axes",
-    "what is a Debian maintainer",
-    "matrix inverse in octave",
-    "linear regression with lm",
-    "how to set the terminal type in gnuplot",
-    "upload a package to the Debian archive",
-    "integrate a function symbolically in maxima",
-    "draw an arrow in asymptote",
-    "What does the factor function do in R?",
-    "configure the network interface",
-]
 
 
 def index_once(folder: Path, embedder, workdir: Path) -> dict:

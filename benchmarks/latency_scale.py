@@ -42,33 +42,12 @@ from pathlib import Path
 import numpy as np
 
 import edgechat.core  # noqa: F401  (sets the telemetry switches before onnxruntime/chroma load)
+from benchmarks.common import DEBIAN_QUERIES as QUERIES
 from benchmarks.common import SHARED, emit, machine, peak_rss_mb, summary
 
 BENCH_CACHE = Path(os.environ.get("EDGECHAT_BENCH_CACHE", Path.home() / ".cache" / "edgechat-bench"))
 ROOT = Path(__file__).resolve().parents[1]
 
-QUERIES = [
-    "How do I read a CSV file into a data frame?",
-    "apt-get install a package from a specific release",
-    "plot a function with gnuplot using logarithmic axes",
-    "what is a Debian maintainer",
-    "matrix inverse in octave",
-    "linear regression with lm",
-    "how to set the terminal type in gnuplot",
-    "upload a package to the Debian archive",
-    "integrate a function symbolically in maxima",
-    "draw an arrow in asymptote",
-    "What does the factor function do in R?",
-    "configure the network interface",
-    "How do I report a bug in Debian?",
-    "install R packages from source into a private library",
-    "compile C code for an R package with a Makefile",
-    "set the output file and size of a PNG plot",
-    "what is the difference between testing and unstable",
-    "solve a system of linear equations",
-    "environment variables read when R starts",
-    "label the axes and add a title to a graph",
-]
 
 QUESTIONS = ["How do I install a package from a .deb file?", "How can I read a CSV file into a data frame in R?"]
 

@@ -222,6 +222,15 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "git_commit": _git_commit(),
     }
+    if args.merge_only:  # the run's span is that of the part files it merges
+        stamps = [f.stat().st_mtime for f in parts_dir.glob("*.json")]
+        logs = [f.stat().st_mtime for f in parts_dir.glob("*.log")]
+        if stamps:
+            first = min(logs + stamps)
+            meta["started"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(first))
+            meta["finished"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(max(stamps)))
+            meta["wall_seconds"] = round(max(stamps) - first, 1)
+            meta["merged_only"] = True
     merged = merge(all_parts, outcomes, meta)
     result_file = out / "results.json"
     result_file.write_text(json.dumps(merged, indent=2, default=str))

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     if ax1.get_legend_handles_labels()[0]:
         ax1.legend(fontsize=8, loc="upper right")
     ax1.set_ylim(0, max([v["max"] for k, v in fig_data.items()
-                         if k in ("index.chunks_per_s", "index.ceiling_chunks_per_s", "_ec_chunks", "_peer_chunks",
+                         if k in ("index.chunks_per_s", "index.ceiling_chunks_per_s",
                                   "_ec_pages", "_peer_pages")] + [1]) * 1.25)
 
     # --- retrieval latency against library size

@@ -444,8 +444,8 @@ libraries are indexed once and cached; the plot is drawn with matplotlib from a 
 its own, so EdgeChat's environment never gets it):
 
 ```sh
-.venv/bin/python -m benchmarks --publish    # full run; writes docs/performance.{json,png} and this section
-.venv/bin/python -m benchmarks --smoke      # every part on tiny inputs, about 3 minutes
+.venv/bin/python -m benchmarks --publish    # full run (about an hour on 2 quiet cores); writes docs/performance.{json,png} and this section
+.venv/bin/python -m benchmarks --smoke      # every part on tiny inputs: under a minute once its caches exist
 ```
 """
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from edgechat.core import documents
 from edgechat.core.chunking import ChunkSettings, chunk_pages
 from edgechat.core.embedder import Embedder
+from edgechat.core.fileio import sha256_file
 from edgechat.core.records import Chunk, Document, DocumentError, Problem
 from edgechat.core.store import Store
 
@@ -95,14 +96,6 @@ class _Parsed:
     doc: Document | None
     chunks: list[Chunk]
     error: DocumentError | None = None
-
-
-def sha256_file(path: str, bufsize: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(bufsize):
-            h.update(block)
-    return h.hexdigest()
 
 
 def scan(root: Path) -> Iterable[Path]:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import hashlib
 import importlib.util
 import json
 import os
@@ -49,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from edgechat.core import paths
+from edgechat.core.fileio import sha256_file
+from edgechat.core.fileio import write_atomic as _write_atomic
 
 Progress = Callable[[str], None]
 
@@ -446,23 +447,6 @@ def folder_name_for(precision: str) -> str:
 
 def folder_size(folder: Path) -> int:
     return sum(f.stat().st_size for f in Path(folder).rglob("*") if f.is_file())
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 # --------------------------------------------------------------------------- command line

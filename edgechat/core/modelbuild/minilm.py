@@ -22,7 +22,6 @@ Folder layout (``paths.embedders_dir()/all-MiniLM-L6-v2``)::
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import math
@@ -38,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from edgechat.core import paths
+from edgechat.core.fileio import sha256_file as _sha256
+from edgechat.core.fileio import write_atomic as _write_atomic
 
 Progress = Callable[[str], None]
 
@@ -690,18 +691,3 @@ def _exclusive(lock_path: Path, say: Progress) -> Iterator[None]:
                 fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)

@@ -74,10 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     folder = Path(args.folder)
-    beir = load_beir(folder, args.split)
-    if args.limit:
-        keep = list(beir.queries)[: args.limit]
-        beir.queries = {q: beir.queries[q] for q in keep}
+    beir = load_beir(folder, args.split, args.limit)
     engine = build_library(folder, beir)
     methods = [m for m in args.methods.split(",") if m]
     rerankers = {}

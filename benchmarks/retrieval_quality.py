@@ -84,10 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="write the JSON here too")
     args = ap.parse_args(argv)
     folder = Path(args.folder)
-    beir = load_beir(folder, args.split)
-    if args.limit:
-        keep = list(beir.queries)[: args.limit]
-        beir.queries = {q: beir.queries[q] for q in keep}
+    beir = load_beir(folder, args.split, args.limit)
     engine = build_library(folder, beir)
     results = {}
     with engine:

@@ -23,7 +23,8 @@ class BeirSet:
     qrels: dict[str, dict[str, int]]  # query id -> {doc id: grade}
 
 
-def load_beir(folder: str | Path, split: str = "train") -> BeirSet:
+def load_beir(folder: str | Path, split: str = "train", limit: int = 0) -> BeirSet:
+    """`limit`: keep only the first N judged queries (smoke runs)."""
     folder = Path(folder)
     corpus: dict[str, tuple[str, str]] = {}
     with open(folder / "corpus.jsonl", encoding="utf-8") as fh:
@@ -50,6 +51,8 @@ def load_beir(folder: str | Path, split: str = "train") -> BeirSet:
             if grade > 0:
                 qrels.setdefault(str(row["query-id"]), {})[str(row["corpus-id"])] = grade
     queries = {q: t for q, t in queries.items() if q in qrels}
+    if limit:
+        queries = dict(list(queries.items())[:limit])
     return BeirSet(corpus, queries, qrels)
 
 

@@ -4,7 +4,7 @@ questions about the Debian manuals, with and without marker attribution.
     python -m benchmarks.citation_rate [--library DIR] [--out FILE.json]
 
 The library must already hold ../shared/data/corpus/pdf/debian (edgechat index ...). For each
-question: the answer as the model wrote it (raw), and after edgechat.core.attribution supplied
+question: the answer as the model wrote it (raw), and after edgechat.core.answering.attribution supplied
 markers it left out. A citation is valid when the citation builder accepted it (its number
 names a source); every accepted citation is also checked to land on a page whose stored text
 contains the cited passage. Also reports the end-to-end figures of issue 3 for each answer:

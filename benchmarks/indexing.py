@@ -20,7 +20,7 @@ from pathlib import Path
 import edgechat.core  # noqa: F401
 from benchmarks.common import DEBIAN_QUERIES as QUERIES
 from benchmarks.common import SHARED, emit, machine, peak_rss_mb, summary
-from edgechat.core.embedder import load_default_embedder
+from edgechat.core.embedding.embedder import load_default_embedder
 from edgechat.core.engine import Engine
 
 

@@ -20,7 +20,7 @@ scale   Libraries of each size are written straight through Store.commit_file (t
 memory  A separate process opens the 10k library (or the largest size up to 10k), loads the
         embedder and the active language model, and answers two questions end to end: its
         peak resident memory, retrieval time, prompt tokens, time to first token, total time.
-llm     edgechat.core.llm.bench on the active model (EdgeChat's client and a bare loop on the
+llm     benchmarks.llm_bench on the active model (EdgeChat's client and a bare loop on the
         same prompt, in lockstep), run in its own process.
 """
 
@@ -59,7 +59,7 @@ def base_material(corpus: Path, base: int, embedder) -> tuple[list[str], np.ndar
     """Up to `base` real chunks of the corpus, chunked by EdgeChat, and their real vectors
     (computed once, cached by corpus listing, chunk settings and embedder)."""
     from edgechat.core import documents
-    from edgechat.core.chunking import ChunkSettings, chunk_pages
+    from edgechat.core.indexing.chunking import ChunkSettings, chunk_pages
 
     files = sorted(p for p in corpus.rglob("*") if p.is_file() and documents.is_supported(p))
     key = hashlib.sha1()
@@ -322,7 +322,7 @@ def part_llm(args) -> dict:
     model = Path(args.model) if args.model else active_model_dir()
     if model is None or not model.is_dir():
         return {"skipped": "no language model installed (edgechat models install)"}
-    cmd = [sys.executable, "-m", "edgechat.core.llm.bench", str(model), "--rounds", str(args.llm_rounds),
+    cmd = [sys.executable, "-m", "benchmarks.llm_bench", str(model), "--rounds", str(args.llm_rounds),
            "--new-tokens", str(args.new_tokens), "--prompt-tokens", str(args.prompt_tokens)]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=3600)
     if r.returncode != 0:
@@ -360,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="edgechat-latency-"))
     try:
         if "scale" in parts or "memory" in parts:
-            from edgechat.core.embedder import load_default_embedder
+            from edgechat.core.embedding.embedder import load_default_embedder
 
             embedder = load_default_embedder()
             scale = part_scale(args, embedder, work)

@@ -29,8 +29,8 @@ import numpy as np
 import edgechat.core  # noqa: F401
 from benchmarks.common import emit, machine
 from benchmarks.retrieval_quality import DEFAULT, build_library
-from edgechat.core.evaluation import dedupe_docs, load_beir, ndcg_at, score_run
-from edgechat.core.rerank import (
+from benchmarks.evaluation import dedupe_docs, load_beir, ndcg_at, score_run
+from edgechat.core.search.rerank import (
     FeatureReranker,
     LateInteractionReranker,
     MmrSettings,
@@ -38,7 +38,7 @@ from edgechat.core.rerank import (
     diversify,
     similarity,
 )
-from edgechat.core.turns import ConversationInterpreter
+from edgechat.core.understanding.turns import ConversationInterpreter
 
 
 def _copy(cands):

@@ -21,7 +21,7 @@ from pathlib import Path
 import edgechat.core  # noqa: F401
 from edgechat.core import paths
 from edgechat.core.engine import Engine
-from edgechat.core.evaluation import beir_documents, dedupe_docs, load_beir, score_run
+from benchmarks.evaluation import beir_documents, dedupe_docs, load_beir, score_run
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "scifact-dev"
 

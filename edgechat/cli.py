@@ -98,7 +98,7 @@ def _library(args: argparse.Namespace) -> Path | None:
 
 def _engine(args: argparse.Namespace, **kwargs):
     from edgechat.core.engine import Engine
-    from edgechat.core.store import LibraryLockedError
+    from edgechat.core.store.library import LibraryLockedError
 
     try:
         return Engine(_library(args), embedder_progress=_status_line, **kwargs)
@@ -114,7 +114,7 @@ def _status_line(msg: str) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from edgechat.core.indexer import IndexProgress
+    from edgechat.core.indexing.indexer import IndexProgress
 
     passwords = {}
     for item in args.password:
@@ -178,7 +178,7 @@ def _print_sources(sources) -> None:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from edgechat.core.pipeline import how_found
+    from edgechat.core.search.pipeline import how_found
     from edgechat.core.records import ChatOptions, RagRequest, Scope
 
     scope = Scope("folder", str(Path(args.scope).expanduser().resolve())) if args.scope else None
@@ -188,7 +188,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     with _engine(args, readonly=True) as engine:
         client = None
         if args.extractive:
-            from edgechat.core.extractive import ExtractiveClient
+            from edgechat.core.answering.extractive import ExtractiveClient
 
             client = ExtractiveClient(engine.embedder)
         if engine.store.counts()["chunks"] == 0:
@@ -240,7 +240,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from edgechat.core.pipeline import to_source
+    from edgechat.core.search.pipeline import to_source
     from edgechat.core.records import Scope
 
     scope = Scope("folder", str(Path(args.scope).expanduser().resolve())) if args.scope else None
@@ -288,7 +288,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from edgechat.core.modelbuild.minilm import ensure_minilm
+    from edgechat.core.embedding.modelbuild.minilm import ensure_minilm
 
     c = args.models_command
     if c == "fetch":

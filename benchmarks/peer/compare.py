@@ -137,7 +137,7 @@ def edgechat_index(folder: Path, embedder, work: Path, queries: list[str], round
 
 def quality(beir_dir: Path, split: str, limit: int, embedder, py: Path, model_dir: Path, splitter: str) -> dict:
     from benchmarks.retrieval_quality import build_library, run_mode
-    from edgechat.core.evaluation import load_beir, score_run
+    from benchmarks.evaluation import load_beir, score_run
 
     beir = load_beir(beir_dir, split)
     if limit:
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     py = ensure_peer_venv(lambda m: print(m, file=sys.stderr))
-    from edgechat.core.embedder import load_default_embedder
+    from edgechat.core.embedding.embedder import load_default_embedder
 
     embedder = load_default_embedder()
     model_dir = embedder.model_dir

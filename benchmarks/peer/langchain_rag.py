@@ -6,7 +6,7 @@ model file, same onnxruntime settings) wrapped as a LangChain `Embeddings`, so o
 pipeline differs.
 
 Runs inside the peer virtualenv (benchmarks/peer/requirements.txt), never in EdgeChat's; it
-imports nothing of EdgeChat's but edgechat.core.embedder. Prints one JSON object.
+imports nothing of EdgeChat's but edgechat.core.embedding.embedder. Prints one JSON object.
 
     python langchain_rag.py index  FOLDER --persist DIR --model-dir DIR [--queries FILE.json]
     python langchain_rag.py beir   BEIR_DIR --persist DIR --model-dir DIR [--split train] [--depth 100]
@@ -38,7 +38,7 @@ class MiniLMEmbeddings(Embeddings):
     """EdgeChat's OnnxEmbedder (all-MiniLM-L6-v2, int8) behind LangChain's interface."""
 
     def __init__(self, model_dir: str, variant: str = "int8") -> None:
-        from edgechat.core.embedder import OnnxEmbedder
+        from edgechat.core.embedding.embedder import OnnxEmbedder
 
         self.embedder = OnnxEmbedder(Path(model_dir), variant=variant)
         self.seconds = 0.0

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edgechat.core.pipeline import how_found
+from edgechat.core.search.pipeline import how_found
 from edgechat.core.records import ChatMessage, ChatResponse, Citation, Role, Source
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ class Turn:
     unmatched_markers: int = 0
     note: str = ""  # shown under the answer: why it has no sources, an error...
     asked: float = field(default_factory=time.time)
-    # How the sources were found (edgechat.core.pipeline.how_found): titles, pages, scores and
+    # How the sources were found (edgechat.core.search.pipeline.how_found): titles, pages, scores and
     # timings only, never passage text, so saving it keeps no transient context.
     found: dict[str, Any] | None = None
 

@@ -13,15 +13,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from edgechat.core import paths
-from edgechat.core.answer import Answerer
-from edgechat.core.chat import ChatClient
-from edgechat.core.chunking import ChunkSettings
-from edgechat.core.embedder import Embedder
-from edgechat.core.indexer import Indexer, IndexProgress, IndexSummary
-from edgechat.core.pipeline import RagPipeline, Reranker, TurnInterpreter
+from edgechat.core.answering.answer import Answerer
+from edgechat.core.llm.client import ChatClient
+from edgechat.core.indexing.chunking import ChunkSettings
+from edgechat.core.embedding.embedder import Embedder
+from edgechat.core.indexing.indexer import Indexer, IndexProgress, IndexSummary
+from edgechat.core.search.pipeline import RagPipeline, Reranker, TurnInterpreter
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ProcessedQuery, RagRequest
-from edgechat.core.retrieval import RetrievalSettings, Retriever
-from edgechat.core.store import Store
+from edgechat.core.search.retrieval import RetrievalSettings, Retriever
+from edgechat.core.store.library import Store
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class Engine:
     def embedder(self) -> Embedder:
         with self._lock:
             if self._embedder is None:
-                from edgechat.core.embedder import load_default_embedder
+                from edgechat.core.embedding.embedder import load_default_embedder
 
                 self._embedder = load_default_embedder(self._embedder_progress)
             return self._embedder
@@ -91,11 +91,11 @@ class Engine:
 
     def pipeline_for(self, client: ChatClient | None) -> RagPipeline:
         """The pipeline for a turn answered by `client`: unless an interpreter was given, the
-        default one (edgechat.core.turns: search gate, and the model rewriter when `client` is
+        default one (edgechat.core.understanding.turns: search gate, and the model rewriter when `client` is
         capable, else the deterministic one)."""
         interpreter = self.interpreter
         if interpreter is None:
-            from edgechat.core.turns import default_interpreter
+            from edgechat.core.understanding.turns import default_interpreter
 
             interpreter = default_interpreter(client)
         return RagPipeline(self.retriever, reranker=self.reranker, interpreter=interpreter)
@@ -154,7 +154,7 @@ class Engine:
 
 def default_chat_client(embedder: Embedder | None = None) -> ChatClient:
     """The active local model if one is installed and loads, else the extractive answerer."""
-    from edgechat.core.extractive import ExtractiveClient
+    from edgechat.core.answering.extractive import ExtractiveClient
 
     try:
         from edgechat.core.llm.manager import load_active_client

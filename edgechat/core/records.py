@@ -215,7 +215,7 @@ class ChatUpdate:
     text: str = ""  # the whole answer so far
     stop_reason: str | None = None  # "eos", "max_tokens", "context", "cancelled", "repetition"
     citations: list[Citation] | None = None
-    response: "ChatResponse | None" = None  # on the last update of an answer (edgechat.core.answer)
+    response: "ChatResponse | None" = None  # on the last update of an answer (edgechat.core.answering.answer)
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The "How this was found" view of one answer: how the question was searched, what came
 back, what was chosen, and how long each stage took. Reads the plain record made by
-edgechat.core.pipeline.how_found(), so it also works for answers of reopened chats."""
+edgechat.core.search.pipeline.how_found(), so it also works for answers of reopened chats."""
 
 from __future__ import annotations
 

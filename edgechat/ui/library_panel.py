@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgechat.ui.eta import progress_line
+from edgechat.service.eta import progress_line
 from edgechat.ui.models import LibraryModel
 
 

@@ -38,7 +38,7 @@ from edgechat.ui.models import ConversationListModel, LibraryModel
 from edgechat.ui.settings import EXTRACTIVE, AppSettings, SettingsDialog, make_qsettings
 from edgechat.ui.source_pane import SourcePane
 from edgechat.ui.watcher import LibraryWatcher
-from edgechat.ui.jobs import EngineFactory, IndexJob, default_client_factory, default_engine_factory
+from edgechat.service.runners import EngineFactory, IndexJob, default_client_factory, default_engine_factory
 from edgechat.ui.qtfix import guard as guard_refcounts
 from edgechat.ui.workers import EngineProcess, Workers
 

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgechat.ui.jobs import installed_models  # noqa: F401  (re-exported for the dialog's callers)
+from edgechat.service.runners import installed_models  # noqa: F401  (re-exported for the dialog's callers)
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class AppSettings:
         qs.sync()
 
     def chunk_settings(self) -> Any:
-        from edgechat.core.chunking import ChunkSettings
+        from edgechat.core.indexing.chunking import ChunkSettings
 
         return ChunkSettings(size=self.chunk_size, overlap=self.chunk_overlap)
 

@@ -9,7 +9,7 @@
 
 Two hosts with the same signals and methods:
 
-- `EngineProcess` (the app): the core runs in a child process (edgechat.ui.engine_process),
+- `EngineProcess` (the app): the core runs in a child process (edgechat.service.host),
   so C extensions that hold the GIL for long (Chroma's upsert, a model's prompt prefill)
   cannot freeze the window; a reader thread turns the child's messages into signals.
 - `Workers` (tests, and any caller injecting factories): the same runners on QThreads in
@@ -27,7 +27,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from edgechat.ui.jobs import (
+from edgechat.service.runners import (
     AnswerRunner,
     ClientFactory,
     DocumentInspector,
@@ -473,7 +473,7 @@ class EngineProcess(QObject):
     def start(self) -> None:
         import multiprocessing as mp
 
-        from edgechat.ui.engine_process import host_main
+        from edgechat.service.host import host_main
 
         ctx = mp.get_context("spawn")  # a fresh interpreter: no Qt state is inherited
         parent_conn, child_conn = ctx.Pipe(duplex=True)

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from edgechat.core.attribution import attribute
-from edgechat.core.citations import build_citations
+from edgechat.core.answering.attribution import attribute
+from edgechat.core.answering.citations import build_citations
 from edgechat.core.records import Source
 
 

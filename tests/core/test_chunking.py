@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edgechat.core.chunking import ChunkSettings, chunk_page, chunk_pages
+from edgechat.core.indexing.chunking import ChunkSettings, chunk_page, chunk_pages
 from edgechat.core.records import Page
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edgechat.core.citations import (
+from edgechat.core.answering.citations import (
     build_citations,
     cited_sentence_spans,
     marker_numbers,

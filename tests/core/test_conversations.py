@@ -15,7 +15,7 @@ from edgechat.core.conversations import (
     export_markdown,
     history_messages,
 )
-from edgechat.core.citations import build_citations
+from edgechat.core.answering.citations import build_citations
 from edgechat.core.records import ChatResponse, ProcessedQuery, Role, Source
 
 LONG_CONTEXT = "Venus has a thick atmosphere of carbon dioxide. " * 20 + "UNIQUE-CONTEXT-TAIL"

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgechat.core.embedder import Embedder, OnnxEmbedder
-from edgechat.core.modelbuild import minilm
+from edgechat.core.embedding.embedder import Embedder, OnnxEmbedder
+from edgechat.core.embedding.modelbuild import minilm
 
 pytestmark = pytest.mark.slow
 

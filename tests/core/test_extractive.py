@@ -5,15 +5,15 @@ import threading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edgechat.core.chat import ChatClient
-from edgechat.core.citations import build_citations, marker_spans
-from edgechat.core.extractive import (
+from edgechat.core.llm.client import ChatClient
+from edgechat.core.answering.citations import build_citations, marker_spans
+from edgechat.core.answering.extractive import (
     NO_MATCH_TEXT,
     ExtractiveClient,
     quote_text,
     split_sentences,
 )
-from edgechat.core.prompt import build_messages, render_context
+from edgechat.core.answering.prompt import build_messages, render_context
 from edgechat.core.records import ChatMessage, ChatOptions, Role, Source
 
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from edgechat.core.history import ReducedHistory, reduce_history, split_turns
+from edgechat.core.answering.history import ReducedHistory, reduce_history, split_turns
 from edgechat.core.records import ChatMessage, Role
 
 S, U, A = Role.SYSTEM, Role.USER, Role.ASSISTANT

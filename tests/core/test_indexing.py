@@ -13,7 +13,7 @@ import pytest
 from edgechat.core.documents import parse_document
 from edgechat.core.engine import Engine
 from edgechat.core.records import Scope
-from edgechat.core.store import LibraryLockedError, Store
+from edgechat.core.store.library import LibraryLockedError, Store
 from tests.helpers import make_corpus, write
 
 
@@ -151,7 +151,7 @@ def test_interrupted_file_is_cleaned_by_recover(library, embedder, tmp_path):
     """Simulates a kill between Chroma's write and SQLite's commit for one file."""
     import numpy as np
 
-    from edgechat.core.chunking import chunk_pages
+    from edgechat.core.indexing.chunking import chunk_pages
 
     docs = make_corpus(tmp_path / "docs")
     with Engine(library, embedder=embedder) as e:

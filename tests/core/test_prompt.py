@@ -6,9 +6,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edgechat.core.citations import build_citations
-from edgechat.core.history import reduce_history
-from edgechat.core.prompt import (
+from edgechat.core.answering.citations import build_citations
+from edgechat.core.answering.history import reduce_history
+from edgechat.core.answering.prompt import (
     CLOSE_FENCE,
     OPEN_FENCE,
     SYSTEM_PROMPT,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edgechat.core.pipeline import PipelineSettings, RagPipeline
+from edgechat.core.search.pipeline import PipelineSettings, RagPipeline
 from edgechat.core.records import Candidate, RagRequest
-from edgechat.core.rerank import (
+from edgechat.core.search.rerank import (
     FeatureReranker,
     FeatureWeights,
     LateInteractionReranker,
@@ -19,7 +19,7 @@ from edgechat.core.rerank import (
     similarity,
     stem,
 )
-from edgechat.core.retrieval import RetrievalResult
+from edgechat.core.search.retrieval import RetrievalResult
 
 
 def cand(cid: str, text: str, score: float = 0.5, *, file_id: str | None = None, page: int = 1, start: int = 0,
@@ -144,7 +144,7 @@ def test_pipeline_selects_with_mmr_by_default():
 
 
 def test_static_maxsim_matches_word_pieces_without_an_encoder_pass(embedder):
-    from edgechat.core.rerank import StaticMaxSimReranker
+    from edgechat.core.search.rerank import StaticMaxSimReranker
 
     rr = StaticMaxSimReranker(embedder, alpha=1.0)
     assert rr.table.shape == (embedder.tokenizer.get_vocab_size(), embedder.dim)

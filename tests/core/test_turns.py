@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, RagRequest, Role
-from edgechat.core.turns import (
+from edgechat.core.understanding.turns import (
     ConversationInterpreter,
     DeterministicRewriter,
     ModelRewriter,
@@ -295,7 +295,7 @@ class CountingEmbedder:
 
 def test_engine_resolves_a_follow_up_and_skips_small_talk(tmp_path, embedder):
     from edgechat.core.engine import Engine
-    from edgechat.core.extractive import ExtractiveClient
+    from edgechat.core.answering.extractive import ExtractiveClient
     from tests.helpers import make_corpus, write
 
     corpus = make_corpus(tmp_path / "docs")

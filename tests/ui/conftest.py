@@ -19,7 +19,7 @@ from edgechat.ui.qtfix import guard  # noqa: E402
 
 guard()  # before any model or signal of a test exists (see edgechat/ui/qtfix.py)
 
-from edgechat.core.extractive import ExtractiveClient  # noqa: E402
+from edgechat.core.answering.extractive import ExtractiveClient  # noqa: E402
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate  # noqa: E402
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from edgechat.ui.align import align_passage
-from edgechat.ui.eta import EtaEstimator, format_duration, progress_line
+from edgechat.service.eta import EtaEstimator, format_duration, progress_line
 
 
 def test_align_ignores_whitespace_line_ends_and_ligatures():

@@ -11,7 +11,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from edgechat.core.extractive import ExtractiveClient
+from edgechat.core.answering.extractive import ExtractiveClient
 from edgechat.ui.models import LibraryModel, SourceListModel
 from tests.helpers import make_corpus, write
 from tests.ui.conftest import SlowClient, wait_idle
@@ -150,7 +150,7 @@ def test_close_mid_index_then_reopen_finishes_the_job(qtbot, make_window, tmp_pa
     w.close()
     assert not w.workers.running  # joined
     assert time.monotonic() - t0 < 20
-    from edgechat.core.store import Store
+    from edgechat.core.store.library import Store
 
     with Store(lib, readonly=True) as store:
         done = [f for f in store.files() if f.state == "done"]
@@ -407,13 +407,13 @@ def test_closing_joins_the_threads_and_releases_the_library(qtbot, make_window, 
     threads = list(w.workers._threads)
     w.close()
     assert not any(t.isRunning() for t in threads)
-    from edgechat.core.store import Store
+    from edgechat.core.store.library import Store
 
     Store(lib).close()  # the write lock was released
 
 
 def test_a_locked_library_is_reported(qtbot, make_window, tmp_path):
-    from edgechat.core.store import Store
+    from edgechat.core.store.library import Store
 
     lib = tmp_path / "library"
     holder = Store(lib)

@@ -22,11 +22,11 @@ torch, transformers, gguf, accelerate, onnx-ir). They are never imported at run 
 
 Precision: int8 is the default. The GGUF's weights are already 4-bit (Q4_1, asymmetric); the
 builder's int4 is a second, symmetric 4-bit rounding of them, which costs quality, while int8
-keeps them almost exactly. Measured with `python -m edgechat.core.llm.bench --quality`:
+keeps them almost exactly. Measured with `python -m benchmarks.llm_bench --quality`:
 perplexity on a paragraph of English prose 28.7 (int8), 36.6 (int4), 28.5 (float32 ONNX);
 short questions answered right from a given context 11/12 (int8), 8/12 (int4), 11/12 (float32).
 int4 is 90 MB and a little faster; int8 is 271 MB and still far above reading speed on two
-cores (`python -m edgechat.core.llm.bench` measures speed).
+cores (`python -m benchmarks.llm_bench` measures speed).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A local onnxruntime-genai model as a ChatClient (edgechat.core.chat.ChatClient).
+"""A local onnxruntime-genai model as a ChatClient (edgechat.core.llm.client.ChatClient).
 
     client = GenaiChatClient(paths.llm_dir() / "smollm2-135m-instruct-int8")
     for update in client.stream(messages, ChatOptions(max_new_tokens=200), cancel_event):

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from edgechat.core.chat import ChatClient
+from edgechat.core.llm.client import ChatClient
 from edgechat.core.llm.genai_client import (
     GenaiChatClient,
     ModelLoadError,

@@ -1,6 +1,6 @@
 """Reranking after fusion, and diversity in the final selection.
 
-Rerankers (edgechat.core.pipeline.Reranker: `rerank(query, candidates) -> candidates`, each
+Rerankers (edgechat.core.search.pipeline.Reranker: `rerank(query, candidates) -> candidates`, each
 with `rerank_score` set and `score` replaced by it; the pipeline keeps the raw list too):
 
 - `FeatureReranker` ("features"): lexical proximity and field features computed on the
@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from edgechat.core.records import Candidate
-from edgechat.core.retrieval import STOPWORDS
+from edgechat.core.search.retrieval import STOPWORDS
 
 # --------------------------------------------------------------------------- text features
 

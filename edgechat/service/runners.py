@@ -1,7 +1,7 @@
 """The work the app hands to the core, with no Qt: indexing jobs, answers, and what the viewer
 needs to know about a cited file.
 
-The same runners are hosted two ways (edgechat.ui.workers and edgechat.ui.engine_process):
+The same runners are hosted two ways (edgechat.ui.workers and edgechat.service.host):
 on QThreads inside the app's process (tests, and whenever factories are injected), or on plain
 threads in a separate engine process (the app), because some C extensions the core uses hold
 the GIL for long stretches (Chroma's upsert, a language model's prompt prefill) and no thread
@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edgechat.ui.eta import EtaEstimator
+from edgechat.service.eta import EtaEstimator
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +169,7 @@ class IndexRunner:
             _ = engine.store.collection  # Chroma opens here, before anyone else touches it
             self.engine = engine
         except Exception as e:  # noqa: BLE001 - reported to the UI
-            from edgechat.core.store import LibraryLockedError
+            from edgechat.core.store.library import LibraryLockedError
 
             kind = "locked" if isinstance(e, LibraryLockedError) else "error"
             if kind == "error":
@@ -332,7 +332,7 @@ def default_client_factory(setting: str, embedder: Any = None) -> tuple[Any, str
 
     With no model marked active but some installed, the first installed one is used (without
     changing which is marked active: that stays the user's choice, in Settings or the CLI)."""
-    from edgechat.core.extractive import ExtractiveClient
+    from edgechat.core.answering.extractive import ExtractiveClient
 
     def extractive() -> Any:
         try:
@@ -428,7 +428,7 @@ class AnswerRunner:
             try:
                 client, note = self._make_client()
             except Exception as e:  # noqa: BLE001
-                from edgechat.core.extractive import ExtractiveClient
+                from edgechat.core.answering.extractive import ExtractiveClient
 
                 log.exception("loading the chat client failed")
                 client, note = ExtractiveClient(), f"The language model could not be loaded ({describe(e)})."
@@ -514,7 +514,7 @@ class DocumentInspector:
             return {"path": source.get("path", ""), "status": "error", "message": describe(e)}
 
     def _inspect(self, engine: Any, source: dict) -> dict:
-        from edgechat.core.indexer import sha256_file
+        from edgechat.core.indexing.indexer import sha256_file
 
         path = str(source.get("path") or "")
         out: dict[str, Any] = {"path": path, "page": int(source.get("page") or 1),

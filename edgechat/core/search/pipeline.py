@@ -1,6 +1,6 @@
 """From a request to numbered sources: gate -> rewrite -> hybrid retrieval -> rerank -> select.
 
-The pipeline never talks to a language model for the answer itself; edgechat.core.answer does,
+The pipeline never talks to a language model for the answer itself; edgechat.core.answering.answer does,
 with the ProcessedQuery this module produces.
 """
 
@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from edgechat.core.prompt import render_context
+from edgechat.core.answering.prompt import render_context
 from edgechat.core.records import Candidate, ChatMessage, ProcessedQuery, RagRequest, Source
-from edgechat.core.rerank import MmrSettings, mmr_select
-from edgechat.core.retrieval import Retriever
+from edgechat.core.search.rerank import MmrSettings, mmr_select
+from edgechat.core.search.retrieval import Retriever
 
 
 class Reranker(Protocol):
@@ -27,7 +27,7 @@ class Reranker(Protocol):
 
 @dataclass
 class QueryUnderstanding:
-    """What the turn means for search (filled by the gate and rewriter of edgechat.core.turns)."""
+    """What the turn means for search (filled by the gate and rewriter of edgechat.core.understanding.turns)."""
 
     search: bool = True
     query: str | None = None  # standalone query for the vector leg

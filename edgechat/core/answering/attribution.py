@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from edgechat.core.citations import marker_spans, sentence_spans
+from edgechat.core.answering.citations import marker_spans, sentence_spans
 from edgechat.core.records import Source
-from edgechat.core.retrieval import keywords_of
+from edgechat.core.search.retrieval import keywords_of
 
 MIN_SIMILARITY = 0.55
 MIN_WORD_OVERLAP = 0.5

@@ -25,7 +25,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 
-from edgechat.core.history import ReducedHistory, reduce_history
+from edgechat.core.answering.history import ReducedHistory, reduce_history
 from edgechat.core.records import ChatMessage, Role, Source
 
 __all__ = [

@@ -12,7 +12,7 @@ multiprocessing Connection:
     app -> engine   ("index", job_dict, seq) ("cancel_index",) ("chunk_settings", size, overlap)
                     ("ask", rid, payload) ("cancel_answer", rid | None) ("set_model", setting)
                     ("probe_models",) ("inspect", rid, source) ("close",)
-    engine -> app   (event_name, args) for the runners' events (edgechat.ui.jobs), plus
+    engine -> app   (event_name, args) for the runners' events (edgechat.service.runners), plus
                     ("seen", (seq,)) after each index command and ("closed", ()) at the end.
 """
 
@@ -71,8 +71,8 @@ def host_main(conn: Any, library: str, settings: dict) -> None:
     # stops (it sends "close", and the library is closed cleanly), never the keyboard.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     import edgechat.core  # noqa: F401  (telemetry off before onnxruntime loads)
-    from edgechat.ui.jobs import AnswerRunner, DocumentInspector, IndexJob, IndexRunner, default_client_factory
-    from edgechat.ui.jobs import default_engine_factory
+    from edgechat.service.runners import AnswerRunner, DocumentInspector, IndexJob, IndexRunner, default_client_factory
+    from edgechat.service.runners import default_engine_factory
 
     _setup_logging()
     log.info("engine process %d for %s", os.getpid(), library)
@@ -108,7 +108,7 @@ def host_main(conn: Any, library: str, settings: dict) -> None:
     stopping = threading.Event()
     latest_doc = [0]
     if settings.get("chunk_size"):
-        from edgechat.core.chunking import ChunkSettings
+        from edgechat.core.indexing.chunking import ChunkSettings
 
         index.chunk_settings = ChunkSettings(size=int(settings["chunk_size"]), overlap=int(settings["chunk_overlap"]))
     answer.set_model(str(settings.get("model", "")))
@@ -173,7 +173,7 @@ def host_main(conn: Any, library: str, settings: dict) -> None:
             elif cmd == "cancel_index":
                 index.cancel()
             elif cmd == "chunk_settings":
-                from edgechat.core.chunking import ChunkSettings
+                from edgechat.core.indexing.chunking import ChunkSettings
 
                 index.chunk_settings = ChunkSettings(size=int(msg[1]), overlap=int(msg[2]))
             elif cmd == "ask":

@@ -2,11 +2,11 @@
 
 Implementations:
 - edgechat.core.llm.genai_client.GenaiChatClient: a local onnxruntime-genai model, in process.
-- edgechat.core.extractive.ExtractiveClient: no model; quotes the best sentences of the sources.
+- edgechat.core.answering.extractive.ExtractiveClient: no model; quotes the best sentences of the sources.
 - (later) an OpenAI-compatible HTTP server, with the same interface.
 
 A client never retrieves and never builds citations: the answer pipeline
-(edgechat.core.pipeline) does both around it. The sources of the current call reach a client
+(edgechat.core.search.pipeline) does both around it. The sources of the current call reach a client
 only through `options.sources` (a per-call copy of the caller's options).
 """
 

@@ -552,7 +552,7 @@ def measure_model(
     sentences: Sequence[str] = VERIFY_SENTENCES,
 ) -> tuple[dict[str, Any], list[str]]:
     """The verification figures and the list of failed checks (each starts "fp32" or "int8")."""
-    from edgechat.core.embedder import OnnxEmbedder
+    from edgechat.core.embedding.embedder import OnnxEmbedder
 
     model_dir = Path(model_dir)
     if config is None:

@@ -3,7 +3,7 @@
 `OnnxEmbedder` runs any ONNX encoder folder that takes input_ids / attention_mask (and,
 optionally, token_type_ids) and returns last_hidden_state (or an already pooled
 [batch, dim] output), next to a Hugging Face `tokenizer.json`. The default model,
-all-MiniLM-L6-v2, is built by `edgechat.core.modelbuild.minilm.ensure_minilm`.
+all-MiniLM-L6-v2, is built by `edgechat.core.embedding.modelbuild.minilm.ensure_minilm`.
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def load_default_embedder(
     batch_size: int = 32,
 ) -> OnnxEmbedder:
     """all-MiniLM-L6-v2 (int8 unless told otherwise), built first if this machine lacks it."""
-    from edgechat.core.modelbuild.minilm import ensure_minilm
+    from edgechat.core.embedding.modelbuild.minilm import ensure_minilm
 
     return OnnxEmbedder(ensure_minilm(progress), variant=variant, threads=threads, batch_size=batch_size)
 

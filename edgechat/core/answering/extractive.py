@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from edgechat.core.citations import MARKER_RE
+from edgechat.core.answering.citations import MARKER_RE
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, Role, Source
 
 __all__ = ["ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "quote_text", "split_sentences"]

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from edgechat.core import documents
-from edgechat.core.chunking import ChunkSettings, chunk_pages
-from edgechat.core.embedder import Embedder
+from edgechat.core.indexing.chunking import ChunkSettings, chunk_pages
+from edgechat.core.embedding.embedder import Embedder
 from edgechat.core.fileio import sha256_file
 from edgechat.core.records import Chunk, Document, DocumentError, Problem
-from edgechat.core.store import Store
+from edgechat.core.store.library import Store
 
 log = logging.getLogger(__name__)
 

@@ -8,11 +8,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from edgechat.core.attribution import attribute
-from edgechat.core.chat import ChatClient
-from edgechat.core.citations import build_citations
-from edgechat.core.pipeline import RagPipeline
-from edgechat.core.prompt import fit_messages
+from edgechat.core.answering.attribution import attribute
+from edgechat.core.llm.client import ChatClient
+from edgechat.core.answering.citations import build_citations
+from edgechat.core.search.pipeline import RagPipeline
+from edgechat.core.answering.prompt import fit_messages
 from edgechat.core.records import (
     ChatMessage,
     ChatOptions,
@@ -42,7 +42,7 @@ class Answerer:
         embed: Callable[[list[str]], Any] | None = None,
     ) -> None:
         """`embed` (the embedder's) enables supplying markers a model left out, where a
-        source demonstrably supports the sentence (edgechat.core.attribution)."""
+        source demonstrably supports the sentence (edgechat.core.answering.attribution)."""
         self.pipeline = pipeline
         self.client = client
         self.options = options or ChatOptions()

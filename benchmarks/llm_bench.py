@@ -1,6 +1,6 @@
 """Measure a model through GenaiChatClient against a bare onnxruntime-genai loop.
 
-    python -m edgechat.core.llm.bench [MODEL_DIR ...] [--prompt-tokens 600] [--new-tokens 128]
+    python -m benchmarks.llm_bench [MODEL_DIR ...] [--prompt-tokens 600] [--new-tokens 128]
 
 For each model: load time, time to first token (from the call: template and tokenisation
 included; median over rounds) and decode speed (tokens per second after the first token, over
@@ -229,7 +229,7 @@ def quality(model_dir: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     from edgechat.core import paths
 
-    p = argparse.ArgumentParser(prog="python -m edgechat.core.llm.bench")
+    p = argparse.ArgumentParser(prog="python -m benchmarks.llm_bench")
     p.add_argument("models", nargs="*", type=Path)
     p.add_argument("--prompt-tokens", type=int, default=600)
     p.add_argument("--new-tokens", type=int, default=128)

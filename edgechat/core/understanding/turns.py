@@ -56,9 +56,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edgechat.core.pipeline import QueryUnderstanding
+from edgechat.core.search.pipeline import QueryUnderstanding
 from edgechat.core.records import ChatMessage, ChatOptions, Role
-from edgechat.core.retrieval import STOPWORDS, keywords_of
+from edgechat.core.search.retrieval import STOPWORDS, keywords_of
 
 log = logging.getLogger(__name__)
 
@@ -401,7 +401,7 @@ def salient_answer_terms(answer: str | None, limit: int = 3) -> list[str]:
 
 def _stems(words: Sequence[str], *, parts: bool = False) -> set[str]:
     """Stems of `words`; with parts, of the pieces of "Pin-Priority" / "install.packages" too."""
-    from edgechat.core.rerank import stem
+    from edgechat.core.search.rerank import stem
 
     out = {stem(w) for w in words}
     if parts:

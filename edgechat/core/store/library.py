@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from edgechat.core.records import Candidate, Chunk
+from edgechat.core.store.lock import LibraryLockedError, WriteLock  # noqa: F401 - LibraryLockedError re-exported
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +68,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 """
 
 
-class LibraryLockedError(RuntimeError):
-    pass
-
-
 def file_id_for(path: str) -> str:
     return hashlib.sha1(path.encode("utf-8")).hexdigest()[:16]
 
@@ -96,63 +93,6 @@ class FileRecord:
     chunks: int | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     indexed: float | None = None
-
-
-class WriteLock:
-    """An exclusive lock on a library, held for the life of the process that writes it.
-
-    Two Chroma writers corrupt a store silently, so a second writer is refused, with the pid
-    of the holder in the message."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fh = None
-
-    def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+")
-        try:
-            _lock_file(fh)
-        except OSError:
-            fh.seek(0)
-            holder = fh.read().strip() or "another process"
-            fh.close()
-            raise LibraryLockedError(
-                f"The library at {self.path.parent} is open in another EdgeChat (pid {holder})."
-            ) from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(str(os.getpid()))
-        fh.flush()
-        self._fh = fh
-
-    def release(self) -> None:
-        if self._fh is not None:
-            with contextlib.suppress(OSError):
-                _unlock_file(self._fh)
-            self._fh.close()
-            self._fh = None
-
-
-if os.name == "nt":  # pragma: no cover - exercised on Windows builds
-    import msvcrt
-
-    def _lock_file(fh) -> None:
-        fh.seek(0)
-        msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
-
-    def _unlock_file(fh) -> None:
-        fh.seek(0)
-        msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _lock_file(fh) -> None:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-    def _unlock_file(fh) -> None:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _explicit_embedding_function():

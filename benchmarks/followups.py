@@ -8,8 +8,8 @@ A hit: one of the first five sources is from the conversation's file and on one 
 Rows:
   as typed          the last turn searched alone (what happens with no rewriting)
   concatenated      every user turn of the conversation joined (a naive reference)
-  deterministic     edgechat.core.understanding.turns.DeterministicRewriter (the default without a capable model)
-  model:<name>      edgechat.core.understanding.turns.ModelRewriter with that chat model, forced on (falls back to
+  deterministic     edgechat.core.understanding.DeterministicRewriter (the default without a capable model)
+  model:<name>      edgechat.core.understanding.ModelRewriter with that chat model, forced on (falls back to
                     the deterministic rewriter on failure; fallbacks are counted)
   model:<name> (raw output as query)   the model's text used as the query even when it
                     ignores the format: what it would do to retrieval without the guard
@@ -39,7 +39,7 @@ from edgechat.core.engine import Engine
 from edgechat.core.search.pipeline import PipelineSettings, RagPipeline
 from edgechat.core.records import ChatMessage, RagRequest, Role
 from edgechat.core.search.rerank import FeatureReranker, MmrSettings, StaticMaxSimReranker
-from edgechat.core.understanding.turns import ConversationInterpreter, ModelRewriter
+from edgechat.core.understanding import ConversationInterpreter, ModelRewriter
 
 SET = Path(__file__).resolve().parents[1] / "tests" / "core" / "data" / "followups.jsonl"
 CORPUS = SHARED / "corpus" / "pdf" / "debian"
@@ -133,7 +133,7 @@ class LenientModelRewriter(ModelRewriter):
     characters): what the small model would do to retrieval without the format guard."""
 
     def rewrite(self, query, recent=()):
-        from edgechat.core.understanding.turns import Rewrite, build_rewrite_prompt, clean_keywords, parse_rewrite
+        from edgechat.core.understanding import Rewrite, build_rewrite_prompt, clean_keywords, parse_rewrite
 
         if not any(m.role == Role.USER for m in recent):
             return self.fallback.rewrite(query, recent)

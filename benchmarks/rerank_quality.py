@@ -38,7 +38,7 @@ from edgechat.core.search.rerank import (
     diversify,
     similarity,
 )
-from edgechat.core.understanding.turns import ConversationInterpreter
+from edgechat.core.understanding import ConversationInterpreter
 
 
 def _copy(cands):

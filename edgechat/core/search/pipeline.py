@@ -27,7 +27,7 @@ class Reranker(Protocol):
 
 @dataclass
 class QueryUnderstanding:
-    """What the turn means for search (filled by the gate and rewriter of edgechat.core.understanding.turns)."""
+    """What the turn means for search (filled by the gate and rewriter of edgechat.core.understanding)."""
 
     search: bool = True
     query: str | None = None  # standalone query for the vector leg

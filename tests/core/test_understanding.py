@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, RagRequest, Role
-from edgechat.core.understanding.turns import (
+from edgechat.core.understanding import (
     ConversationInterpreter,
     DeterministicRewriter,
     ModelRewriter,

@@ -32,7 +32,7 @@ def _private_home(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 def embedder():
     """The real all-MiniLM-L6-v2 ONNX embedder (built by scripts/setup.sh, cached per machine)."""
-    from edgechat.core.embedding.embedder import load_default_embedder
+    from edgechat.core.embedding import load_default_embedder
 
     return load_default_embedder()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgechat.core.embedding.embedder import Embedder, OnnxEmbedder
+from edgechat.core.embedding import Embedder, OnnxEmbedder
 from edgechat.core.embedding.modelbuild import minilm
 
 pytestmark = pytest.mark.slow

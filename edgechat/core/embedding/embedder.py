@@ -2,15 +2,17 @@
 
 `OnnxEmbedder` runs any ONNX encoder folder that takes input_ids / attention_mask (and,
 optionally, token_type_ids) and returns last_hidden_state (or an already pooled
-[batch, dim] output), next to a Hugging Face `tokenizer.json`. The default model,
-all-MiniLM-L6-v2, is built by `edgechat.core.embedding.modelbuild.minilm.ensure_minilm`.
+[batch, dim] output), next to a Hugging Face `tokenizer.json`. This module knows nothing of
+how a model folder is made: the default model, all-MiniLM-L6-v2, is built by
+`edgechat.core.embedding.modelbuild.minilm` and loaded by
+`edgechat.core.embedding.loader.load_default_embedder`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -192,19 +194,6 @@ class OnnxEmbedder:
             pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
-
-
-def load_default_embedder(
-    progress: Callable[[str], None] | None = None,
-    *,
-    variant: str = "int8",
-    threads: int | None = None,
-    batch_size: int = 32,
-) -> OnnxEmbedder:
-    """all-MiniLM-L6-v2 (int8 unless told otherwise), built first if this machine lacks it."""
-    from edgechat.core.embedding.modelbuild.minilm import ensure_minilm
-
-    return OnnxEmbedder(ensure_minilm(progress), variant=variant, threads=threads, batch_size=batch_size)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from edgechat.core import paths
+from edgechat.core.embedding.embedder import OnnxEmbedder
 from edgechat.core.fileio import sha256_file as _sha256
 from edgechat.core.fileio import write_atomic as _write_atomic
 
@@ -552,8 +553,6 @@ def measure_model(
     sentences: Sequence[str] = VERIFY_SENTENCES,
 ) -> tuple[dict[str, Any], list[str]]:
     """The verification figures and the list of failed checks (each starts "fp32" or "int8")."""
-    from edgechat.core.embedding.embedder import OnnxEmbedder
-
     model_dir = Path(model_dir)
     if config is None:
         config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))

@@ -24,6 +24,6 @@ if [ "${SKIP_MODELS:-0}" != "1" ]; then
     .venv-convert/bin/python -m pip install -q --upgrade pip
     # torch==2.13.0 (CPU) installs from this machine's local wheel; see pyproject's "convert" extra.
     .venv-convert/bin/python -m pip install -q -e '.[convert]'
-    .venv-convert/bin/python -m edgechat.core.llm.build_smollm2
+    .venv-convert/bin/python -m edgechat.core.llm.install_smollm2
   fi
 fi

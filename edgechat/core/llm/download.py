@@ -19,7 +19,6 @@ Only the standard library is used (urllib).
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import os
 import re
@@ -37,7 +36,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from edgechat.core import paths
+from edgechat.core.fileio import sha256_file
 from edgechat.core.llm.catalog import CatalogEntry, CatalogFile
+from edgechat.core.llm.folders import MANIFEST_FILE, file_table, install_folder, validate_name, write_json_atomic
+from edgechat.core.llm.manager import ModelInfo, ModelManager
 
 CHUNK = 1 << 16
 REPORT_BYTES = 1 << 20  # progress is reported every 0.1 s or every MiB, whichever comes first
@@ -302,14 +304,6 @@ def _unreachable(url: str, reason: object) -> str:
     return f"Cannot reach {where}: {why}. {OFFLINE_HINT}"
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 # --------------------------------------------------------------------------- a model
 
 
@@ -324,14 +318,11 @@ def install_from_catalog(
     timeout: float = 30.0,
     verify: bool = True,
     activate: bool = True,
-):
+) -> ModelInfo:
     """Download every file of `entry`, check them, install the folder as
     `<models_dir>/llm/<entry.name>` and return its ModelInfo. Files already downloaded and
     checked are kept in `download_dir` (default `paths.cache_dir()/downloads/models/<name>`)
     until the install succeeds, so a failed or cancelled install resumes where it stopped."""
-    from edgechat.core.llm.build_smollm2 import install_folder
-    from edgechat.core.llm.manager import ModelManager, _file_table, _write_json_atomic, validate_name
-
     mm = ModelManager(models_dir)
     name = validate_name(entry.name)
     cache = Path(download_dir) if download_dir is not None else paths.cache_dir() / "downloads" / "models" / name
@@ -381,7 +372,7 @@ def install_from_catalog(
                 raise DownloadError(f"{entry.title} was downloaded but does not work: {exc}") from exc
         import datetime as _dt
 
-        _write_json_atomic(staging / "manifest.json", {
+        write_json_atomic(staging / MANIFEST_FILE, {
             "name": name,
             "title": entry.title,
             "format": "onnxruntime-genai",
@@ -395,7 +386,7 @@ def install_from_catalog(
             },
             "downloaded": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "check": check,
-            "files": _file_table(staging, sha256_file),
+            "files": file_table(staging),
         })
         install_folder(staging, mm.llm_dir / name)
     finally:

@@ -33,6 +33,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from edgechat.core import paths
+from edgechat.core.llm.folders import (
+    MANIFEST_FILE,
+    ModelError,
+    file_table,
+    folder_size,
+    install_folder,
+    validate_name,
+    write_json_atomic,
+)
 
 if TYPE_CHECKING:  # the client imports onnxruntime-genai: only load it when a model is used
     from edgechat.core.llm.genai_client import GenaiChatClient
@@ -40,14 +49,8 @@ if TYPE_CHECKING:  # the client imports onnxruntime-genai: only load it when a m
 Progress = Callable[[str], None]
 
 ACTIVE_FILE = "active.json"
-MANIFEST_FILE = "manifest.json"
 GENAI_CONFIG = "genai_config.json"
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 _PRECISION_RE = re.compile(r"(?<![a-z0-9])(int4|int8|fp16|bf16|fp32|q4|q8)(?![a-z0-9])", re.I)
-
-
-class ModelError(RuntimeError):
-    """A model operation that cannot be done. The message is for a person."""
 
 
 @dataclass(frozen=True)
@@ -65,15 +68,6 @@ class ModelInfo:
         d = asdict(self)
         d["path"] = str(self.path)
         return d
-
-
-def validate_name(name: str) -> str:
-    if not isinstance(name, str) or not _NAME_RE.match(name) or name in (".", ".."):
-        raise ModelError(
-            f"invalid model name {name!r}: use letters, digits, '.', '-', '_' or '+' "
-            "(at most 128, not starting with '.')"
-        )
-    return name
 
 
 class ModelManager:
@@ -128,7 +122,7 @@ class ModelManager:
     def use_model(self, name: str) -> ModelInfo:
         info = self.get_model(name)
         self.models_dir.mkdir(parents=True, exist_ok=True)
-        _write_json_atomic(self.models_dir / ACTIVE_FILE, {"name": info.name})
+        write_json_atomic(self.models_dir / ACTIVE_FILE, {"name": info.name})
         return self.get_model(name)
 
     def install_default(
@@ -163,7 +157,6 @@ class ModelManager:
     ) -> ModelInfo:
         """Copy a local onnxruntime-genai model folder in, after checking that it has a
         genai_config.json and that the copy loads and generates."""
-        from edgechat.core.llm.build_smollm2 import folder_size, install_folder, sha256_file
         from edgechat.core.llm.genai_client import ModelLoadError, verify_model
 
         say = progress or (lambda _msg: None)
@@ -204,9 +197,9 @@ class ModelManager:
                 },
                 "imported": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                 "check": check,
-                "files": _file_table(staging, sha256_file),
+                "files": file_table(staging),
             }
-            _write_json_atomic(staging / MANIFEST_FILE, manifest)
+            write_json_atomic(staging / MANIFEST_FILE, manifest)
             install_folder(staging, target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -253,11 +246,10 @@ class ModelManager:
             source = source.get("description") or source.get("kind")
         if not isinstance(source, str) or not source:
             source = "copied in by hand (no manifest)"
-        size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
         return ModelInfo(
             name=d.name,
             path=d,
-            size=size,
+            size=folder_size(d),
             precision=str(manifest.get("precision") or guess_precision(d)),
             source=source,
             active=(d.name == active),
@@ -281,35 +273,11 @@ def _name_from_folder(folder: Path) -> str:
     return name[:128]
 
 
-def _file_table(folder: Path, sha256_file: Callable[[Path], str]) -> dict[str, dict[str, Any]]:
-    out = {}
-    for f in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rel = f.relative_to(folder).as_posix()
-        if rel != MANIFEST_FILE:
-            out[rel] = {"size": f.stat().st_size, "sha256": sha256_file(f)}
-    return out
-
-
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-
-
-def _write_json_atomic(path: Path, data: Any) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # --------------------------------------------------------------------------- module level

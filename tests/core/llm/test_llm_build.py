@@ -88,22 +88,11 @@ def test_a_local_wheel_with_the_wrong_hash_is_refused(tmp_path, monkeypatch):
     assert not [p for p in (tmp_path / "models" / "llm").iterdir()]  # staging removed
 
 
-def test_install_folder_replaces_with_renames(tmp_path):
-    target = tmp_path / "m"
-    target.mkdir()
-    (target / "old.txt").write_text("old")
-    staging = tmp_path / ".build-m"
-    staging.mkdir()
-    (staging / "new.txt").write_text("new")
-    b.install_folder(staging, target)
-    assert [p.name for p in target.iterdir()] == ["new.txt"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]
-
-
 def test_nothing_heavy_is_imported_at_run_time():
     code = (
-        "import sys, edgechat.core.llm.manager, edgechat.core.llm.build_smollm2, "
-        "edgechat.core.llm.download, edgechat.core.llm.catalog, edgechat.core.llm.genai_client\n"
+        "import sys, edgechat.core.llm.manager, edgechat.core.llm.build_smollm2, edgechat.core.llm.folders, "
+        "edgechat.core.llm.download, edgechat.core.llm.catalog, edgechat.core.llm.genai_client, "
+        "edgechat.core.llm.install_smollm2\n"
         "heavy = [m for m in ('torch', 'transformers', 'gguf', 'accelerate', 'onnx_ir') if m in sys.modules]\n"
         "print(heavy)"
     )
@@ -113,7 +102,7 @@ def test_nothing_heavy_is_imported_at_run_time():
 
 def test_command_line_help():
     out = subprocess.run(
-        [sys.executable, "-m", "edgechat.core.llm.build_smollm2", "--help"],
+        [sys.executable, "-m", "edgechat.core.llm.install_smollm2", "--help"],
         capture_output=True, text=True, check=True,
     )
     assert "--precision" in out.stdout and "int4" in out.stdout

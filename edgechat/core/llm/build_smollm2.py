@@ -384,7 +384,7 @@ def _make_manifest(
 
     files = file_table(folder)
     return {
-        "name": folder_name_for(precision),
+        "name": model_name(precision),
         "title": f"SmolLM2-135M-Instruct ({precision})",
         "format": "onnxruntime-genai",
         "manifest_format": MANIFEST_FORMAT,
@@ -414,10 +414,6 @@ def _make_manifest(
         },
         "files": files,
     }
-
-
-def folder_name_for(precision: str) -> str:
-    return model_name(precision)
 
 
 # --------------------------------------------------------------------------- step 2, in a child process

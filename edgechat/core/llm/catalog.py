@@ -37,11 +37,6 @@ class CatalogEntry:
     context_length: int | None = None
     precision: str = "int4"
 
-    @property
-    def known_bytes(self) -> int | None:
-        sizes = [f.size for f in self.files if f.required]
-        return sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None
-
 
 def hf_files(
     repo: str, folder: str, names: list[str], optional: list[str] = (), revision: str = "main"

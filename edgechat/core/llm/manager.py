@@ -28,7 +28,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,11 +63,6 @@ class ModelInfo:
     active: bool
     license: str | None = None
     title: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["path"] = str(self.path)
-        return d
 
 
 class ModelManager:

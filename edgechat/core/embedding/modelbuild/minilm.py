@@ -530,21 +530,6 @@ class _DropMessage(logging.Filter):
 # --------------------------------------------------------------------------- verification
 
 
-def verify_model(
-    model_dir: Path,
-    *,
-    weights: Mapping[str, np.ndarray] | None = None,
-    config: Mapping[str, Any] | None = None,
-    sentences: Sequence[str] = VERIFY_SENTENCES,
-) -> dict[str, Any]:
-    """Check the fp32 graph against the numpy reference, the int8 graph against fp32, and that
-    a paraphrase outscores an unrelated sentence. Returns the figures; raises ModelBuildError."""
-    figures, problems = measure_model(model_dir, weights=weights, config=config, sentences=sentences)
-    if problems:
-        raise ModelBuildError("embedding model failed verification: " + "; ".join(problems))
-    return figures
-
-
 def measure_model(
     model_dir: Path,
     *,
@@ -552,7 +537,9 @@ def measure_model(
     config: Mapping[str, Any] | None = None,
     sentences: Sequence[str] = VERIFY_SENTENCES,
 ) -> tuple[dict[str, Any], list[str]]:
-    """The verification figures and the list of failed checks (each starts "fp32" or "int8")."""
+    """Check the fp32 graph against the numpy reference, the int8 graph against fp32, and that
+    a paraphrase outscores an unrelated sentence. Returns the figures and the list of failed
+    checks (each starts "fp32" or "int8")."""
     model_dir = Path(model_dir)
     if config is None:
         config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))

@@ -11,6 +11,7 @@ The default model (SmolLM2-135M-Instruct) is not here: it is built locally from 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 HF = "https://huggingface.co"
@@ -39,7 +40,7 @@ class CatalogEntry:
 
 
 def hf_files(
-    repo: str, folder: str, names: list[str], optional: list[str] = (), revision: str = "main"
+    repo: str, folder: str, names: Sequence[str], optional: Sequence[str] = (), revision: str = "main"
 ) -> tuple[CatalogFile, ...]:
     base = f"{HF}/{repo}/resolve/{revision}/{folder.strip('/')}"
     files = [CatalogFile(n, f"{base}/{n}") for n in names]

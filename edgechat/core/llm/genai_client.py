@@ -319,8 +319,8 @@ class GenaiChatClient:
     def close(self) -> None:
         """Free the model now rather than when the client is garbage-collected."""
         with self._lock:
-            self._tokenizer = None  # type: ignore[assignment]
-            self._model = None  # type: ignore[assignment]
+            self._tokenizer = None
+            self._model = None
 
 
 def verify_model(model_dir: str | Path, max_new_tokens: int = 4) -> dict[str, Any]:

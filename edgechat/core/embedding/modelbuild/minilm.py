@@ -564,15 +564,17 @@ def measure_model(
     cos_int8 = (v8.astype(np.float64) * v32).sum(1)
     a, b = PARAPHRASE_PAIR
     c, d = UNRELATED_PAIR
+    paraphrase = {"fp32": round(float(v32[a] @ v32[b]), 4), "int8": round(float(v8[a] @ v8[b]), 4)}
+    unrelated = {"fp32": round(float(v32[c] @ v32[d]), 4), "int8": round(float(v8[c] @ v8[d]), 4)}
     figures = {
         "sentences": len(sentences),
         "fp32_vs_reference_min_cosine": round(float(cos_ref.min()), 7),
         "int8_vs_fp32_min_cosine": round(float(cos_int8.min()), 5),
         "int8_vs_fp32_mean_cosine": round(float(cos_int8.mean()), 5),
-        "fp32_paraphrase_cosine": round(float(v32[a] @ v32[b]), 4),
-        "fp32_unrelated_cosine": round(float(v32[c] @ v32[d]), 4),
-        "int8_paraphrase_cosine": round(float(v8[a] @ v8[b]), 4),
-        "int8_unrelated_cosine": round(float(v8[c] @ v8[d]), 4),
+        "fp32_paraphrase_cosine": paraphrase["fp32"],
+        "fp32_unrelated_cosine": unrelated["fp32"],
+        "int8_paraphrase_cosine": paraphrase["int8"],
+        "int8_unrelated_cosine": unrelated["int8"],
         "thresholds": {
             "fp32_vs_reference": MIN_COS_FP32_VS_REFERENCE,
             "int8_vs_fp32": MIN_COS_INT8_VS_FP32,
@@ -588,7 +590,7 @@ def measure_model(
     if cos_int8.min() <= MIN_COS_INT8_VS_FP32:
         problems.append(f"int8: graph disagrees with fp32 (cosine {cos_int8.min():.4f})")
     for tag in ("fp32", "int8"):
-        if figures[f"{tag}_paraphrase_cosine"] <= figures[f"{tag}_unrelated_cosine"] + 0.1:
+        if paraphrase[tag] <= unrelated[tag] + 0.1:
             problems.append(f"{tag}: a paraphrase does not outscore an unrelated sentence")
     return figures, problems
 
@@ -644,7 +646,7 @@ def _make_manifest(model_dir: Path, figures: Mapping[str, Any], build_seconds: f
 def _exclusive(lock_path: Path, say: Progress) -> Iterator[None]:
     """One builder at a time across processes (the OS drops the lock if a process dies)."""
     with open(lock_path, "a+b") as f:
-        if os.name == "nt":
+        if sys.platform == "win32":
             import msvcrt
 
             waited = False

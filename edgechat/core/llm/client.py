@@ -5,9 +5,11 @@ Implementations:
 - edgechat.core.answering.extractive.ExtractiveClient: no model; quotes the best sentences of the sources.
 - (later) an OpenAI-compatible HTTP server, with the same interface.
 
-A client never retrieves and never builds citations: the answer pipeline
-(edgechat.core.search.pipeline) does both around it. The sources of the current call reach a client
-only through `options.sources` (a per-call copy of the caller's options).
+A client never retrieves and never builds citations: the search pipeline
+(edgechat.core.search.pipeline) finds the sources before it is called, and the answerer
+(edgechat.core.answering.answer) builds the citations from its text after it. The sources of the
+current call reach a client only through `options.sources` (a per-call copy of the caller's
+options).
 """
 
 from __future__ import annotations

@@ -30,14 +30,8 @@ import edgechat.core  # noqa: F401
 from benchmarks.common import emit, machine
 from benchmarks.retrieval_quality import DEFAULT, build_library
 from benchmarks.evaluation import dedupe_docs, load_beir, ndcg_at, score_run
-from edgechat.core.search.rerank import (
-    FeatureReranker,
-    LateInteractionReranker,
-    MmrSettings,
-    StaticMaxSimReranker,
-    diversify,
-    similarity,
-)
+from benchmarks.rerankers import FeatureReranker, LateInteractionReranker, StaticMaxSimReranker, diversify
+from edgechat.core.search.mmr import MmrSettings, similarity
 from edgechat.core.understanding import ConversationInterpreter
 
 

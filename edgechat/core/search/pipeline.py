@@ -1,4 +1,7 @@
-"""From a request to numbered sources: gate -> rewrite -> hybrid retrieval -> rerank -> select.
+"""From a request to numbered sources: understanding (search gate and follow-up rewrite, the
+`TurnInterpreter`) -> hybrid retrieval -> optional rerank (the `Reranker` hook; the app sets
+none, benchmarks/rerankers.py holds the ones measured) -> selection (MMR by default,
+edgechat.core.search.mmr).
 
 The pipeline never talks to a language model for the answer itself; edgechat.core.answering.answer does,
 with the ProcessedQuery this module produces.
@@ -13,7 +16,7 @@ from typing import Any, Protocol
 
 from edgechat.core.answering.prompt import render_context
 from edgechat.core.records import Candidate, ChatMessage, ProcessedQuery, RagRequest, Source
-from edgechat.core.search.rerank import MmrSettings, mmr_select
+from edgechat.core.search.mmr import MmrSettings, mmr_select
 from edgechat.core.search.retrieval import Retriever
 
 

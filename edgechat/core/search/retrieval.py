@@ -47,6 +47,42 @@ def keywords_of(text: str) -> list[str]:
     return list(seen)
 
 
+def stem(word: str) -> str:
+    """A light English stemmer (plurals, -ing, -ed, -ly, a few derivations): enough to match
+    "packages" with "package" and "installing" with "install", as FTS5's Porter stemmer does for
+    the lexical leg. Retrieval itself does not use it: the follow-up rewriter compares words with it."""
+    w = word.lower()
+    if len(w) <= 3 or not w.isalpha():
+        return w
+    for suf, rep in (("ational", "ate"), ("ization", "ize"), ("fulness", "ful"), ("iveness", "ive"),
+                     ("ations", "ate"), ("ation", "ate"), ("ments", ""), ("ment", ""), ("nesses", ""),
+                     ("ness", "")):  # fmt: skip
+        if w.endswith(suf) and len(w) - len(suf) >= 4:
+            w = w[: -len(suf)] + rep
+            break
+    if w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
+        w = w[:-1]
+    for suf in ("ingly", "edly", "ing", "ed", "ly"):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            base = w[: -len(suf)]
+            if suf in ("ing", "ed", "ingly", "edly"):
+                if not re.search(r"[aeiouy]", base):
+                    break
+                if len(base) >= 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                    base = base[:-1]  # "stopped" -> "stop"
+                elif base.endswith(("at", "bl", "iz")):
+                    base += "e"  # "created" -> "create"
+            w = base
+            break
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]  # "compute" / "computing" / "computed" -> "comput"
+    return w
+
+
 def fts_query(words: Sequence[str]) -> str:
     """An FTS5 MATCH expression that ORs the words, each quoted (so no word is read as syntax)."""
     terms = []

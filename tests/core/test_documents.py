@@ -13,6 +13,7 @@ import pytest
 
 from edgechat.core import documents
 from edgechat.core.documents import SUPPORTED_SUFFIXES, is_supported, parse_document
+from edgechat.core.documents.pdf import _pdf_date
 from edgechat.core.records import Document, DocumentError, Problem
 from tests.helpers import make_pdf
 
@@ -228,7 +229,7 @@ def test_pdf_parsing_prints_nothing(tmp_path: Path, capfd: pytest.CaptureFixture
 
 
 def test_pdf_date_parsing() -> None:
-    d = documents._pdf_date
+    d = _pdf_date
     assert d("D:20230115093000+01'00'") == "2023-01-15T09:30:00+01:00"
     assert d("D:20230115093000Z") == "2023-01-15T09:30:00+00:00"
     assert d("D:20230115093000Z00'00'") == "2023-01-15T09:30:00+00:00"

@@ -13,7 +13,7 @@ import pytest
 from edgechat.core.documents import parse_document
 from edgechat.core.engine import Engine
 from edgechat.core.records import Scope
-from edgechat.core.store.library import LibraryLockedError, Store
+from edgechat.core.store import LibraryLockedError, Store
 from tests.helpers import make_corpus, write
 
 
@@ -159,10 +159,11 @@ def test_interrupted_file_is_cleaned_by_recover(library, embedder, tmp_path):
         path = str(docs / "garden.txt")
         fid = e.store.begin_file(path, str(docs), 1, 1.0, "f" * 64)
         chunks = chunk_pages(parse_document(path).pages, embedder.tokenizer)
-        e.store.collection.upsert(
-            ids=[f"{fid}:half:{i}" for i in range(len(chunks))],
-            embeddings=np.zeros((len(chunks), 384), dtype=np.float32) + 0.1,
-            metadatas=[{"file_id": fid, "page": 1}] * len(chunks),
+        e.store.open_vectors().add(
+            [f"{fid}:half:{i}" for i in range(len(chunks))],
+            np.zeros((len(chunks), 384), dtype=np.float32) + 0.1,
+            [fid] * len(chunks),
+            [1] * len(chunks),
         )
     with Engine(library, embedder=embedder) as e:  # opening a library recovers it
         assert e.store.file(path) is None

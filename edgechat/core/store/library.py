@@ -2,7 +2,9 @@
 
     <library>/library.sqlite3   manifest of files; chunk text, spans and vectors; FTS5 index
     <library>/chroma/           Chroma persistent store: one vector per chunk, id = chunk id
-    <library>/lock              held by the one process that may write this library
+                                (store/vectors.py; after a rebuild the folder is chroma-<ns>,
+                                named by 'chroma_dir' in meta)
+    <library>/lock              held by the one process that may write this library (store/lock.py)
 
 Crash safety. Everything about a file (its chunks, their vectors, their FTS rows and the
 manifest row marked 'done') is committed in ONE SQLite transaction, so a file is either fully
@@ -12,6 +14,9 @@ is never trusted after an unclean stop: the library records whether it was close
 on the next open `recover()` compares Chroma's ids with SQLite's and fixes the difference, or
 rebuilds the whole Chroma index from the vectors in SQLite when Chroma cannot be read.
 Searches only return chunks whose row exists in SQLite for a 'done' file.
+
+The Store reaches the vector index only through the `VectorIndex` interface (store/vectors.py);
+`ChromaVectorIndex` is the default, another backend can be passed as `vector_index_factory`.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,12 +37,11 @@ import numpy as np
 
 from edgechat.core.records import Candidate, Chunk
 from edgechat.core.store.lock import LibraryLockedError, WriteLock  # noqa: F401 - LibraryLockedError re-exported
+from edgechat.core.store.vectors import ChromaVectorIndex, VectorIndex
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
-COLLECTION = "chunks"
-HNSW = {"space": "cosine", "ef_construction": 200, "ef_search": 400, "max_neighbors": 32}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -95,40 +99,16 @@ class FileRecord:
     indexed: float | None = None
 
 
-def _explicit_embedding_function():
-    """An embedding function registered with the collection so Chroma never falls back to its
-    downloading default. EdgeChat always passes vectors itself; reaching this is a bug, so it
-    raises instead of fetching a model from the internet."""
-    from chromadb.api.types import EmbeddingFunction
-    from chromadb.utils.embedding_functions import known_embedding_functions, register_embedding_function
-
-    class ExplicitVectorsOnly(EmbeddingFunction):
-        def __init__(self) -> None:
-            pass
-
-        def __call__(self, input):  # noqa: A002 - Chroma's signature
-            raise RuntimeError("EdgeChat passes embeddings explicitly; Chroma must not embed text")
-
-        @staticmethod
-        def name() -> str:
-            return "edgechat-explicit"
-
-        def get_config(self) -> dict:
-            return {}
-
-        @staticmethod
-        def build_from_config(config: dict) -> "ExplicitVectorsOnly":
-            return ExplicitVectorsOnly()
-
-    if "edgechat-explicit" not in known_embedding_functions:
-        register_embedding_function(ExplicitVectorsOnly)
-    return known_embedding_functions["edgechat-explicit"]()
-
-
 class Store:
     """The library's storage. Not thread-safe for writes: one writer thread per library."""
 
-    def __init__(self, library_dir: Path, *, readonly: bool = False) -> None:
+    def __init__(
+        self,
+        library_dir: Path,
+        *,
+        readonly: bool = False,
+        vector_index_factory: Callable[[Path], VectorIndex] = ChromaVectorIndex,
+    ) -> None:
         self.dir = Path(library_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.readonly = readonly
@@ -141,49 +121,44 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-        self._collection = None
-        self._client = None
+        self._vector_index_factory = vector_index_factory
+        self._vectors: VectorIndex | None = None
         self.was_clean = True
         if not readonly:
             row = self.db.execute("SELECT value FROM meta WHERE key='clean'").fetchone()
             self.was_clean = row is None or row[0] == "1"
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clean', '0')")
 
-    # ------------------------------------------------------------------ chroma
+    # ------------------------------------------------------------------ vector index
+
+    def open_vectors(self) -> VectorIndex:
+        """The vector index, opened on the first call (in the folder that meta's 'chroma_dir'
+        names). Idempotent. The app calls it at start-up so Chroma loads before anyone searches;
+        every use inside the Store goes through here too."""
+        if self._vectors is None:
+            self._vectors = self._vector_index_factory(self._chroma_path())
+        return self._vectors
 
     @property
-    def collection(self):
-        if self._collection is None:
-            import chromadb
-            from chromadb.config import Settings
-
-            client = self._client = chromadb.PersistentClient(
-                path=str(self._chroma_path()),
-                settings=Settings(anonymized_telemetry=False, allow_reset=False),
-            )
-            self._collection = client.get_or_create_collection(
-                COLLECTION,
-                configuration={"hnsw": dict(HNSW)},
-                embedding_function=_explicit_embedding_function(),
-            )
-        return self._collection
+    def vectors(self) -> VectorIndex | None:
+        """The vector index if open_vectors() has opened it, else None. Reading it opens nothing."""
+        return self._vectors
 
     def close(self) -> None:
         with self._db_lock:
             if not self.readonly:
                 self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clean', '1')")
             self.db.close()
-        self._close_chroma()
+        self._close_vectors()
         self._lock.release()
 
-    def _close_chroma(self) -> None:
-        """Release Chroma's process-wide cached store for this path, so reopening it later
-        (after another process wrote to it) reads the files afresh."""
-        self._collection = None
-        client, self._client = self._client, None
-        if client is not None:
-            with contextlib.suppress(Exception):
-                client.close()
+    def _close_vectors(self) -> None:
+        """Close the vector index. For Chroma this releases its process-wide cached store for
+        this path, so reopening it later (after another process wrote to it) reads the files
+        afresh."""
+        vectors, self._vectors = self._vectors, None
+        if vectors is not None:
+            vectors.close()
 
     def __enter__(self) -> "Store":
         return self
@@ -278,7 +253,7 @@ class Store:
         metadata: dict[str, str],
         sha256: str,
     ) -> None:
-        """Chunks, vectors, FTS rows and 'done' in one transaction; then Chroma."""
+        """Chunks, vectors, FTS rows and 'done' in one transaction; then the vector index (Chroma)."""
         ids = [f"{file_id}:{sha256[:10]}:{i}" for i in range(len(chunks))]
         vectors = np.asarray(vectors, dtype=np.float32)
         with self._txn() as db:
@@ -297,16 +272,7 @@ class Store:
                 "indexed=?, problem=NULL, detail=NULL WHERE file_id=?",
                 (title, fmt, pages, len(chunks), json.dumps(metadata), time.time(), file_id),
             )
-        self._chroma_add(ids, vectors, [file_id] * len(ids), [c.page for c in chunks])
-
-    def _chroma_add(self, ids: Sequence[str], vectors: np.ndarray, file_ids: Sequence[str], pages: Sequence[int]) -> None:
-        for lo in range(0, len(ids), 4000):
-            hi = lo + 4000
-            self.collection.upsert(
-                ids=list(ids[lo:hi]),
-                embeddings=np.asarray(vectors[lo:hi], dtype=np.float32),
-                metadatas=[{"file_id": f, "page": int(p)} for f, p in zip(file_ids[lo:hi], pages[lo:hi])],
-            )
+        self.open_vectors().add(ids, vectors, [file_id] * len(ids), [c.page for c in chunks])
 
     def fail_file(self, path: str, root: str | None, size: int | None, mtime: float | None,
                   sha256: str | None, problem: str, detail: str) -> None:
@@ -344,7 +310,7 @@ class Store:
             )
             db.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
         # A kill here leaves vectors without rows: invisible to searches, removed by recover().
-        self.collection.delete(where={"file_id": file_id})
+        self.open_vectors().delete_file(file_id)
 
     def recover(self) -> list[str]:
         """Undo what an interrupted run left half-done. Returns the paths it cleaned."""
@@ -371,18 +337,17 @@ class Store:
         with self._db_lock:
             truth = {r[0] for r in self.db.execute("SELECT chunk_id FROM chunks")}
         try:
-            have = set(self.collection.get(include=[])["ids"])
+            vectors = self.open_vectors()
+            have = vectors.ids()
             if have:  # the id list comes from metadata; make sure the vectors read too
-                self.collection.get(limit=1, include=["embeddings"])
-                self.collection.query(query_embeddings=[np.ones(self._dim(), dtype=np.float32)], n_results=1)
+                vectors.check_readable(self._dim())
         except Exception as e:  # Chroma's files are damaged: rebuild from SQLite
             log.warning("vector index unreadable (%s); rebuilding it from the library", e)
-            self._rebuild_chroma()
+            self._rebuild_vectors()
             return {"rebuilt": len(truth), "added": 0, "deleted": 0}
         extra = list(have - truth)
         missing = list(truth - have)
-        for lo in range(0, len(extra), 4000):
-            self.collection.delete(ids=extra[lo : lo + 4000])
+        vectors.delete(extra)
         self._add_from_sqlite(missing)
         if extra or missing:
             log.info("vector index resynced: %d added, %d deleted", len(missing), len(extra))
@@ -406,24 +371,24 @@ class Store:
         if not rows:
             return
         vecs = np.stack([np.frombuffer(r[3], dtype=np.float32) for r in rows])
-        self._chroma_add([r[0] for r in rows], vecs, [r[1] for r in rows], [r[2] for r in rows])
+        self.open_vectors().add([r[0] for r in rows], vecs, [r[1] for r in rows], [r[2] for r in rows])
 
     def _chroma_path(self) -> Path:
         with self._db_lock:
             row = self.db.execute("SELECT value FROM meta WHERE key='chroma_dir'").fetchone()
         return self.dir / (row[0] if row else "chroma")
 
-    def _rebuild_chroma(self) -> None:
+    def _rebuild_vectors(self) -> None:
         """Write a fresh Chroma index, in a new folder, from the vectors in SQLite. A new folder
         because Chroma caches open stores per path inside the process."""
         import shutil
 
         old = self._chroma_path()
-        self._close_chroma()
+        self._close_vectors()
         with self._txn() as db:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('chroma_dir', ?)", (f"chroma-{time.time_ns()}",))
         self._add_from_sqlite(None)
-        self.collection  # noqa: B018 - create it even when the library is empty
+        self.open_vectors()  # create it even when the library is empty
         shutil.rmtree(old, ignore_errors=True)
 
     # ------------------------------------------------------------------ counts
@@ -439,7 +404,7 @@ class Store:
             "files_pending": files.get("indexing", 0) + files.get("removing", 0),
             "chunks": chunks,
             "pages": pages,
-            "vectors": self.collection.count(),
+            "vectors": self.open_vectors().count(),
         }
 
     # ------------------------------------------------------------------ search
@@ -449,21 +414,9 @@ class Store:
 
     def vector_search(self, query_vec: np.ndarray, k: int, file_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(chunk_id, cosine similarity) best first."""
-        total = self.collection.count()
-        if total == 0 or k <= 0:
+        if k <= 0 or (file_ids is not None and not file_ids):
             return []
-        where = None
-        if file_ids is not None:
-            if not file_ids:
-                return []
-            where = {"file_id": {"$in": list(file_ids)}} if len(file_ids) > 1 else {"file_id": file_ids[0]}
-        res = self.collection.query(
-            query_embeddings=[np.asarray(query_vec, dtype=np.float32)],
-            n_results=min(k, total),
-            where=where,
-            include=["distances"],
-        )
-        return [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0])]
+        return self.open_vectors().query(query_vec, k, file_ids)
 
     def lexical_search(self, match: str, k: int, file_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(chunk_id, bm25 score, higher is better) best first. `match` is an FTS5 expression."""
@@ -507,9 +460,8 @@ class Store:
         return out
 
     def all_vectors(self) -> tuple[list[str], np.ndarray]:
-        """Every chunk id and vector as Chroma holds them."""
-        got = self.collection.get(include=["embeddings"])
-        return list(got["ids"]), np.asarray(got["embeddings"], dtype=np.float32)
+        """Every chunk id and vector as the vector index (Chroma) holds them."""
+        return self.open_vectors().all()
 
     def stored_vectors(self) -> tuple[list[str], np.ndarray]:
         """Every chunk id and vector as SQLite holds them (exact search, recall checks)."""

@@ -1,0 +1,214 @@
+"""The Store against its vector-index boundary: an injected in-memory index, and a real Chroma
+index damaged on disk and rebuilt from SQLite. Synthetic vectors, no embedder needed."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgechat.core.records import Chunk
+from edgechat.core.store import ChromaVectorIndex, Store, VectorIndex
+
+DIM = 384
+
+
+class InMemoryVectorIndex:
+    """A fake VectorIndex: exact cosine search over a dict. Records the path it was opened on."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.vecs: dict[str, np.ndarray] = {}
+        self.file_of: dict[str, str] = {}
+        self.closed = False
+
+    def add(self, ids: Sequence[str], vectors: np.ndarray, file_ids: Sequence[str], pages: Sequence[int]) -> None:
+        for cid, v, fid in zip(ids, np.asarray(vectors, dtype=np.float32), file_ids):
+            self.vecs[cid] = v
+            self.file_of[cid] = fid
+
+    def delete(self, ids: Sequence[str]) -> None:
+        for cid in ids:
+            self.vecs.pop(cid, None)
+            self.file_of.pop(cid, None)
+
+    def delete_file(self, file_id: str) -> None:
+        self.delete([cid for cid, fid in self.file_of.items() if fid == file_id])
+
+    def ids(self) -> set[str]:
+        return set(self.vecs)
+
+    def check_readable(self, dim: int) -> None:
+        assert all(len(v) == dim for v in self.vecs.values())
+
+    def count(self) -> int:
+        return len(self.vecs)
+
+    def query(self, vector: np.ndarray, k: int, file_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        q = np.asarray(vector, dtype=np.float32)
+        scored = [
+            (cid, float(v @ q / (np.linalg.norm(v) * np.linalg.norm(q))))
+            for cid, v in self.vecs.items()
+            if file_ids is None or self.file_of[cid] in file_ids
+        ]
+        return sorted(scored, key=lambda t: -t[1])[:k]
+
+    def all(self) -> tuple[list[str], np.ndarray]:
+        ids = list(self.vecs)
+        return ids, np.stack([self.vecs[i] for i in ids]) if ids else np.zeros((0, DIM), dtype=np.float32)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def add_file(store: Store, name: str, vectors: np.ndarray) -> str:
+    path = f"/docs/{name}.txt"
+    sha = (name * 64)[:64]
+    chunks = [Chunk(page=1, start=0, end=10, text=f"{name} passage number {i}") for i in range(len(vectors))]
+    fid = store.begin_file(path, "/docs", 100, 1.0, sha)
+    store.commit_file(fid, chunks, vectors, title=name, fmt="text", pages=1, metadata={}, sha256=sha)
+    return fid
+
+
+def mark_unclean(library: Path) -> None:
+    """What a killed process leaves: the library's 'clean' flag still 0."""
+    db = sqlite3.connect(library / "library.sqlite3")
+    with db:
+        db.execute("UPDATE meta SET value='0' WHERE key='clean'")
+    db.close()
+
+
+def test_an_injected_vector_index_does_all_the_vector_work(tmp_path):
+    library = tmp_path / "library"
+    opened: list[InMemoryVectorIndex] = []
+
+    def factory(path: Path) -> VectorIndex:
+        opened.append(InMemoryVectorIndex(path))
+        return opened[-1]
+
+    rng = np.random.default_rng(7)
+    store = Store(library, vector_index_factory=factory)
+    assert store.vectors is None and not opened  # nothing opens the index until asked
+    index = store.open_vectors()
+    assert store.open_vectors() is index and store.vectors is index and opened == [index]
+    assert index.path == library / "chroma"
+
+    a = add_file(store, "alpha", rng.standard_normal((5, DIM)).astype(np.float32))
+    b_vecs = rng.standard_normal((4, DIM)).astype(np.float32)
+    b = add_file(store, "beta", b_vecs)
+    assert index.count() == 9 and store.counts()["vectors"] == 9
+    assert set(store.all_vectors()[0]) == {r[0] for r in store.db.execute("SELECT chunk_id FROM chunks")}
+
+    hits = store.vector_search(b_vecs[2], 3)
+    assert hits[0][0] == f"{b}:{('beta' * 64)[:10]}:2" and hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert {cid for cid, _ in store.vector_search(b_vecs[2], 9, [a])} == {c for c in index.ids() if c.startswith(a)}
+    assert store.vector_search(b_vecs[2], 3, []) == [] and store.vector_search(b_vecs[2], 0) == []
+    assert store.chunk_rows([hits[0][0]])[hits[0][0]].text == "beta passage number 2"
+
+    store.remove_file("/docs/alpha.txt")
+    assert index.count() == 4 and all(c.startswith(b) for c in index.ids())
+    store.close()
+    assert index.closed and store.vectors is None
+    assert not (library / "chroma").exists()  # Chroma was never touched
+
+    # An unclean stop: the index is resynced from SQLite through the interface.
+    mark_unclean(library)
+    store = Store(library, vector_index_factory=factory)
+    fresh = store.open_vectors()
+    fresh.add(["stray:0:0"], np.ones((1, DIM), dtype=np.float32), ["stray"], [1])
+    assert store.recover() == []
+    assert fresh.ids() == {r[0] for r in store.db.execute("SELECT chunk_id FROM chunks")}
+    assert store.vector_search(b_vecs[2], 1)[0][0] == hits[0][0]
+    store.close()
+
+
+def _damage_chroma_sqlite(chroma: Path) -> None:
+    (chroma / "chroma.sqlite3").write_bytes(b"not a database" * 100)
+
+
+def _truncate_hnsw_files(chroma: Path) -> None:
+    # What a kill between Chroma's HNSW syncs leaves: segment files that do not read back.
+    segments = [p for p in chroma.iterdir() if p.is_dir()]
+    assert segments, "Chroma wrote no HNSW segment"
+    for segment in segments:
+        for f in segment.iterdir():
+            f.write_bytes(b"")
+
+
+def _delete_hnsw_segment(chroma: Path) -> None:
+    # The ids still read (from Chroma's metadata) but the vectors do not: check_readable's case.
+    segments = [p for p in chroma.iterdir() if p.is_dir()]
+    assert segments, "Chroma wrote no HNSW segment"
+    for segment in segments:
+        shutil.rmtree(segment)
+
+
+# Three ways Chroma fails to read back: it cannot open at all, it cannot list its ids, or it
+# lists them but cannot read their vectors. The last two need more vectors than Chroma's HNSW
+# sync threshold (1000), so that they live in the HNSW files.
+@pytest.mark.parametrize(
+    ("damage", "per_file"),
+    [(_damage_chroma_sqlite, 20), (_truncate_hnsw_files, 400), (_delete_hnsw_segment, 400)],
+    ids=["chroma-sqlite-garbage", "hnsw-files-truncated", "hnsw-segment-deleted"],
+)
+def test_a_damaged_chroma_folder_is_rebuilt_from_sqlite(tmp_path, damage, per_file):
+    library = tmp_path / "library"
+    rng = np.random.default_rng(11)
+    queries = rng.standard_normal((5, DIM)).astype(np.float32)
+    with Store(library) as store:
+        assert isinstance(store.open_vectors(), ChromaVectorIndex)
+        fids = [add_file(store, name, rng.standard_normal((per_file, DIM)).astype(np.float32))
+                for name in ("alpha", "beta", "gamma")]
+        before = [store.vector_search(q, 10) for q in queries]
+        scoped = store.vector_search(queries[0], 10, fids[1:])
+        chunks = store.counts()["chunks"]
+    assert all(len(b) == 10 for b in before)
+
+    damage(library / "chroma")
+    mark_unclean(library)
+
+    with Store(library) as store:
+        assert not store.was_clean
+        store.recover()  # what Engine does on open
+        (folder,) = store.db.execute("SELECT value FROM meta WHERE key='chroma_dir'").fetchone()
+        assert folder.startswith("chroma-") and (library / folder).is_dir()
+        assert not (library / "chroma").exists()
+        assert store.counts()["vectors"] == chunks == 3 * per_file
+        after = [store.vector_search(q, 10) for q in queries]
+        for b, a in zip(before, after):
+            assert [cid for cid, _ in a] == [cid for cid, _ in b]
+            assert [s for _, s in a] == pytest.approx([s for _, s in b], abs=1e-5)
+        assert [cid for cid, _ in store.vector_search(queries[0], 10, fids[1:])] == [cid for cid, _ in scoped]
+
+    with Store(library) as store:  # the rebuilt folder is the one reopened, clean this time
+        assert store.was_clean and store.recover() == []
+        assert [cid for cid, _ in store.vector_search(queries[0], 10)] == [cid for cid, _ in before[0]]
+        assert not [p for p in library.iterdir() if p.name.startswith("chroma") and p.name != folder]
+
+
+def test_store_package_does_not_import_chroma():
+    import subprocess
+    import sys
+
+    code = "import sys, edgechat.core.store; assert 'chromadb' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[2])
+
+
+def test_removing_the_whole_chroma_folder_resyncs_it(tmp_path):
+    """A missing folder opens as an empty index: every vector is added back from SQLite."""
+    library = tmp_path / "library"
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal(DIM).astype(np.float32)
+    with Store(library) as store:
+        add_file(store, "alpha", rng.standard_normal((6, DIM)).astype(np.float32))
+        before = store.vector_search(q, 4)
+    shutil.rmtree(library / "chroma")
+    mark_unclean(library)
+    with Store(library) as store:
+        store.recover()
+        assert store.counts()["vectors"] == 6
+        assert [c for c, _ in store.vector_search(q, 4)] == [c for c, _ in before]

@@ -1,4 +1,4 @@
-"""Shared helpers for the benchmarks: machine description, repeated timing, peak memory."""
+"""Shared helpers for the benchmarks: machine description, timing summaries, peak memory."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import resource
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -81,10 +80,6 @@ def summary(values: list[float]) -> dict:
         "p95": vals[min(len(vals) - 1, int(round(0.95 * (len(vals) - 1))))],
         "n": len(vals),
     }
-
-
-def repeat(fn: Callable[[], float], n: int) -> dict:
-    return summary([fn() for _ in range(n)])
 
 
 def peak_rss_mb() -> float:

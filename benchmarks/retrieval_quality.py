@@ -26,7 +26,7 @@ from benchmarks.evaluation import beir_documents, dedupe_docs, load_beir, score_
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "scifact-dev"
 
 
-def library_for(folder: Path, engine_kwargs: dict | None = None) -> Path:
+def library_for(folder: Path) -> Path:
     h = hashlib.sha1()
     h.update(str(folder.resolve()).encode())
     h.update(str((folder / "corpus.jsonl").stat().st_size).encode())
@@ -51,7 +51,7 @@ def build_library(folder: Path, beir, embedder=None) -> Engine:
     return engine
 
 
-def run_mode(engine: Engine, beir, mode: str, reranker=None, depth: int = 100):
+def run_mode(engine: Engine, beir, mode: str):
     """mode: lexical | vector | hybrid (EdgeChat's fusion) | hybrid-rrf (plain rank fusion)."""
     retriever = engine.retriever
     if mode == "hybrid-rrf":
@@ -64,8 +64,6 @@ def run_mode(engine: Engine, beir, mode: str, reranker=None, depth: int = 100):
     for qid, text in beir.queries.items():
         t = time.perf_counter()
         cands = retriever.search(text, mode=mode).candidates
-        if reranker is not None:
-            cands = reranker.rerank(text, cands[:depth]) + cands[depth:]
         latencies.append(time.perf_counter() - t)
         run[qid] = dedupe_docs(c.path for c in cands)
     scores = score_run(run, beir.qrels)

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 from edgechat.core.answering.citations import (
     build_citations,
     cited_sentence_spans,
-    marker_numbers,
     marker_spans,
     sentence_spans,
 )
@@ -191,10 +190,6 @@ def test_citation_is_plain_data():
     result = build_citations("x [1]", THREE)
     d = result.citations[0].to_dict()
     assert d["number"] == 1 and d["spans"] == [(2, 5)]
-
-
-def test_marker_numbers_distinct_in_order():
-    assert marker_numbers("[3] [1, 3] [2][1]") == [3, 1, 2]
 
 
 # --------------------------------------------------------------------------- sentences

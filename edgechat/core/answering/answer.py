@@ -18,9 +18,7 @@ from edgechat.core.records import (
     ChatOptions,
     ChatResponse,
     ChatUpdate,
-    ProcessedQuery,
     RagRequest,
-    Role,
 )
 
 NOTHING_FOUND = "Nothing in your library matched this question, so there is nothing to cite."
@@ -55,14 +53,13 @@ class Answerer:
         history: Sequence[ChatMessage] = (),
         options: ChatOptions | None = None,
         cancel: threading.Event | None = None,
-        processed: ProcessedQuery | None = None,
     ) -> Iterator[ChatUpdate]:
         """Yield text deltas; the last update (done=True) carries citations and the response.
 
         `history` is the saved conversation (what was typed and answered); the retrieved
         context is added for this call only and never written back into it."""
         t0 = time.perf_counter()
-        pq = processed if processed is not None else self.pipeline.process(request)
+        pq = self.pipeline.process(request)
         t_retrieved = time.perf_counter()
         base = options or self.options
         sources = list(pq.references)
@@ -125,15 +122,3 @@ class Answerer:
             diagnostics=diagnostics,
         )
         yield ChatUpdate(done=True, text=text, stop_reason=stop_reason, citations=cites.citations, response=response)
-
-    def answer(self, request: RagRequest, **kwargs) -> ChatResponse:
-        last = None
-        for last in self.stream(request, **kwargs):
-            pass
-        assert last is not None and last.response is not None
-        return last.response
-
-
-def turn_messages(question: str, answer: str) -> list[ChatMessage]:
-    """What a finished turn adds to the saved conversation: the question and the answer only."""
-    return [ChatMessage(Role.USER, question), ChatMessage(Role.ASSISTANT, answer)]

@@ -48,7 +48,6 @@ __all__ = [
     "MARKER_RE",
     "build_citations",
     "cited_sentence_spans",
-    "marker_numbers",
     "marker_spans",
     "sentence_spans",
 ]
@@ -87,15 +86,6 @@ def marker_spans(answer: str) -> list[tuple[int, int, list[int]]]:
     """
     text = _as_text(answer)
     return [(s, e, [n for n, _, _ in nums]) for s, e, nums in _marker_items(text)]
-
-
-def marker_numbers(answer: str) -> list[int]:
-    """The distinct marker numbers of `answer`, in order of first occurrence."""
-    seen: dict[int, None] = {}
-    for _, _, nums in marker_spans(answer):
-        for n in nums:
-            seen.setdefault(n, None)
-    return list(seen)
 
 
 def build_citations(answer: str, sources: Sequence[Source]) -> CitationResult:

@@ -50,7 +50,7 @@ QUESTIONS = [
 def check_pages(engine: Engine, citations) -> bool:
     """Every citation's passage is in the stored text of the page it names."""
     for c in citations:
-        row = engine.store.db.execute(
+        row = engine.parts.store.db.execute(
             "SELECT COUNT(*) FROM chunks WHERE file_id=? AND page=? AND start=? AND end=?",
             (c.file_id, c.page, c.start, c.end),
         ).fetchone()

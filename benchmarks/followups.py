@@ -76,7 +76,7 @@ def verify(convs: list[dict], corpus: Path) -> list[str]:
 def open_library(lib: Path, corpus: Path, n_files: int) -> Engine:
     if (lib / "library.sqlite3").exists():
         e = Engine(lib, readonly=True)
-        if e.store.counts()["files_indexed"] >= n_files:
+        if e.parts.store.counts()["files_indexed"] >= n_files:
             return e
         e.close()
     print(f"indexing {corpus} into {lib} (once)...", file=sys.stderr)
@@ -93,7 +93,7 @@ def is_hit(sources, conv: dict, k: int = 5) -> bool:
 
 def run(engine: Engine, convs: list[dict], interpreter, *, mode: str = "rewrite", reranker=None,
         diversity: MmrSettings | None = None, k: int = 5) -> dict:  # fmt: skip
-    pipe = RagPipeline(engine.retriever, reranker=reranker, interpreter=interpreter,
+    pipe = RagPipeline(engine.parts.retriever, reranker=reranker, interpreter=interpreter,
                        settings=PipelineSettings(diversity=diversity))  # fmt: skip
     hits, pages5, lat, understand, fallbacks, per = 0, [], [], [], 0, {}
     for c in convs:
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                 close()
         else:
             out["model"] = "no loadable model"
-        out["library"] = {"dir": str(engine.library_dir), **engine.store.counts()}
+        out["library"] = {"dir": str(engine.library_dir), **engine.parts.store.counts()}
     out["results"] = rows
     print(f"{'rewriting':40s} {'R@5':>6s} {'hits':>5s} {'pages@5':>8s} {'p50 ms':>8s} {'rewrite ms':>10s} {'fallbacks':>9s}")
     for name, r in rows.items():

@@ -13,6 +13,8 @@ on a fresh temporary library; only EDGECHAT_HOME is redirected (models stay wher
 
 from __future__ import annotations
 
+import dataclasses
+
 import argparse
 import json
 import os
@@ -144,13 +146,13 @@ def measure_stalls(corpus: Path, n_questions: int, extractive: bool, max_seconds
         return False
 
     pump(lambda: w.engine_ready, 120)
-    pump(lambda: not w.workers.index.busy and w.workers.index.pending() == 0, 120)
+    pump(lambda: not w.workers.busy and w.workers.pending() == 0, 120)
     heart.start()
     last[0] = clock.nsecsElapsed()
     t_index = clock.nsecsElapsed() / 1e9
     w.add_paths([str(corpus)])
     # Let indexing get going (model loaded, first files parsed) before the first question.
-    pump(lambda: w.library_panel.progress.last.get("chunks_done", 0) > 200, 300)
+    pump(lambda: w.library_panel.progress.last is not None and w.library_panel.progress.last.chunks_done > 200, 300)
     answering: list[tuple[float, float]] = []
     answers = []
     for q in QUESTIONS[:n_questions]:
@@ -170,13 +172,14 @@ def measure_stalls(corpus: Path, n_questions: int, extractive: bool, max_seconds
             w.sources.select_number(int(turn.sources[0]["ordinal"]))
         pump(lambda: w.sources.viewer.current_kind() != "none", 20)
         pump(lambda: False, 1.0)
-    indexing_done = pump(lambda: not w.workers.index.busy and w.workers.index.pending() == 0,
+    indexing_done = pump(lambda: not w.workers.busy and w.workers.pending() == 0,
                          max(0.0, max_seconds - (clock.nsecsElapsed() / 1e9 - t_index)))
     t_end = clock.nsecsElapsed() / 1e9
     heart.stop()
     gc.callbacks.remove(on_gc)
-    progress = dict(w.library_panel.progress.last)
-    summary_data = getattr(w, "last_summary", {})
+    last = w.library_panel.progress.last
+    progress = dataclasses.asdict(last) if last is not None else {}
+    summary_data = dataclasses.asdict(w.last_summary) if getattr(w, "last_summary", None) else {}
     t_close = time.perf_counter()
     w.close()
     close_s = time.perf_counter() - t_close
@@ -190,7 +193,7 @@ def measure_stalls(corpus: Path, n_questions: int, extractive: bool, max_seconds
         "worst_ticks": [{"at_s": round(t - t_index, 2), "late_ms": round(x * 1000, 1)} for t, x in worst],
         "gc_pauses": {"count": len(gc_pauses), "max_ms": round(max(gc_pauses, default=0) * 1000, 1)},
         "answers": answers,
-        "client": w.client_info,
+        "client": dataclasses.asdict(w.client_info) if w.client_info else None,
         "indexing": {
             "finished": indexing_done,
             "seconds_measured": round(t_end - t_index, 1),

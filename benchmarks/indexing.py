@@ -20,7 +20,7 @@ from pathlib import Path
 import edgechat.core  # noqa: F401
 from benchmarks.common import DEBIAN_QUERIES as QUERIES
 from benchmarks.common import SHARED, emit, machine, peak_rss_mb, summary
-from edgechat.core.embedding.embedder import load_default_embedder
+from edgechat.core.embedding import load_default_embedder
 from edgechat.core.engine import Engine
 
 
@@ -31,7 +31,7 @@ def index_once(folder: Path, embedder, workdir: Path) -> dict:
         t = time.perf_counter()
         s = engine.index([folder])
         wall = time.perf_counter() - t
-        texts = [r[0] for r in engine.store.db.execute("SELECT text FROM chunks ORDER BY rowid")]
+        texts = [r[0] for r in engine.parts.store.db.execute("SELECT text FROM chunks ORDER BY rowid")]
     return {"library": lib, "wall": wall, "summary": s, "texts": texts}
 
 
@@ -79,24 +79,24 @@ def main(argv: list[str] | None = None) -> int:
             s = engine.index([folder])
             unchanged = {"wall_s": time.perf_counter() - t, "embedded": s.embedded, "unchanged": s.unchanged}
             # Retrieval latency at this size.
-            engine.retriever.search("warm up")
+            engine.parts.retriever.search("warm up")
             lat = []
             for _ in range(args.queries):
                 for q in QUERIES:
                     t = time.perf_counter()
-                    engine.retriever.search(q)
+                    engine.parts.retriever.search(q)
                     lat.append(1000 * (time.perf_counter() - t))
             # Exact-search recall of the HNSW index (vector leg) against brute force.
             import numpy as np
 
-            ids, vecs = engine.store.stored_vectors()
+            ids, vecs = engine.parts.store.stored_vectors()
             recalls = []
             for q in QUERIES:
                 qv = embedder.embed([q])[0]
                 exact = [ids[i] for i in np.argsort(-(vecs @ qv))[:10]]
-                got = [cid for cid, _ in engine.store.vector_search(qv, 10)]
+                got = [cid for cid, _ in engine.parts.store.vector_search(qv, 10)]
                 recalls.append(len(set(exact) & set(got)) / 10)
-            counts = engine.store.counts()
+            counts = engine.parts.store.counts()
         # One file changed, one removed: on a copy so the shared folder stays untouched.
         copy = work / "copy"
         shutil.copytree(folder, copy)

@@ -164,7 +164,7 @@ def grow(store, synth: Synthesiser, target: int, per_file: int = 200) -> float:
 
 
 def time_queries(engine, queries: list[str], rounds: int) -> dict:
-    retriever = engine.retriever
+    retriever = engine.parts.retriever
     for q in queries[:3]:  # warm up: first touches of Chroma's and SQLite's pages
         retriever.search(q)
     lat: list[float] = []
@@ -184,12 +184,12 @@ def time_queries(engine, queries: list[str], rounds: int) -> dict:
 
 
 def hnsw_recall(engine, embedder, queries: list[str]) -> float:
-    ids, vecs = engine.store.stored_vectors()
+    ids, vecs = engine.parts.store.stored_vectors()
     rec = []
     for q in queries:
         qv = embedder.embed([q])[0]
         exact = {ids[i] for i in np.argsort(-(vecs @ qv))[:10]}
-        got = {cid for cid, _ in engine.store.vector_search(qv, 10)}
+        got = {cid for cid, _ in engine.parts.store.vector_search(qv, 10)}
         rec.append(len(exact & got) / 10)
     return sum(rec) / len(rec)
 
@@ -207,8 +207,8 @@ def part_scale(args, embedder, work: Path) -> dict:
     memory_lib = None
     for size in sizes:
         with Engine(lib, embedder=embedder) as engine:
-            build_s = grow(engine.store, synth, size)
-            counts = engine.store.counts()
+            build_s = grow(engine.parts.store, synth, size)
+            counts = engine.parts.store.counts()
         with Engine(lib, embedder=embedder) as engine:  # reopened: as the app finds it on start
             r = time_queries(engine, QUERIES, args.rounds)
             r["vector_recall_at_10_vs_exact"] = hnsw_recall(engine, embedder, QUERIES[:10])
@@ -249,7 +249,7 @@ def memory_probe(lib: Path, questions: list[str], max_new_tokens: int) -> dict:
     with Engine(lib) as engine:
         t = time.perf_counter()
         engine.embedder  # noqa: B018
-        engine.store.counts()  # opens Chroma
+        engine.parts.store.counts()  # opens Chroma
         out["embedder_and_library_load_s"] = time.perf_counter() - t
         out["rss_library_loaded_mb"] = _rss_mb()
         t = time.perf_counter()
@@ -258,7 +258,7 @@ def memory_probe(lib: Path, questions: list[str], max_new_tokens: int) -> dict:
         out["client"] = type(client).__name__
         out["model"] = getattr(client, "name", None)
         out["rss_model_loaded_mb"] = _rss_mb()
-        out["chunks"] = engine.store.counts()["chunks"]
+        out["chunks"] = engine.parts.store.counts()["chunks"]
         answers = []
         for q in questions:
             t0 = time.perf_counter()
@@ -360,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="edgechat-latency-"))
     try:
         if "scale" in parts or "memory" in parts:
-            from edgechat.core.embedding.embedder import load_default_embedder
+            from edgechat.core.embedding import load_default_embedder
 
             embedder = load_default_embedder()
             scale = part_scale(args, embedder, work)

@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     if "maxsim" in methods:
         rerankers["maxsim"] = LateInteractionReranker(engine.embedder, depth=args.maxsim_depth, alpha=args.maxsim_alpha)
     interp = ConversationInterpreter(use_model=False)
-    retriever = engine.retriever
+    retriever = engine.parts.retriever
 
     runs: dict[str, dict[str, list[str]]] = {"none": {}, "none+interpreter": {}}
     lat: dict[str, list[float]] = {"none": [], "none+interpreter": []}

@@ -37,23 +37,23 @@ def build_library(folder: Path, beir, embedder=None) -> Engine:
     lib = library_for(folder)
     if (lib / "library.sqlite3").exists():
         engine = Engine(lib, embedder=embedder, readonly=True)
-        if engine.store.counts()["files_indexed"] >= len(beir.corpus):
+        if engine.parts.store.counts()["files_indexed"] >= len(beir.corpus):
             return engine  # complete: open it read-only so several evaluations can share it
         engine.close()
     engine = Engine(lib, embedder=embedder)
-    if engine.store.counts()["files_indexed"] < len(beir.corpus):
+    if engine.parts.store.counts()["files_indexed"] < len(beir.corpus):
         t = time.perf_counter()
         print(f"indexing {len(beir.corpus)} documents into {lib} (once)...", file=sys.stderr)
-        done = {f.path for f in engine.store.files() if f.state == "done"}
+        done = {f.path for f in engine.parts.store.files() if f.state == "done"}
         todo = ((k, d) for k, d in beir_documents(beir) if k not in done)
-        s = engine.indexer().add_documents(todo, total=len(beir.corpus) - len(done))
+        s = engine.add_documents(todo, total=len(beir.corpus) - len(done))
         print(f"indexed in {time.perf_counter() - t:.0f} s ({s.chunks_added} chunks)", file=sys.stderr)
     return engine
 
 
 def run_mode(engine: Engine, beir, mode: str):
     """mode: lexical | vector | hybrid (EdgeChat's fusion) | hybrid-rrf (plain rank fusion)."""
-    retriever = engine.retriever
+    retriever = engine.parts.retriever
     if mode == "hybrid-rrf":
         from dataclasses import replace
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     with engine:
         for mode in args.modes.split(","):
             results[mode] = run_mode(engine, beir, mode)
-        settings = engine.retrieval_settings
+        settings = engine.parts.retriever.settings
         results["hybrid_vs_rrf_ndcg_gain"] = (
             results["hybrid"]["ndcg@10"] - results["hybrid-rrf"]["ndcg@10"]
             if "hybrid" in results and "hybrid-rrf" in results else None

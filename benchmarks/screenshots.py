@@ -74,7 +74,7 @@ def main() -> int:
         print(args.out / f"{name}.png")
 
     def idle() -> bool:
-        return not w.workers.index.busy and w.workers.index.pending() == 0
+        return not w.workers.busy and w.workers.pending() == 0
 
     w = MainWindow(home / "library")
     w.resize(1400, 860)
@@ -92,7 +92,7 @@ def main() -> int:
                       Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(w, drop)
     if args.corpus:
-        wait(lambda: w.library_panel.progress.last.get("files_done", 0) >= 8, 300)
+        wait(lambda: w.library_panel.progress.last is not None and w.library_panel.progress.last.files_done >= 8, 300)
         shot("02-indexing")
     wait(idle, 1800)
     shot("03-indexed")

@@ -97,8 +97,7 @@ def _library(args: argparse.Namespace) -> Path | None:
 
 
 def _engine(args: argparse.Namespace, **kwargs):
-    from edgechat.core.engine import Engine
-    from edgechat.core.store.library import LibraryLockedError
+    from edgechat.core.engine import Engine, LibraryLockedError
 
     try:
         return Engine(_library(args), embedder_progress=_status_line, **kwargs)
@@ -114,7 +113,8 @@ def _status_line(msg: str) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from edgechat.core.indexing.indexer import IndexProgress
+    from edgechat.core.engine import IndexProgress
+    from edgechat.core.records import IndexPhase
 
     passwords = {}
     for item in args.password:
@@ -130,7 +130,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     def progress(p: IndexProgress) -> None:
         now = time.monotonic()
-        if p.phase == "indexing" and now - last[0] < (0.2 if tty else 5.0):
+        if p.phase == IndexPhase.INDEXING and now - last[0] < (0.2 if tty else 5.0):
             return
         last[0] = now
         line = f"{p.phase}: {p.files_done}/{p.files_total} files, {p.chunks_done}/{p.chunks_total} chunks"
@@ -147,9 +147,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             raise
         if tty:
             print(file=sys.stderr)
-        counts = engine.store.counts()
+        counts = engine.counts()
     if args.json:
-        print(json.dumps({"summary": summary.to_dict(), "library": counts}, indent=2))
+        print(json.dumps({"summary": summary.to_dict(), "library": counts.to_dict()}, indent=2))
         return 0
     print(
         f"Indexed {len(summary.indexed)} files ({summary.chunks_added} chunks, {summary.pages_added} pages) "
@@ -164,7 +164,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         print(f"  - {path}: {problem}" + (f" ({detail})" if detail else ""))
     if len(summary.failed) > 50:
         print(f"  ... and {len(summary.failed) - 50} more (edgechat status --json lists them all)")
-    print(f"Library: {counts['files_indexed']} files, {counts['chunks']} chunks.")
+    print(f"Library: {counts.files_indexed} files, {counts.chunks} chunks.")
     return 0
 
 
@@ -178,7 +178,7 @@ def _print_sources(sources) -> None:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from edgechat.core.search.pipeline import how_found
+    from edgechat.core.engine import EXTRACTIVE, how_found
     from edgechat.core.records import ChatOptions, RagRequest, Scope
 
     scope = Scope("folder", str(Path(args.scope).expanduser().resolve())) if args.scope else None
@@ -186,13 +186,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     options = ChatOptions(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_tokens)
     cancel = threading.Event()
     with _engine(args, readonly=True) as engine:
-        client = None
-        if args.extractive:
-            from edgechat.core.answering.extractive import ExtractiveClient
-
-            client = ExtractiveClient(engine.embedder)
-        if engine.store.counts()["chunks"] == 0:
+        if engine.counts().chunks == 0:
             raise CliError("the library is empty: add documents first with 'edgechat index FOLDER'")
+        choice = engine.choose_client(EXTRACTIVE if args.extractive else "")
+        if choice.note:
+            _status_line(choice.note)
+        client = choice.client
         updates = engine.ask(request, options=options, cancel=cancel, client=client)
         response = None
         stream_out = not args.json
@@ -240,13 +239,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from edgechat.core.search.pipeline import to_source
     from edgechat.core.records import Scope
 
     scope = Scope("folder", str(Path(args.scope).expanduser().resolve())) if args.scope else None
     with _engine(args, readonly=True) as engine:
-        result = engine.retriever.search(args.query, scope=scope, mode=args.mode)
-    sources = [to_source(i, c) for i, c in enumerate(result.candidates[: args.k], 1)]
+        result = engine.search(args.query, k=args.k, scope=scope, mode=args.mode)
+    sources = result.sources
     if args.json:
         print(json.dumps({"sources": [s.to_dict() for s in sources], "timings": result.timings,
                           "counts": result.counts}, indent=2))
@@ -260,17 +258,19 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from edgechat.core.records import FileState
+
     with _engine(args, readonly=True) as engine:
-        counts = engine.store.counts()
-        roots = engine.store.roots()
-        failed = [f for f in engine.store.files() if f.state == "failed"]
+        counts = engine.counts()
+        roots = engine.roots()
+        failed = [f for f in engine.files() if f.state == FileState.FAILED]
     if args.json:
-        print(json.dumps({"library": str(engine.library_dir), "roots": roots, **counts,
+        print(json.dumps({"library": str(engine.library_dir), "roots": roots, **counts.to_dict(),
                           "problems": [{"path": f.path, "problem": f.problem, "detail": f.detail} for f in failed]},
                          indent=2))
         return 0
     print(f"Library {engine.library_dir}")
-    print(f"  {counts['files_indexed']} files indexed, {counts['chunks']} chunks, {counts['pages']} pages")
+    print(f"  {counts.files_indexed} files indexed, {counts.chunks} chunks, {counts.pages} pages")
     for r in roots:
         print(f"  folder: {r}")
     if failed:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Set up (first time only: virtualenv and models, cached) and run the test suite.
+# Set up (first time only: virtualenv and models, cached), type-check the Qt-free layers
+# (edgechat/core and edgechat/service, settings in pyproject.toml), then run the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+.venv/bin/python -m mypy
 export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}
 exec .venv/bin/python -m pytest "$@"

@@ -56,7 +56,7 @@ def smollm2_dir() -> Path:
     except b.BuildError as exc:
         pytest.fail(
             f"The default language model is not in {target} and building it failed: {exc}\n"
-            "Build it with: python -m edgechat.core.llm.build_smollm2",
+            "Build it with: python -m edgechat.core.llm.install_smollm2",
             pytrace=False,
         )
     return result.path

@@ -105,7 +105,7 @@ def edgechat_index(folder: Path, embedder, work: Path, queries: list[str], round
         for q in queries[:3]:
             engine.process(RagRequest(q))
         proc, search = [], []
-        retriever = engine.retriever
+        retriever = engine.parts.retriever
         for _ in range(rounds):
             for q in queries:
                 t = time.perf_counter()
@@ -114,7 +114,7 @@ def edgechat_index(folder: Path, embedder, work: Path, queries: list[str], round
                 t = time.perf_counter()
                 retriever.search(q)
                 search.append(1000 * (time.perf_counter() - t))
-        toks = [r[0] for r in engine.store.db.execute("SELECT text FROM chunks")]
+        toks = [r[0] for r in engine.parts.store.db.execute("SELECT text FROM chunks")]
     mean_tokens = statistics.mean(len(embedder.tokenizer.encode(t, add_special_tokens=False).ids) for t in toks) if toks else 0
     shutil.rmtree(lib, ignore_errors=True)
     total_tokens = mean_tokens * len(toks)
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     py = ensure_peer_venv(lambda m: print(m, file=sys.stderr))
-    from edgechat.core.embedding.embedder import load_default_embedder
+    from edgechat.core.embedding import load_default_embedder
 
     embedder = load_default_embedder()
     model_dir = embedder.model_dir

@@ -1,29 +1,85 @@
-"""One library, ready to index and answer: the object the CLI and the desktop app drive.
+"""One library, ready to index and answer: the facade the command line and the window use.
 
-Everything heavy (the embedder, the store, the language model) is created lazily, once, by the
-thread that first needs it; the GUI's workers each own one Engine-held part (indexing or
-answering) and never share a call in flight.
+Everything the front ends need is a method here, taking and returning the records of
+edgechat.core.records; the parts behind it (the store, the retriever, the indexer, the
+language model) are private. The embedder and the chat client are created lazily, once, by
+the thread that first needs them.
+
+Threads: in the app's engine process (edgechat.service) one thread indexes, one answers and
+one checks cited files, all through this object. The store serialises its SQLite use and
+indexing is its only writer; `answering_now` lets indexing yield the CPU to an answer.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from edgechat.core import paths
 from edgechat.core.answering.answer import Answerer
-from edgechat.core.llm.client import ChatClient
-from edgechat.core.indexing.chunking import ChunkSettings
+from edgechat.core.answering.citations import cited_sentence_spans, marker_spans
 from edgechat.core.embedding.embedder import Embedder
+from edgechat.core.fileio import sha256_file
+from edgechat.core.indexing.chunking import ChunkSettings
 from edgechat.core.indexing.indexer import Indexer, IndexProgress, IndexSummary
-from edgechat.core.search.pipeline import RagPipeline, Reranker, TurnInterpreter
-from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ProcessedQuery, RagRequest
+from edgechat.core.indexing.scan import watch_list
+from edgechat.core.llm.client import ChatClient
+from edgechat.core.records import (
+    ChatMessage,
+    ChatOptions,
+    ChatUpdate,
+    ClientKind,
+    Document,
+    DocumentError,
+    FileState,
+    LibraryCounts,
+    LibraryFile,
+    ProcessedQuery,
+    RagRequest,
+    Scope,
+    SearchResult,
+    SourceCheck,
+    SourceStatus,
+)
+from edgechat.core.search.pipeline import RagPipeline, Reranker, TurnInterpreter, how_found, to_source
 from edgechat.core.search.retrieval import RetrievalSettings, Retriever
-from edgechat.core.store.library import Store
+from edgechat.core.store import LibraryLockedError, Store
 
 log = logging.getLogger(__name__)
+
+__all__ = [
+    "ChunkSettings", "ClientChoice", "Engine", "EngineParts", "IndexProgress", "IndexSummary", "LibraryLockedError",
+    "choose_chat_client", "cited_sentence_spans", "how_found", "installed_models", "marker_spans",
+]
+
+EXTRACTIVE = "extractive"  # the model setting that asks for no language model
+
+
+@dataclass
+class ClientChoice:
+    """The chat client a model setting resolved to, and a line for the user when it is not what
+    was asked for (no model installed, a model that failed to load)."""
+
+    client: ChatClient
+    note: str = ""
+
+    @property
+    def kind(self) -> ClientKind:
+        return self.client.kind
+
+
+@dataclass(frozen=True)
+class EngineParts:
+    """The parts behind the facade, for benchmarks and tests that measure or check one of them
+    alone. The window, the engine process and the command line never use these
+    (tests/test_boundaries.py)."""
+
+    store: Store
+    retriever: Retriever
 
 
 class Engine:
@@ -41,66 +97,55 @@ class Engine:
         embedder_progress: Callable[[str], None] | None = None,
     ) -> None:
         self.library_dir = Path(library_dir) if library_dir else paths.default_library_dir()
-        self.store = Store(self.library_dir, readonly=readonly)
+        self._store = Store(self.library_dir, readonly=readonly)
         if not readonly:
-            self.store.recover()  # finish what a crashed or killed run left behind
+            self._store.recover()  # finish what a crashed or killed run left behind
         self._embedder = embedder
         self._embedder_progress = embedder_progress
         self._client = chat_client
-        self.reranker = reranker
-        self.interpreter = interpreter
+        self._reranker = reranker
+        self._interpreter = interpreter
         self.chunk_settings = chunk_settings
-        self.retrieval_settings = retrieval or RetrievalSettings()
+        self._retrieval_settings = retrieval or RetrievalSettings()
         self._lock = threading.Lock()
         # Set while an answer is being generated: indexing pauses between batches meanwhile.
-        self.answering = threading.Event()
+        self._answering = threading.Event()
+        self._viewer_cache: tuple[tuple[str, float, int], list[str], str] | None = None
 
-    # ------------------------------------------------------------------ parts
+    def open(self) -> None:
+        """Load what the first search needs (the vector index) now rather than on first use."""
+        self._store.open_vectors()
+
+    # ------------------------------------------------------------------ parts (lazy)
 
     @property
     def embedder(self) -> Embedder:
         with self._lock:
             if self._embedder is None:
-                from edgechat.core.embedding.embedder import load_default_embedder
+                from edgechat.core.embedding import load_default_embedder
 
                 self._embedder = load_default_embedder(self._embedder_progress)
             return self._embedder
 
-    @property
-    def chat_client(self) -> ChatClient:
-        with self._lock:
-            if self._client is None:
-                self._client = default_chat_client(self._embedder)
-            return self._client
-
-    def set_chat_client(self, client: ChatClient) -> None:
-        with self._lock:
-            self._client = client
-
-    def indexer(self, passwords: dict[str, str] | None = None) -> Indexer:
-        return Indexer(self.store, self.embedder, chunk_settings=self.chunk_settings, passwords=passwords,
-                       yield_to=self.answering)
+    def _retriever(self) -> Retriever:
+        return Retriever(self._store, self.embedder, self._retrieval_settings)
 
     @property
-    def retriever(self) -> Retriever:
-        return Retriever(self.store, self.embedder, self.retrieval_settings)
+    def parts(self) -> EngineParts:
+        return EngineParts(self._store, self._retriever())
 
-    @property
-    def pipeline(self) -> RagPipeline:
-        return self.pipeline_for(self._client)
-
-    def pipeline_for(self, client: ChatClient | None) -> RagPipeline:
+    def _pipeline(self, client: ChatClient | None) -> RagPipeline:
         """The pipeline for a turn answered by `client`: unless an interpreter was given, the
-        default one (edgechat.core.understanding.turns: search gate, and the model rewriter when `client` is
-        capable, else the deterministic one)."""
-        interpreter = self.interpreter
+        default one (edgechat.core.understanding: search gate, and the model rewriter when
+        `client` is capable, else the deterministic one)."""
+        interpreter = self._interpreter
         if interpreter is None:
-            from edgechat.core.understanding.turns import default_interpreter
+            from edgechat.core.understanding import default_interpreter
 
             interpreter = default_interpreter(client)
-        return RagPipeline(self.retriever, reranker=self.reranker, interpreter=interpreter)
+        return RagPipeline(self._retriever(), reranker=self._reranker, interpreter=interpreter)
 
-    # ------------------------------------------------------------------ jobs
+    # ------------------------------------------------------------------ the library
 
     def index(
         self,
@@ -110,17 +155,82 @@ class Engine:
         cancel: threading.Event | None = None,
         passwords: dict[str, str] | None = None,
     ) -> IndexSummary:
-        return self.indexer(passwords).index(paths_, progress=progress, cancel=cancel)
+        return self._indexer(passwords).index(paths_, progress=progress, cancel=cancel)
 
-    def refresh(self, **kwargs) -> IndexSummary:
+    def refresh(
+        self,
+        *,
+        progress: Callable[[IndexProgress], None] | None = None,
+        cancel: threading.Event | None = None,
+        passwords: dict[str, str] | None = None,
+    ) -> IndexSummary:
         """Re-scan every folder in the library: picks up what changed while nobody watched."""
-        return self.index([Path(r) for r in self.store.roots()], **kwargs)
+        return self.index([Path(r) for r in self._store.roots()], progress=progress, cancel=cancel,
+                          passwords=passwords)
 
     def remove(self, root: str | Path) -> int:
-        return self.indexer().remove_root(root)
+        """Take a folder (or file) out of the library; returns how many files were removed."""
+        return self._indexer().remove_root(root)
 
-    def process(self, request: RagRequest) -> ProcessedQuery:
-        return self.pipeline.process(request)
+    def add_documents(self, docs: Iterable[tuple[str, Document]], total: int = 0) -> IndexSummary:
+        """Index documents that are already parsed, as (key, Document) pairs: evaluations."""
+        return self._indexer().add_documents(docs, total=total)
+
+    def _indexer(self, passwords: dict[str, str] | None = None) -> Indexer:
+        return Indexer(self._store, self.embedder, chunk_settings=self.chunk_settings, passwords=passwords,
+                       yield_to=self._answering)
+
+    def roots(self) -> list[str]:
+        return self._store.roots()
+
+    def files(self) -> list[LibraryFile]:
+        return [
+            LibraryFile(path=f.path, root=f.root or "", state=FileState(f.state), problem=f.problem or "",
+                        detail=f.detail or "", title=f.title or "", format=f.format or "", pages=f.pages or 0,
+                        chunks=f.chunks or 0)
+            for f in self._store.files()
+        ]
+
+    def counts(self) -> LibraryCounts:
+        return LibraryCounts(**self._store.counts())
+
+    def watch_list(self, max_dirs: int = 4000, max_files: int = 4000) -> tuple[list[str], list[str]]:
+        """Folders and files whose changes should trigger indexing."""
+        return watch_list(self._store.roots(), max_dirs, max_files)
+
+    @property
+    def answering_now(self) -> bool:
+        """True while an answer is being written (indexing is paused between batches)."""
+        return self._answering.is_set()
+
+    # ------------------------------------------------------------------ questions
+
+    def search(self, query: str, *, k: int = 10, scope: Scope | None = None, mode: str = "hybrid") -> SearchResult:
+        """Retrieval alone: the top `k` passages as numbered sources."""
+        result = self._retriever().search(query, scope=scope, mode=mode)
+        sources = [to_source(i, c) for i, c in enumerate(result.candidates[:k], 1)]
+        return SearchResult(sources, dict(result.timings), dict(result.counts))
+
+    def process(self, request: RagRequest, client: ChatClient | None = None) -> ProcessedQuery:
+        """What a question retrieves (gate, rewrite, search, selection), without an answer."""
+        return self._pipeline(client or self._client).process(request)
+
+    def choose_client(self, setting: str = "") -> ClientChoice:
+        """The chat client for a model setting: "" = the installed model marked active (else the
+        first installed one), "extractive", or a model's name. The one rule both front ends use."""
+        return choose_chat_client(setting, embedder=self.embedder)
+
+    @property
+    def chat_client(self) -> ChatClient:
+        """The client `ask` uses when none is given: the one passed in, else by the default rule."""
+        with self._lock:
+            client = self._client
+        if client is None:
+            client = self.choose_client("").client
+            with self._lock:
+                self._client = self._client or client
+                client = self._client
+        return client
 
     def ask(
         self,
@@ -131,37 +241,147 @@ class Engine:
         cancel: threading.Event | None = None,
         client: ChatClient | None = None,
     ) -> Iterator[ChatUpdate]:
+        """Stream an answer; the last update carries the ChatResponse (sources, citations)."""
         client = client or self.chat_client
-        answerer = Answerer(self.pipeline_for(client), client, options, embed=self.embedder.embed)
+        answerer = Answerer(self._pipeline(client), client, options, embed=self.embedder.embed)
         return self._while_answering(answerer.stream(request, history=history, options=options, cancel=cancel))
 
     def _while_answering(self, updates: Iterator[ChatUpdate]) -> Iterator[ChatUpdate]:
-        self.answering.set()
+        self._answering.set()
         try:
             yield from updates
         finally:
-            self.answering.clear()
+            self._answering.clear()
+
+    # ------------------------------------------------------------------ the source viewer
+
+    def check_source(self, path: str, *, page: int = 1, start: int = 0, end: int = 0, chunk_id: str = "",
+                     content: str = "") -> SourceCheck:
+        """Is a cited file still the one indexed (stat, then sha256 if the stat changed)? The
+        passage's text comes from the answer (`content`) or, for a saved chat, from the library;
+        for formats other than PDF the document's text comes parsed exactly as the indexer
+        parsed it (the last one cached)."""
+        check = SourceCheck(path=path, status=SourceStatus.OK, page=page, start=start, end=end)
+        if not path or not os.path.isfile(path):
+            check.status = SourceStatus.MISSING
+            check.message = (f"The file is no longer at {path}: it was moved or deleted since it was indexed, "
+                             "so the passage cannot be shown.")
+            return check
+        rec = self._store.file(path)
+        st = os.stat(path)
+        check.stamp = (st.st_mtime, st.st_size)
+        changed = False
+        if rec is None or rec.state != FileState.DONE:
+            changed = True
+        elif not (rec.size == st.st_size and rec.mtime == st.st_mtime):
+            changed = rec.sha256 != sha256_file(path)
+        text = content
+        if not text and chunk_id:
+            rows = self._store.chunk_rows([chunk_id])
+            if chunk_id in rows:
+                text = rows[chunk_id].text
+            else:
+                changed = True  # the chunk is gone: the file was indexed again since
+        check.chunk_text = text
+        check.format = "pdf" if Path(path).suffix.lower() == ".pdf" else (rec.format if rec and rec.format else "text")
+        if changed:
+            check.status = SourceStatus.CHANGED
+            check.message = ("This file changed since it was indexed, so the cited passage cannot be placed "
+                             "reliably. Re-index the library to cite it again.")
+        if check.format == "pdf":
+            return check  # the window's viewer places the passage with QtPdf
+        try:
+            check.pages, check.title = self._parsed(path, st.st_mtime, st.st_size)
+        except DocumentError as e:
+            check.status = SourceStatus.ERROR
+            check.message = f"The file cannot be read any more: {e}"
+        return check
+
+    def _parsed(self, path: str, mtime: float, size: int) -> tuple[list[str], str]:
+        key = (path, mtime, size)
+        cached = self._viewer_cache
+        if cached is None or cached[0] != key:
+            from edgechat.core.documents import parse_document
+
+            doc = parse_document(path)
+            cached = self._viewer_cache = (key, [p.text for p in doc.pages], doc.title)
+        return cached[1], cached[2]
+
+    # ------------------------------------------------------------------ life
 
     def close(self) -> None:
-        self.store.close()
+        self._store.close()
 
     def __enter__(self) -> "Engine":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def default_chat_client(embedder: Embedder | None = None) -> ChatClient:
-    """The active local model if one is installed and loads, else the extractive answerer."""
+def _extractive(embedder: Embedder | None) -> ChatClient:
     from edgechat.core.answering.extractive import ExtractiveClient
 
-    try:
-        from edgechat.core.llm.manager import load_active_client
-
-        client = load_active_client()
-        if client is not None:
-            return client
-    except Exception as e:  # a broken model folder must not stop answering
-        log.warning("the local model could not be loaded (%s); answering extractively", e)
     return ExtractiveClient(embedder)
+
+
+def choose_chat_client(setting: str = "", embedder: Embedder | None = None) -> ClientChoice:
+    """The rule that picks who writes answers, for the window and the command line alike:
+
+    - "extractive": no language model; sentences of the sources are quoted;
+    - a model's name: that installed model (it becomes the active one);
+    - "": the installed model marked active, else the first installed one (without changing
+      which is marked active: that stays the user's choice).
+    With no model installed, or one that fails to load, answers are extractive and the note
+    says why."""
+    if setting == EXTRACTIVE:
+        return ClientChoice(_extractive(embedder))
+    try:
+        from edgechat.core.llm import manager
+
+        if setting:
+            active = manager.active_model()
+            if active is None or active.name != setting:
+                manager.use_model(setting)
+        client = manager.load_active_client()
+        if client is None:
+            installed = manager.list_models()
+            if installed:
+                from edgechat.core.llm.genai_client import GenaiChatClient
+
+                client = GenaiChatClient(installed[0].path, name=installed[0].name)
+    except Exception as e:  # noqa: BLE001 - a broken model must not stop answering
+        log.warning("the language model could not be loaded: %s", e)
+        return ClientChoice(_extractive(embedder),
+                            f"The language model could not be loaded ({describe_error(e)}): answers quote your "
+                            "documents.")
+    if client is None:
+        return ClientChoice(_extractive(embedder), "No language model is installed: answers quote your documents.")
+    return ClientChoice(client)
+
+
+def installed_models() -> tuple[list[tuple[str, str]], str]:
+    """[(name, label)] of installed language models and the active one's name; empty when the
+    models folder cannot be read (answers are then extractive)."""
+    try:
+        from edgechat.core.llm import manager
+
+        models = manager.list_models()
+        active = manager.active_model()
+    except Exception as e:  # noqa: BLE001 - a broken models folder must not break the app
+        log.warning("listing language models failed: %s", e)
+        return [], ""
+    out = []
+    for m in models:
+        label = m.name + (f" ({m.precision}, {m.size / 1e6:.0f} MB)" if m.size else "")
+        out.append((m.name, label))
+    return out, active.name if active else ""
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line a person can read."""
+    msg = str(exc).strip()
+    name = type(exc).__name__
+    if not msg:
+        return name
+    return msg if name in ("RuntimeError", "OSError", "Exception", "LibraryLockedError") else f"{name}: {msg}"

@@ -1,4 +1,6 @@
-"""Plain records passed between the layers of the core (and, as plain data, to the UI)."""
+"""Plain records passed between the layers of the core, and through the Engine facade to the
+command line and the window. States that are words are enums whose members are their text, so
+they compare, print, pickle and serialise as the plain strings they replace."""
 
 from __future__ import annotations
 
@@ -6,6 +8,18 @@ import dataclasses
 import enum
 from dataclasses import dataclass, field
 from typing import Any
+
+
+class TextEnum(str, enum.Enum):
+    """An enum whose members are their text: `FileState.DONE == "done"`, f"{FileState.DONE}" is
+    "done", and JSON writes "done"."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
 
 # --------------------------------------------------------------------------- documents
 
@@ -27,7 +41,7 @@ class Document:
     metadata: dict[str, str] = field(default_factory=dict)  # author, created, modified, pages...
 
 
-class Problem(str, enum.Enum):
+class Problem(TextEnum):
     """Why a file was not indexed. The value is the line a person reads."""
 
     PASSWORD_REQUIRED = "password required"
@@ -49,6 +63,77 @@ class DocumentError(Exception):
 
 
 # --------------------------------------------------------------------------- index
+
+
+class FileState(TextEnum):
+    """Where a file of the library stands. INDEXING and REMOVING are only seen after a crash
+    (the store recovers them at the next writable open)."""
+
+    INDEXING = "indexing"
+    DONE = "done"
+    FAILED = "failed"
+    REMOVING = "removing"
+
+
+class IndexPhase(TextEnum):
+    SCANNING = "scanning"
+    INDEXING = "indexing"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class LibraryFile:
+    """One file of the library as the window and the command line list it."""
+
+    path: str
+    root: str
+    state: FileState
+    problem: str = ""  # Problem's text when state is FAILED
+    detail: str = ""
+    title: str = ""
+    format: str = ""
+    pages: int = 0
+    chunks: int = 0
+
+
+@dataclass(frozen=True)
+class LibraryCounts:
+    files_indexed: int
+    files_failed: int
+    files_pending: int
+    chunks: int
+    pages: int
+    vectors: int
+
+    def to_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+class SourceStatus(TextEnum):
+    OK = "ok"  # the file is the one indexed: the passage can be placed
+    CHANGED = "changed"  # edited since it was indexed: shown, but the passage is not placed
+    MISSING = "missing"  # moved or deleted
+    ERROR = "error"  # cannot be read
+
+
+@dataclass
+class SourceCheck:
+    """What the source viewer needs to know about a cited file (Engine.check_source): is it
+    still the one indexed, the cited passage's text, and for formats other than PDF the
+    document's text exactly as the indexer parsed it."""
+
+    path: str
+    status: SourceStatus
+    message: str = ""
+    page: int = 1
+    start: int = 0
+    end: int = 0
+    format: str = "text"  # "pdf" is placed by the viewer itself (QtPdf), the rest from `pages`
+    chunk_text: str = ""
+    stamp: tuple[float, int] | None = None  # (mtime, size) the check saw
+    pages: list[str] = field(default_factory=list)
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -173,6 +258,15 @@ class RagRequest:
 
 
 @dataclass
+class SearchResult:
+    """Retrieval alone (no answer): numbered sources, time per stage, candidate counts."""
+
+    sources: list[Source]
+    timings: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class ProcessedQuery:
     original_query: str
     request_content: str  # transient content sent to the model (the query alone if nothing found)
@@ -190,6 +284,19 @@ class ProcessedQuery:
 
 
 # --------------------------------------------------------------------------- generation
+
+
+class StopReason(TextEnum):
+    EOS = "eos"  # the model (or the extractive answerer) finished
+    MAX_TOKENS = "max_tokens"
+    CONTEXT = "context"  # the model's context window is full
+    CANCELLED = "cancelled"
+    REPETITION = "repetition"  # stopped in a loop
+
+
+class ClientKind(TextEnum):
+    MODEL = "model"  # a language model writes the answer
+    EXTRACTIVE = "extractive"  # no model: sentences of the sources are quoted
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,4 @@
-"""Indexing progress as a person reads it: counts, the current file, and the time left.
-Pure Python (no Qt) so the estimate can be tested alone."""
+"""How long indexing has left, from the rate so far (sent with each Progress event)."""
 
 from __future__ import annotations
 
@@ -41,33 +40,3 @@ class EtaEstimator:
         raw = elapsed * (1.0 - fraction) / fraction
         self._eta = raw if self._eta is None else self.smoothing * raw + (1 - self.smoothing) * self._eta
         return max(0.0, self._eta)
-
-
-def format_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    s = int(round(seconds))
-    if s < 60:
-        return "less than a minute left" if s >= 45 else f"about {max(5, (s + 4) // 5 * 5)} s left"
-    m = (s + 30) // 60
-    if m < 60:
-        return f"about {m} min left"
-    return f"about {m // 60} h {m % 60:02d} min left"
-
-
-def progress_line(p: dict) -> str:
-    """"12 of 40 files · 350 of 1,200 chunks · bread.md · about 2 min left"."""
-    if p.get("phase") == "scanning":
-        return "Looking for new and changed files…"
-    parts = [f"{p.get('files_done', 0):,} of {p.get('files_total', 0):,} files"]
-    if p.get("chunks_total"):
-        parts.append(f"{p.get('chunks_done', 0):,} of {p.get('chunks_total', 0):,} passages")
-    current = p.get("current") or ""
-    if current:
-        parts.append(current.replace("\\", "/").rsplit("/", 1)[-1])
-    eta = format_duration(p.get("eta"))
-    if eta:
-        parts.append(eta)
-    if p.get("paused"):
-        parts.append("paused while answering")
-    return " · ".join(parts)

@@ -6,14 +6,10 @@ a big file's 2,000 chunks) and a language model's prompt prefill for several sec
 same process as the window that froze the GUI for up to 6 s. Here, the GUI process only
 unpickles small messages.
 
-No Qt in this module (the child imports only the core). The protocol is pickled tuples over a
-multiprocessing Connection:
-
-    app -> engine   ("index", job_dict, seq) ("cancel_index",) ("chunk_settings", size, overlap)
-                    ("ask", rid, payload) ("cancel_answer", rid | None) ("set_model", setting)
-                    ("probe_models",) ("inspect", rid, source) ("close",)
-    engine -> app   (event_name, args) for the runners' events (edgechat.service.runners), plus
-                    ("seen", (seq,)) after each index command and ("closed", ()) at the end.
+No Qt in this module (the child imports only the core). The window sends the commands of
+edgechat.service.protocol over a multiprocessing Connection and receives its events, pickled.
+Three threads share one Engine (edgechat.core.engine): indexing (at lower CPU priority),
+answering, and checking cited files for the viewer.
 """
 
 from __future__ import annotations
@@ -24,8 +20,30 @@ import queue
 import sys
 import threading
 from logging.handlers import RotatingFileHandler
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+
+import edgechat.core  # noqa: F401  (telemetry off before onnxruntime loads)
+from edgechat.core.engine import ChunkSettings, Engine, describe_error
+from edgechat.core.records import SourceCheck, SourceStatus
+from edgechat.service.answer_runner import AnswerRunner, ClientFactory, choose_client
+from edgechat.service.index_runner import EngineFactory, IndexRunner, default_engine_factory
+from edgechat.service.protocol import (
+    Ask,
+    CancelAnswer,
+    CancelIndex,
+    CheckSource,
+    Close,
+    Closed,
+    Command,
+    Event,
+    ProbeModels,
+    Seen,
+    SetChunkSettings,
+    SetModel,
+    SourceChecked,
+    SubmitJob,
+)
 
 log = logging.getLogger(__name__)
 
@@ -63,146 +81,174 @@ def _lower_priority() -> None:
         pass
 
 
-def host_main(conn: Any, library: str, settings: dict) -> None:
+class EngineService:
+    """The engine's side of the protocol, with no transport: `handle(command)` from one thread
+    (the process's receiving loop, or the window's thread in tests), events out through `send`
+    from the service's three threads: indexing (at lower CPU priority), answering, and checking
+    cited files for the viewer. They share one Engine, opened by the indexing thread."""
+
+    def __init__(self, engine_factory: EngineFactory, send: Callable[[Event], None], *,
+                 client_factory: ClientFactory = choose_client, chunk_settings: ChunkSettings | None = None,
+                 model: str = "", lower_priority: bool = False) -> None:
+        self.send = send
+        self._lower_priority = lower_priority
+        self._opened = threading.Event()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._answer_q: queue.Queue[Ask | SetModel | ProbeModels | None] = queue.Queue()
+        self._check_q: queue.Queue[CheckSource | None] = queue.Queue()
+        self.answer = AnswerRunner(send, client_factory)
+        self.answer.set_model(model)
+        self.index = IndexRunner(engine_factory, send, self._wake.set, on_ready=self._ready)
+        if chunk_settings is not None:
+            self.index.set_chunk_settings(chunk_settings)
+        self._threads = [threading.Thread(target=f, name=n, daemon=True) for f, n in
+                         ((self._index_loop, "engine-index"), (self._answer_loop, "engine-answer"),
+                          (self._check_loop, "engine-docs"))]
+
+    @property
+    def engine(self) -> Engine | None:
+        return self.index.engine
+
+    def start(self) -> None:
+        for t in self._threads:
+            t.start()
+
+    @property
+    def running(self) -> bool:
+        return any(t.is_alive() for t in self._threads)
+
+    def _ready(self, engine: Engine) -> None:
+        # The answering thread gets the Engine before the window hears it is ready (and starts
+        # sending questions); the Engine itself never leaves the service.
+        self.answer.engine = engine
+        self._opened.set()
+
+    # ---------------------------------------------------------------- commands
+
+    def handle(self, cmd: Command) -> bool:
+        """Act on one command; False once it was Close."""
+        if isinstance(cmd, Close):
+            return False
+        if isinstance(cmd, SubmitJob):
+            self.index.submit(cmd.job)
+            self.send(Seen(cmd.seq))
+        elif isinstance(cmd, CancelIndex):
+            self.index.cancel()
+        elif isinstance(cmd, SetChunkSettings):
+            self.index.set_chunk_settings(cmd.settings)
+        elif isinstance(cmd, Ask):
+            self.answer.register(cmd.request_id)
+            self._answer_q.put(cmd)
+        elif isinstance(cmd, CancelAnswer):
+            self.answer.cancel(cmd.request_id)
+        elif isinstance(cmd, (SetModel, ProbeModels)):
+            self._answer_q.put(cmd)
+        elif isinstance(cmd, CheckSource):
+            self._check_q.put(cmd)
+        else:
+            log.warning("unknown command %r", cmd)
+        return True
+
+    # ---------------------------------------------------------------- threads
+
+    def _index_loop(self) -> None:
+        if self._lower_priority:
+            _lower_priority()
+        try:
+            if self.index.open() is None:
+                return
+            while not self._stopping.is_set():
+                self._wake.wait(0.5)
+                self._wake.clear()
+                if not self._stopping.is_set():
+                    self.index.drain()
+        finally:
+            self._opened.set()  # never leave the other threads waiting
+
+    def _answer_loop(self) -> None:
+        while (item := self._answer_q.get()) is not None:
+            if isinstance(item, Ask):
+                self._opened.wait()
+                self.answer.run(item.request_id, item.request)
+            elif isinstance(item, SetModel):
+                self.answer.set_model(item.setting)
+            else:
+                self.answer.probe_models()
+
+    def _check_loop(self) -> None:
+        while (item := self._check_q.get()) is not None:
+            self._opened.wait()
+            engine = self.engine
+            if engine is None:
+                continue
+            ref = item.source
+            try:
+                check = engine.check_source(ref.path, page=ref.page, start=ref.start, end=ref.end,
+                                            chunk_id=ref.chunk_id, content=ref.content)
+            except Exception as e:  # noqa: BLE001 - shown in the viewer
+                log.exception("checking %s for the viewer failed", ref.path)
+                check = SourceCheck(ref.path, SourceStatus.ERROR, describe_error(e), page=ref.page)
+            self.send(SourceChecked(item.request_id, check))
+
+    # ---------------------------------------------------------------- closing
+
+    def shutdown(self, timeout: float = 60.0) -> bool:
+        """Cancel everything, join the threads, close the library. False if the indexing thread
+        did not stop in time (the library is then left to crash recovery, never closed under a
+        running writer)."""
+        self._stopping.set()
+        self.index.stop()
+        self.answer.cancel()
+        self._wake.set()
+        self._answer_q.put(None)
+        self._check_q.put(None)
+        for t in self._threads:
+            if t.is_alive():
+                t.join(timeout=timeout)
+        if self._threads[0].is_alive():
+            return False
+        self.index.close_engine()
+        return True
+
+
+def host_main(conn: Connection, library: str, chunk_settings: ChunkSettings | None, model: str) -> None:
     """Entry point of the engine process."""
     import signal
 
     # Ctrl+C in a terminal reaches the whole process group: the window decides when the engine
-    # stops (it sends "close", and the library is closed cleanly), never the keyboard.
+    # stops (it sends Close, and the library is closed cleanly), never the keyboard.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import edgechat.core  # noqa: F401  (telemetry off before onnxruntime loads)
-    from edgechat.service.runners import AnswerRunner, DocumentInspector, IndexJob, IndexRunner, default_client_factory
-    from edgechat.service.runners import default_engine_factory
-
     _setup_logging()
     log.info("engine process %d for %s", os.getpid(), library)
     send_lock = threading.Lock()
     alive = threading.Event()
     alive.set()
 
-    answer_q: queue.Queue = queue.Queue()
-    docs_q: queue.Queue = queue.Queue()
-
-    def send(name: str, args: tuple) -> None:
+    def send(event: Event) -> None:
         if not alive.is_set():
             return
         try:
             with send_lock:
-                conn.send((name, args))
+                conn.send(event)
         except (OSError, EOFError, BrokenPipeError):
-            alive.clear()  # the app is gone
+            alive.clear()  # the window is gone
 
-    def emit(name: str, *args: Any) -> None:
-        if name == "engine_ready":
-            # The other threads get the Engine before the app hears it is ready (and starts
-            # sending questions); the Engine itself never leaves this process.
-            answer_q.put(("engine", args[0]))
-            docs_q.put(("engine", args[0]))
-            args = (None,)
-        send(name, args)
-
-    wake = threading.Event()
-    index = IndexRunner(default_engine_factory(Path(library)), emit, wake.set)
-    answer = AnswerRunner(default_client_factory, emit)
-    inspector = DocumentInspector()
-    stopping = threading.Event()
-    latest_doc = [0]
-    if settings.get("chunk_size"):
-        from edgechat.core.indexing.chunking import ChunkSettings
-
-        index.chunk_settings = ChunkSettings(size=int(settings["chunk_size"]), overlap=int(settings["chunk_overlap"]))
-    answer.set_model(str(settings.get("model", "")))
-
-    def index_loop() -> None:
-        _lower_priority()
-        engine = index.open()
-        if engine is None:
-            return
-        while not stopping.is_set():
-            wake.wait(0.5)
-            wake.clear()
-            if not stopping.is_set():
-                index.drain()
-
-    def answer_loop() -> None:
-        while True:
-            item = answer_q.get()
-            if item is None:
-                return
-            kind = item[0]
-            if kind == "engine":
-                answer.engine = item[1]
-            elif kind == "ask":
-                answer.run(item[1], item[2])
-            elif kind == "model":
-                answer.set_model(item[1])
-            elif kind == "probe":
-                answer.probe_models()
-
-    def docs_loop() -> None:
-        engine = None
-        while True:
-            item = docs_q.get()
-            if item is None:
-                return
-            if item[0] == "engine":
-                engine = item[1]
-                continue
-            _, rid, source = item
-            if rid != latest_doc[0]:
-                continue  # a newer request supersedes this one
-            emit("inspected", rid, inspector.inspect(engine, source))
-
-    threads = [threading.Thread(target=f, name=n, daemon=True) for f, n in
-               ((index_loop, "engine-index"), (answer_loop, "engine-answer"), (docs_loop, "engine-docs"))]
-    for t in threads:
-        t.start()
-
+    service = EngineService(default_engine_factory(library), send, chunk_settings=chunk_settings, model=model,
+                            lower_priority=True)
+    service.start()
     try:
         while True:
             try:
-                msg = conn.recv()
+                cmd: Command = conn.recv()
             except (EOFError, OSError):
-                break  # the app went away: close cleanly anyway
-            cmd = msg[0]
-            if cmd == "close":
+                break  # the window went away: close cleanly anyway
+            if not service.handle(cmd):
                 break
-            if cmd == "index":
-                index.submit(IndexJob(**msg[1]))
-                send("seen", (msg[2],))
-            elif cmd == "cancel_index":
-                index.cancel()
-            elif cmd == "chunk_settings":
-                from edgechat.core.indexing.chunking import ChunkSettings
-
-                index.chunk_settings = ChunkSettings(size=int(msg[1]), overlap=int(msg[2]))
-            elif cmd == "ask":
-                answer.register(msg[1])
-                answer_q.put(("ask", msg[1], msg[2]))
-            elif cmd == "cancel_answer":
-                answer.cancel(msg[1])
-            elif cmd == "set_model":
-                answer_q.put(("model", msg[1]))
-            elif cmd == "probe_models":
-                answer_q.put(("probe",))
-            elif cmd == "inspect":
-                latest_doc[0] = msg[1]
-                docs_q.put(("doc", msg[1], msg[2]))
-            else:
-                log.warning("unknown command %r", cmd)
     finally:
-        stopping.set()
-        index.stop()
-        answer.cancel()
-        wake.set()
-        answer_q.put(None)
-        docs_q.put(None)
-        for t in threads:
-            t.join(timeout=60)
-        if not threads[0].is_alive():  # never close the store under a running writer
-            index.close_engine()
+        service.shutdown()
         log.info("engine process %d closing", os.getpid())
-        send("closed", ())
+        send(Closed())
         try:
             conn.close()
         except OSError:

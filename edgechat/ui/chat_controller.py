@@ -9,12 +9,13 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
-
 from PySide6.QtCore import QObject, Signal
 
 from edgechat.core.conversations import Conversation, ConversationError, ConversationStore, Turn, history_messages
+from edgechat.core.records import Role
+from edgechat.service.protocol import Ask, AnswerDelta, AnswerDone, AnswerFailed, AnswerStatus, AskRequest, CancelAnswer
 from edgechat.ui.chat_pane import ChatPane
+from edgechat.ui.workers import EngineHost
 
 log = logging.getLogger(__name__)
 
@@ -68,14 +69,16 @@ class ChatController(QObject):
     sig_turn_sources = Signal(int, list, list)  # turn index, sources, cited numbers
     sig_chip = Signal(int, int)  # turn index, number
 
-    def __init__(self, answer_worker: Any, pane: ChatPane, store: ConversationStore,
-                 payload_options: Callable[[], dict], parent: QObject | None = None) -> None:
+    def __init__(self, host: EngineHost, pane: ChatPane, store: ConversationStore,
+                 make_request: Callable[[str, tuple[tuple[Role, str], ...]], AskRequest],
+                 parent: QObject | None = None) -> None:
+        """`make_request(question, history)` adds the user's answer settings to a question."""
         super().__init__(parent)
-        self.worker = answer_worker
+        self.host = host
         self.pane = pane
         self.found_dialog = None  # the open "How this was found" view, if any
         self.store = store
-        self.payload_options = payload_options
+        self.make_request = make_request
         self.conversation = Conversation()
         self.io = ChatStoreIO(store, self)
         self.io.sig_error.connect(pane.set_status)
@@ -85,12 +88,12 @@ class ChatController(QObject):
         self.live_id: int | None = None
         self._live_turn: Turn | None = None
         self._pending: list[int] = []  # request ids waiting for the library to open
-        self._pending_payloads: dict[int, dict] = {}
+        self._pending_requests: dict[int, AskRequest] = {}
         self.has_documents = False
-        answer_worker.sig_delta.connect(self.on_delta)
-        answer_worker.sig_done.connect(self.on_done)
-        answer_worker.sig_failed.connect(self.on_failed)
-        answer_worker.sig_status.connect(self.on_status)
+        host.answer.sig_delta.connect(self.on_delta)
+        host.answer.sig_done.connect(self.on_done)
+        host.answer.sig_failed.connect(self.on_failed)
+        host.answer.sig_status.connect(self.on_status)
         pane.sig_send.connect(self.ask)
         pane.sig_stop.connect(self.stop)
         pane.transcript.sig_chip_clicked.connect(self.sig_chip)
@@ -110,9 +113,9 @@ class ChatController(QObject):
     def set_ready(self) -> None:
         self.ready = True
         for rid in self._pending:
-            payload = self._pending_payloads.pop(rid, None)
-            if payload is not None and rid == self.live_id:
-                self.worker.submit(rid, payload)
+            request = self._pending_requests.pop(rid, None)
+            if request is not None and rid == self.live_id:
+                self.host.send(Ask(rid, request))
         self._pending.clear()
 
     def block(self, reason: str) -> None:
@@ -153,20 +156,20 @@ class ChatController(QObject):
             self.conversation.add(turn)
             self._render()
             return -1
-        history = [(m.role.value, m.content) for m in history_messages(self.conversation)]
+        history = tuple((m.role, m.content) for m in history_messages(self.conversation))
         self._next_id += 1
         rid = self._next_id
         turn = Turn(question, "", stop_reason=STREAMING)
         self.conversation.add(turn)
         self.live_id = rid
         self._live_turn = turn
-        payload = {"query": question, "history": history, **self.payload_options()}
+        request = self.make_request(question, history)
         if self.ready:
-            self.worker.submit(rid, payload)
+            self.host.send(Ask(rid, request))
             self.pane.set_status("Searching your library…")
         else:
             self._pending.append(rid)
-            self._pending_payloads[rid] = payload
+            self._pending_requests[rid] = request
             self.pane.set_status("Opening the library…")
         self.pane.set_answering(True)
         self.sig_answering.emit(True)
@@ -180,8 +183,8 @@ class ChatController(QObject):
     def _finish_live(self, reason: str, note: str) -> None:
         rid = self.live_id
         if rid is not None:
-            self.worker.cancel(rid)
-            self._pending_payloads.pop(rid, None)
+            self.host.send(CancelAnswer(rid))
+            self._pending_requests.pop(rid, None)
         turn = self._live_turn
         self.live_id = None
         self._live_turn = None
@@ -194,23 +197,24 @@ class ChatController(QObject):
         self.sig_answering.emit(False)
         self._render()
 
-    def on_status(self, rid: int, text: str) -> None:
-        if rid == self.live_id:
-            self.pane.set_status(text)
+    def on_status(self, event: AnswerStatus) -> None:
+        if event.request_id == self.live_id:
+            self.pane.set_status(event.text)
 
-    def on_delta(self, rid: int, text: str) -> None:
-        if rid != self.live_id or self._live_turn is None:
+    def on_delta(self, event: AnswerDelta) -> None:
+        text = event.text
+        if event.request_id != self.live_id or self._live_turn is None:
             return  # a stopped or superseded answer: dropped
         if not self._live_turn.answer:
             self.pane.set_status("Writing the answer…")
         self._live_turn.answer += text
         self.pane.transcript.append_to_live(text)
 
-    def on_done(self, rid: int, response: Any) -> None:
-        if rid != self.live_id or self._live_turn is None:
+    def on_done(self, event: AnswerDone) -> None:
+        if event.request_id != self.live_id or self._live_turn is None:
             return
         old = self._live_turn
-        turn = Turn.from_response(old.question, response, asked=old.asked)
+        turn = Turn.from_response(old.question, event.response, asked=old.asked)
         index = self.turns.index(old)
         self.turns[index] = turn
         self.live_id = None
@@ -232,10 +236,10 @@ class ChatController(QObject):
         self.found_dialog = FoundDialog(self.turns[turn_index].found, self.pane.window())
         self.found_dialog.open()
 
-    def on_failed(self, rid: int, message: str) -> None:
-        if rid != self.live_id:
+    def on_failed(self, event: AnswerFailed) -> None:
+        if event.request_id != self.live_id:
             return
-        self._finish_live("error", f"The answer failed: {message}")
+        self._finish_live("error", f"The answer failed: {event.message}")
 
     # ---------------------------------------------------------------- chats
 

@@ -19,7 +19,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgechat.service.eta import progress_line
+from edgechat.core.records import IndexPhase, LibraryFile
+from edgechat.service.protocol import Progress
+from edgechat.ui.progress_text import progress_line
 from edgechat.ui.models import LibraryModel
 
 
@@ -53,7 +55,7 @@ class IndexProgressBox(QWidget):
         layout.addWidget(self.title)
         layout.addLayout(row)
         layout.addWidget(self.detail)
-        self.last: dict[str, Any] = {}
+        self.last: Progress | None = None
 
     def start(self, title: str) -> None:
         self.title.setText(title)
@@ -62,19 +64,16 @@ class IndexProgressBox(QWidget):
         self.cancel_button.setEnabled(True)
         self.show()
 
-    def update_progress(self, p: dict[str, Any]) -> None:
-        self.last = dict(p)
-        total = int(p.get("files_total") or 0)
-        if p.get("phase") == "scanning" or total == 0:
+    def update_progress(self, p: Progress) -> None:
+        self.last = p
+        if p.phase == IndexPhase.SCANNING or p.files_total == 0:
             self.bar.setRange(0, 0)
         else:
             # Bytes move the bar more evenly than file counts when sizes differ a lot.
-            done = int(p.get("files_done") or 0)
-            bytes_total = int(p.get("bytes_total") or 0)
-            frac = int(p.get("bytes_done") or 0) / bytes_total if bytes_total else done / total
+            frac = p.bytes_done / p.bytes_total if p.bytes_total else p.files_done / p.files_total
             self.bar.setRange(0, 1000)
             self.bar.setValue(int(min(1.0, frac) * 1000))
-            self.bar.setFormat(f"{done} / {total} files")
+            self.bar.setFormat(f"{p.files_done} / {p.files_total} files")
         self.detail.setText(progress_line(p))
 
     def finish(self) -> None:
@@ -130,7 +129,7 @@ class LibraryPanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.progress)
 
-    def set_library(self, roots: list[str], files: list[dict[str, Any]]) -> None:
+    def set_library(self, roots: list[str], files: list[LibraryFile]) -> None:
         self.model.set_library(roots, files)
         n = self.model.indexed_count()
         problems = len(self.model.problem_files())

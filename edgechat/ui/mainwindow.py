@@ -10,7 +10,6 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QKeySequence
@@ -31,6 +30,29 @@ from PySide6.QtWidgets import (
 
 from edgechat.core import paths
 from edgechat.core.conversations import ConversationStore, export_markdown
+from edgechat.core.engine import installed_models
+from edgechat.core.records import ClientKind, FileState, IndexPhase, Role
+from edgechat.service.protocol import (
+    AskRequest,
+    CancelIndex,
+    ClientInfo,
+    EngineFailed,
+    EngineReady,
+    FailureKind,
+    Idle,
+    IndexJob,
+    JobFailed,
+    JobFinished,
+    JobKind,
+    JobStarted,
+    LibraryListing,
+    ModelsListed,
+    ProbeModels,
+    Progress,
+    SetChunkSettings,
+    SetModel,
+    SourceRef,
+)
 from edgechat.ui.chat_controller import ChatController
 from edgechat.ui.chat_pane import ChatPane
 from edgechat.ui.library_panel import LibraryPanel
@@ -38,9 +60,8 @@ from edgechat.ui.models import ConversationListModel, LibraryModel
 from edgechat.ui.settings import EXTRACTIVE, AppSettings, SettingsDialog, make_qsettings
 from edgechat.ui.source_pane import SourcePane
 from edgechat.ui.watcher import LibraryWatcher
-from edgechat.service.runners import EngineFactory, IndexJob, default_client_factory, default_engine_factory
 from edgechat.ui.qtfix import guard as guard_refcounts
-from edgechat.ui.workers import EngineProcess, Workers
+from edgechat.ui.workers import EngineProcess, LoadedSource, Workers
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +105,8 @@ class MainWindow(QMainWindow):
         self,
         library: Path | None = None,
         *,
-        engine_factory: EngineFactory | None = None,
-        client_factory: Callable[[str], Any] | None = None,
+        engine_factory: Callable | None = None,
+        client_factory: Callable | None = None,
         qsettings: QSettings | None = None,
         start: bool = True,
         in_process: bool = False,
@@ -104,22 +125,22 @@ class MainWindow(QMainWindow):
         self.engine_ready = False
         self.models: list[tuple[str, str]] = []
         self.active_model = ""
-        self.client_info: dict[str, Any] = {}
+        self.client_info: ClientInfo | None = None
         self._doc_request = 0
-        self._doc_sources: dict[int, dict] = {}
-        self._index_titles = {"index": "Indexing", "refresh": "Checking the library for changes", "remove": "Removing"}
+        self._doc_source: dict = {}  # the source of the newest request
+        self._index_titles = {JobKind.INDEX: "Indexing", JobKind.REFRESH: "Checking the library for changes",
+                              JobKind.REMOVE: "Removing"}
 
         self._restarts = 0
+        chunks, model = self.settings.chunk_settings(), self.settings.model
         if engine_factory is None and client_factory is None and not in_process:
-            s = self.settings
-            self.workers: Workers | EngineProcess = EngineProcess(
-                str(self.library), {"model": s.model, "chunk_size": s.chunk_size, "chunk_overlap": s.chunk_overlap},
-                self)
+            self.workers: Workers | EngineProcess = EngineProcess(str(self.library), chunk_settings=chunks,
+                                                                  model=model, parent=self)
         else:
-            self.workers = Workers(engine_factory or default_engine_factory(self.library),
-                                   client_factory or default_client_factory, self)
-            self.workers.answer.set_model(self.settings.model)
-            self.workers.index.chunk_settings = self.settings.chunk_settings()
+            from edgechat.service.host import default_engine_factory
+
+            self.workers = Workers(engine_factory or default_engine_factory(self.library), client_factory,
+                                   chunk_settings=chunks, model=model, parent=self)
 
         # ---- panes
         self.library_panel = LibraryPanel(self)
@@ -145,7 +166,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.model_label)
 
         self.conversations = ConversationStore(paths.conversations_dir(self.library))
-        self.controller = ChatController(self.workers.answer, self.chat, self.conversations, self._answer_options, self)
+        self.controller = ChatController(self.workers, self.chat, self.conversations, self._ask_request, self)
         self.watcher = LibraryWatcher(parent=self)
 
         self._build_actions()
@@ -208,7 +229,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         w = self.workers
-        w.index.sig_status.connect(lambda text: self.statusBar().showMessage(text, 15000))
+        w.index.sig_status.connect(lambda ev: self.statusBar().showMessage(ev.text, 15000))
         w.index.sig_engine_ready.connect(self._engine_ready)
         w.index.sig_engine_failed.connect(self._engine_failed)
         w.index.sig_job_started.connect(self._job_started)
@@ -216,7 +237,7 @@ class MainWindow(QMainWindow):
         w.index.sig_job_finished.connect(self._job_finished)
         w.index.sig_job_failed.connect(self._job_failed)
         w.index.sig_files.connect(self._files)
-        w.index.sig_watch.connect(self.watcher.set_paths)
+        w.index.sig_watch.connect(lambda ev: self.watcher.set_paths(list(ev.dirs), list(ev.files)))
         w.index.sig_idle.connect(self._index_idle)
         w.answer.sig_client.connect(self._client_changed)
         w.answer.sig_models.connect(self._models_listed)
@@ -286,8 +307,8 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"{missing} dropped item(s) do not exist and were skipped.", 8000)
         if not found:
             return []
-        self.library_panel.progress.start(self._index_titles["index"])
-        self.workers.index.submit(IndexJob("index", found))
+        self.library_panel.progress.start(self._index_titles[JobKind.INDEX])
+        self.workers.submit(IndexJob(JobKind.INDEX, found))
         self.side.setCurrentWidget(self.library_panel)
         return found
 
@@ -302,14 +323,14 @@ class MainWindow(QMainWindow):
                 "passages are removed from the index.")
             if answer != QMessageBox.StandardButton.Yes:
                 return
-        self.workers.index.submit(IndexJob("remove", list(roots)))
+        self.workers.submit(IndexJob(JobKind.REMOVE, list(roots)))
 
     def _remove_selected(self) -> None:
         self.remove_roots(self.library_panel.selected_roots())
 
     def rescan(self) -> None:
         if self.engine_ready:
-            self.workers.index.submit(IndexJob("refresh"))
+            self.workers.submit(IndexJob(JobKind.REFRESH))
 
     def rebuild(self) -> None:
         roots = self.library_panel.model.roots()
@@ -320,11 +341,11 @@ class MainWindow(QMainWindow):
                                       "first indexing did; you can keep asking questions meanwhile.")
         if answer != QMessageBox.StandardButton.Yes:
             return
-        self.workers.index.submit(IndexJob("remove", roots))
-        self.workers.index.submit(IndexJob("index", roots))
+        self.workers.submit(IndexJob(JobKind.REMOVE, roots))
+        self.workers.submit(IndexJob(JobKind.INDEX, roots))
 
     def cancel_indexing(self) -> None:
-        self.workers.index.cancel()
+        self.workers.send(CancelIndex())
         self.library_panel.progress.cancel_button.setEnabled(False)
         self.library_panel.progress.detail.setText("Cancelling after the current batch…")
 
@@ -347,27 +368,28 @@ class MainWindow(QMainWindow):
     def index_with_password(self, path: str, password: str) -> None:
         root = next((r for r in self.library_panel.model.roots()
                      if path == r or path.startswith(r.rstrip(os.sep) + os.sep)), path)
-        self.library_panel.progress.start(self._index_titles["index"])
-        self.workers.index.submit(IndexJob("index", [root], passwords={path: password}))
+        self.library_panel.progress.start(self._index_titles[JobKind.INDEX])
+        self.workers.submit(IndexJob(JobKind.INDEX, [root], passwords={path: password}))
 
     def _watched_change(self, roots: list[str]) -> None:
         if self.engine_ready:
-            self.workers.index.submit(IndexJob("index", roots))
+            self.workers.submit(IndexJob(JobKind.INDEX, roots))
 
     # ---------------------------------------------------------------- index worker signals
 
-    def _engine_ready(self, _engine: Any) -> None:
+    def _engine_ready(self, _event: EngineReady) -> None:
         self.engine_ready = True
         self.chat.set_status("")
         self.controller.set_ready()
-        self.workers.answer.probe_models()
+        self.workers.send(ProbeModels())
         # Pick up whatever changed while EdgeChat was closed.
-        self.workers.index.submit(IndexJob("refresh"))
+        self.workers.submit(IndexJob(JobKind.REFRESH))
         self.sig_engine_ready.emit()
 
-    def _engine_failed(self, kind: str, message: str) -> None:
+    def _engine_failed(self, event: EngineFailed) -> None:
+        kind, message = event.kind, event.message
         self.chat.set_status("")
-        if kind == "died":
+        if kind == FailureKind.DIED:
             self.engine_ready = False
             self.controller.engine_lost(message)
             if self._restarts < 3 and isinstance(self.workers, EngineProcess):
@@ -376,7 +398,7 @@ class MainWindow(QMainWindow):
                 self.chat.set_status("Reopening the library…")
                 self.workers.restart()
                 return
-        if kind == "locked":
+        if kind == FailureKind.LOCKED:
             text = (f"{message}\n\nOnly one EdgeChat may use a library at a time. Close the other one, or open "
                     "a different library with --library.")
             title = "The library is in use"
@@ -396,66 +418,71 @@ class MainWindow(QMainWindow):
         box.open()
         self.last_error = (title, text)
 
-    def _job_started(self, kind: str, job_paths: list) -> None:
+    def _job_started(self, event: JobStarted) -> None:
+        kind, job_paths = event.kind, event.paths
         box = self.library_panel.progress
-        if kind == "index":
+        if kind == JobKind.INDEX:
             names = ", ".join(os.path.basename(p.rstrip(os.sep)) or p for p in job_paths[:3])
             box.start(f"Indexing {names}" + ("…" if len(job_paths) > 3 else ""))
             self.library_panel.model.set_busy_roots([p for p in job_paths if os.path.isdir(p)])
-        elif kind == "remove":
+        elif kind == JobKind.REMOVE:
             box.start("Removing from the library")
         else:
-            box.start(self._index_titles["refresh"])
+            box.start(self._index_titles[JobKind.REFRESH])
             box.hide()  # shown only if something needs indexing
 
-    def _progress(self, p: dict) -> None:
+    def _progress(self, p: Progress) -> None:
         box = self.library_panel.progress
-        if p.get("phase") == "indexing" and p.get("files_total"):
+        if p.phase == IndexPhase.INDEXING and p.files_total:
             box.show()
         if box.isVisible():
             box.update_progress(p)
 
-    def _job_finished(self, kind: str, summary: dict) -> None:
+    def _job_finished(self, event: JobFinished) -> None:
+        kind, summary = event.kind, event.summary
         self.library_panel.model.set_busy_roots([])
-        if kind == "remove":
-            n = summary.get("removed", 0)
+        if kind == JobKind.REMOVE:
+            n = summary.removed
             self.statusBar().showMessage(f"Removed {n} file{'s' if n != 1 else ''} from the library.", 10000)
             return
-        indexed, failed = summary.get("indexed", 0), summary.get("failed", 0)
-        if kind == "refresh" and not indexed and not failed and not summary.get("removed"):
+        indexed, failed = summary.indexed, summary.failed
+        if kind == JobKind.REFRESH and not indexed and not failed and not summary.removed:
             return
-        parts = [f"Indexed {indexed} file{'s' if indexed != 1 else ''} ({summary.get('chunks_added', 0)} passages) "
-                 f"in {summary.get('seconds', 0):.1f} s"]
-        if summary.get("removed"):
-            parts.append(f"{summary['removed']} removed")
+        parts = [f"Indexed {indexed} file{'s' if indexed != 1 else ''} ({summary.chunks_added} passages) "
+                 f"in {summary.seconds:.1f} s"]
+        if summary.removed:
+            parts.append(f"{summary.removed} removed")
         if failed:
             parts.append(f"{failed} could not be indexed (see the library)")
-        if summary.get("cancelled"):
+        if summary.cancelled:
             parts.append("cancelled: the rest is indexed next time")
         self.statusBar().showMessage("; ".join(parts) + ".", 15000)
         self.last_summary = summary
 
-    def _job_failed(self, kind: str, message: str) -> None:
+    def _job_failed(self, event: JobFailed) -> None:
+        message = event.message
         self.library_panel.model.set_busy_roots([])
         self.statusBar().showMessage(f"Indexing failed: {message}", 20000)
         self.show_error("Indexing failed", f"{message}\n\nDetails are in the log: {paths.log_dir()}")
 
-    def _index_idle(self) -> None:
-        if self.workers.index.pending() == 0:
+    def _index_idle(self, _event: Idle) -> None:
+        if self.workers.pending() == 0:
             self.library_panel.progress.finish()
 
-    def _files(self, roots: list, files: list) -> None:
+    def _files(self, listing: LibraryListing) -> None:
+        roots, files = list(listing.roots), list(listing.files)
         self.library_panel.set_library(roots, files)
         self.watcher.set_roots(roots)
-        done = sum(1 for f in files if f["state"] == "done")
+        done = sum(1 for f in files if f.state == FileState.DONE)
         self.controller.set_has_documents(done > 0 or bool(roots))
         self.library_label.setText(f"{done} document{'s' if done != 1 else ''}")
 
     # ================================================================ answers and sources
 
-    def _answer_options(self) -> dict:
+    def _ask_request(self, question: str, history: tuple[tuple[Role, str], ...]) -> AskRequest:
         s = self.settings
-        return {"max_results": s.sources, "max_new_tokens": s.max_new_tokens, "temperature": s.temperature}
+        return AskRequest(question, max_results=s.sources, history=history, temperature=s.temperature,
+                          max_new_tokens=s.max_new_tokens)
 
     def focus_input(self) -> None:
         self.chat.input.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -463,21 +490,22 @@ class MainWindow(QMainWindow):
     def _answering_changed(self, answering: bool) -> None:
         self.act_stop.setEnabled(True)
 
-    def _client_changed(self, info: dict) -> None:
-        self.client_info = dict(info)
-        if info.get("extractive"):
+    def _client_changed(self, info: ClientInfo) -> None:
+        self.client_info = info
+        if info.kind == ClientKind.EXTRACTIVE:
             self.model_label.setText("Answers: extractive (no model)")
-            note = str(info.get("note") or "")
+            note = info.note
             if note.startswith("No language model"):
                 self.chat.set_notice(NO_MODEL_NOTICE)
             elif note:
                 self.chat.set_notice(f"<b>Extractive answers.</b> {html.escape(note)}")
         else:
-            self.model_label.setText(f"Model: {info.get('name')}")
+            self.model_label.setText(f"Model: {info.name}")
             self.chat.set_notice("")
 
-    def _models_listed(self, models: list, active: str) -> None:
-        self.models = [tuple(m) for m in models]
+    def _models_listed(self, event: ModelsListed) -> None:
+        models, active = [(m.name, m.label) for m in event.models], event.active
+        self.models = models
         self.active_model = active
         if self.settings.model == EXTRACTIVE:
             self.model_label.setText("Answers: extractive (no model)")
@@ -501,17 +529,18 @@ class MainWindow(QMainWindow):
         self.sources.select_number(number)
 
     def show_source(self, source: dict) -> None:
+        """Open a source (a saved chat's or an answer's, as a dict) in the viewer."""
         self._doc_request += 1
-        rid = self._doc_request
-        self._doc_sources = {rid: dict(source)}
+        self._doc_source = dict(source)
         self.sources.viewer.show_loading(source)
-        self.workers.docs.submit(rid, dict(source))
+        self.workers.docs.show(self._doc_request, SourceRef(
+            path=str(source.get("path") or ""), page=int(source.get("page") or 1),
+            start=int(source.get("start") or 0), end=int(source.get("end") or 0),
+            chunk_id=str(source.get("chunk_id") or ""), content=str(source.get("content") or "")))
 
-    def _document_loaded(self, rid: int, result: dict) -> None:
-        source = self._doc_sources.get(rid)
-        if source is None:
-            return  # superseded by a newer click
-        self.sources.viewer.show_result(source, result)
+    def _document_loaded(self, loaded: LoadedSource) -> None:
+        if loaded.request_id == self._doc_request:  # else superseded by a newer click
+            self.sources.viewer.show_result(self._doc_source, loaded)
 
     # ================================================================ chats
 
@@ -555,8 +584,6 @@ class MainWindow(QMainWindow):
     # ================================================================ settings, help
 
     def open_settings(self) -> None:
-        from edgechat.ui.settings import installed_models
-
         models, active = installed_models()
         dialog = SettingsDialog(self.settings, models, active, self)
         if dialog.exec() == SettingsDialog.DialogCode.Accepted:
@@ -567,9 +594,10 @@ class MainWindow(QMainWindow):
         self.settings = new
         new.save(self.qsettings)
         if new.model != old.model:
-            self.workers.answer.set_model(new.model)
-            self.workers.answer.probe_models()
-        self.workers.index.chunk_settings = new.chunk_settings()
+            self.workers.send(SetModel(new.model))
+            self.workers.send(ProbeModels())
+        if new.chunk_settings() != old.chunk_settings():
+            self.workers.send(SetChunkSettings(new.chunk_settings()))
 
     def open_log_folder(self) -> None:
         folder = paths.log_dir()

@@ -12,6 +12,8 @@ from PySide6.QtCore import QAbstractItemModel, QAbstractListModel, QModelIndex, 
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QStyle
 
+from edgechat.core.records import FileState, LibraryFile
+
 Index = QModelIndex | QPersistentModelIndex
 
 STATE_TEXT = {"done": "indexed", "indexing": "indexing…", "removing": "removing…", "pending": "waiting"}
@@ -29,16 +31,16 @@ def _icon(which: QStyle.StandardPixmap) -> QIcon:
 class _Root:
     path: str
     key: int  # stable internal id of its files' indexes (rows move, keys do not)
-    files: list[dict[str, Any]] = field(default_factory=list)
+    files: list[LibraryFile] = field(default_factory=list)
     busy: bool = False
 
     @property
     def problems(self) -> int:
-        return sum(1 for f in self.files if f["state"] == "failed")
+        return sum(1 for f in self.files if f.state == FileState.FAILED)
 
     @property
     def indexed(self) -> int:
-        return sum(1 for f in self.files if f["state"] == "done")
+        return sum(1 for f in self.files if f.state == FileState.DONE)
 
 
 class LibraryModel(QAbstractItemModel):
@@ -59,14 +61,14 @@ class LibraryModel(QAbstractItemModel):
 
     # ---------------------------------------------------------------- updates
 
-    def set_library(self, roots: list[str], files: list[dict[str, Any]]) -> None:
+    def set_library(self, roots: list[str], files: list[LibraryFile]) -> None:
         """Bring the model to this state with row inserts, removals and data changes (no reset,
         so selection and expansion survive)."""
-        by_root: dict[str, list[dict[str, Any]]] = {r: [] for r in roots}
+        by_root: dict[str, list[LibraryFile]] = {r: [] for r in roots}
         for f in files:
-            root = f.get("root") or ""
+            root = f.root or ""
             if root not in by_root:
-                root = next((r for r in roots if f["path"].startswith(r.rstrip(os.sep) + os.sep)), root)
+                root = next((r for r in roots if f.path.startswith(r.rstrip(os.sep) + os.sep)), root)
             by_root.setdefault(root, []).append(f)
         wanted = sorted(r for r in by_root if r in roots)
         # Remove roots that went away.
@@ -86,20 +88,20 @@ class LibraryModel(QAbstractItemModel):
                 self._roots.insert(pos, root)
                 self.endInsertRows()
         for row, root in enumerate(self._roots):
-            self._merge_files(row, root, sorted(by_root.get(root.path, []), key=lambda f: f["path"]))
+            self._merge_files(row, root, sorted(by_root.get(root.path, []), key=lambda f: f.path))
             top = self.index(row, 0)
             self.dataChanged.emit(top, self.index(row, 1))
 
-    def _merge_files(self, row: int, root: _Root, new: list[dict[str, Any]]) -> None:
+    def _merge_files(self, row: int, root: _Root, new: list[LibraryFile]) -> None:
         parent = self.index(row, 0)
-        new_paths = {f["path"] for f in new}
+        new_paths = {f.path for f in new}
         i = len(root.files) - 1
         while i >= 0:
-            if root.files[i]["path"] in new_paths:
+            if root.files[i].path in new_paths:
                 i -= 1
                 continue
             j = i  # remove the run root.files[j..i] at once
-            while j > 0 and root.files[j - 1]["path"] not in new_paths:
+            while j > 0 and root.files[j - 1].path not in new_paths:
                 j -= 1
             self.beginRemoveRows(parent, j, i)
             del root.files[j : i + 1]
@@ -110,7 +112,7 @@ class LibraryModel(QAbstractItemModel):
         files = root.files
         k = 0
         while k < len(new):
-            if k < len(files) and files[k]["path"] == new[k]["path"]:
+            if k < len(files) and files[k].path == new[k].path:
                 if files[k] != new[k]:
                     files[k] = new[k]
                     self.dataChanged.emit(self.index(k, 0, parent), self.index(k, 1, parent))
@@ -118,8 +120,8 @@ class LibraryModel(QAbstractItemModel):
                 continue
             j = k
             if k < len(files):
-                target = files[k]["path"]
-                while new[j]["path"] != target:
+                target = files[k].path
+                while new[j].path != target:
                     j += 1
             else:
                 j = len(new)
@@ -145,13 +147,13 @@ class LibraryModel(QAbstractItemModel):
     def indexed_count(self) -> int:
         return sum(r.indexed for r in self._roots)
 
-    def problem_files(self) -> list[dict[str, Any]]:
-        return [f for r in self._roots for f in r.files if f["state"] == "failed"]
+    def problem_files(self) -> list[LibraryFile]:
+        return [f for r in self._roots for f in r.files if f.state == FileState.FAILED]
 
     def find_file(self, path: str) -> QModelIndex:
         for row, root in enumerate(self._roots):
             for i, f in enumerate(root.files):
-                if f["path"] == path:
+                if f.path == path:
                     return self.index(i, 0, self.index(row, 0))
         return QModelIndex()
 
@@ -234,31 +236,31 @@ class LibraryModel(QAbstractItemModel):
             if role == self.ProblemRole:
                 return ""
             return None
-        f: dict[str, Any] = item
-        failed = f["state"] == "failed"
+        f: LibraryFile = item
+        failed = f.state == FileState.FAILED
         if role == self.PathRole:
-            return f["path"]
+            return f.path
         if role == self.ProblemRole:
-            return f["problem"] if failed else ""
+            return f.problem if failed else ""
         if role == Qt.ItemDataRole.DisplayRole:
             if col == 0:
-                root = f.get("root") or ""
-                rel = os.path.relpath(f["path"], root) if root and f["path"].startswith(root) else f["path"]
-                return rel if rel != "." else os.path.basename(f["path"])
+                root = f.root or ""
+                rel = os.path.relpath(f.path, root) if root and f.path.startswith(root) else f.path
+                return rel if rel != "." else os.path.basename(f.path)
             if failed:
-                return f["problem"] or "not indexed"
-            if f["state"] == "done":
-                n = f.get("chunks") or 0
+                return f.problem or "not indexed"
+            if f.state == FileState.DONE:
+                n = f.chunks or 0
                 return f"{n} passage{'s' if n != 1 else ''}"
-            return STATE_TEXT.get(f["state"], f["state"])
+            return STATE_TEXT.get(f.state, f.state)
         if role == Qt.ItemDataRole.ToolTipRole:
-            lines = [f["path"]]
-            if f.get("title"):
-                lines.append(f"Title: {f['title']}")
+            lines = [f.path]
+            if f.title:
+                lines.append(f"Title: {f.title}")
             if failed:
-                lines.append(f"Not indexed: {f['problem']}" + (f" ({f['detail']})" if f.get("detail") else ""))
-            elif f["state"] == "done":
-                lines.append(f"{f.get('pages') or 0} page(s), {f.get('chunks') or 0} passage(s)")
+                lines.append(f"Not indexed: {f.problem}" + (f" ({f.detail})" if f.detail else ""))
+            elif f.state == FileState.DONE:
+                lines.append(f"{f.pages or 0} page(s), {f.chunks or 0} passage(s)")
             return "\n".join(lines)
         if role == Qt.ItemDataRole.DecorationRole and col == 0:
             return _icon(QStyle.StandardPixmap.SP_MessageBoxWarning if failed else QStyle.StandardPixmap.SP_FileIcon)

@@ -25,11 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgechat.service.runners import installed_models  # noqa: F401  (re-exported for the dialog's callers)
+from edgechat.core.engine import EXTRACTIVE, ChunkSettings
 
 log = logging.getLogger(__name__)
 
-EXTRACTIVE = "extractive"
 ANSWER_LENGTHS = [("Short", 160), ("Medium", 384), ("Long", 768)]
 
 
@@ -80,9 +79,7 @@ class AppSettings:
             qs.setValue(f"answer/{key}", value)
         qs.sync()
 
-    def chunk_settings(self) -> Any:
-        from edgechat.core.indexing.chunking import ChunkSettings
-
+    def chunk_settings(self) -> ChunkSettings:
         return ChunkSettings(size=self.chunk_size, overlap=self.chunk_overlap)
 
 

@@ -1,7 +1,7 @@
 """One running EdgeChat per library: the first instance listens on a local socket named after
 the library; a second launch for the same library asks it to come forward and exits.
 
-The library's own write lock (edgechat.core.store.library) is the last line of defence: even if two
+The library's own write lock (edgechat.core.store.lock) is the last line of defence: even if two
 launches race past this check, the second cannot open the library for writing."""
 
 from __future__ import annotations

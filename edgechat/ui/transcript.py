@@ -33,7 +33,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QToolTip, QWidget
 
-from edgechat.core.answering.citations import cited_sentence_spans, marker_spans
+from edgechat.core.engine import cited_sentence_spans, marker_spans
 
 CHIP_TYPE = int(QTextFormat.ObjectTypes.UserObject) + 7
 CHIP_NUMBER = int(QTextFormat.Property.UserProperty) + 1

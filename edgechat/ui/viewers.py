@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
@@ -38,7 +38,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from edgechat.core.records import SourceStatus
 from edgechat.ui.align import align_passage
+
+if TYPE_CHECKING:
+    from edgechat.ui.workers import LoadedSource
 
 log = logging.getLogger(__name__)
 
@@ -441,32 +445,34 @@ class DocumentViewer(QWidget):
         self.message.setText(text)
         self.message.setVisible(bool(text))
 
-    def show_result(self, source: dict, result: dict[str, Any]) -> None:
-        """Show what DocumentWorker prepared for `source`."""
-        self.path = str(result.get("path") or source.get("path") or "")
+    def show_result(self, source: dict, loaded: LoadedSource) -> None:
+        """Show a cited source (`source`, as the answer or saved chat has it) as the engine
+        checked it and, for a PDF, as DocumentWorker placed it."""
+        check = loaded.check
+        self.path = check.path or str(source.get("path") or "")
         self._set_title(source)
-        status = result.get("status")
-        passage = str(result.get("chunk_text") or source.get("content") or "")
+        if check.status not in (SourceStatus.OK, SourceStatus.CHANGED):
+            self.stack.setCurrentWidget(self.placeholder)
+            self._say(check.message or "The file cannot be shown.")
+            return
+        ok = check.status == SourceStatus.OK
+        passage = check.chunk_text or str(source.get("content") or "")
         page = int(source.get("page") or 1)
         start, end = int(source.get("start") or 0), int(source.get("end") or 0)
-        if status in ("missing", "error") or (status != "ok" and status != "changed"):
-            self.stack.setCurrentWidget(self.placeholder)
-            self._say(str(result.get("message") or "The file cannot be shown."))
-            return
-        ok = status == "ok"
-        if result.get("format") == "pdf":
+        if loaded.pdf is not None:
             viewer = self.pdf_view
             self.stack.setCurrentWidget(viewer)
             if not ok:
                 viewer.reload()
-            note = viewer.show_passage(self.path, int(result.get("page_index", page - 1)),
-                                       list(result.get("polygons") or []) if ok else [], result.get("span"))
-            note = note or str(result.get("note") or "")
+            pdf = loaded.pdf
+            note = viewer.show_passage(self.path, pdf.page_index, pdf.polygons if ok else [],
+                                       list(pdf.span) if pdf.span else None)
+            note = note or pdf.note
         else:
             self.stack.setCurrentWidget(self.text_view)
-            note = self.text_view.show_text(list(result.get("pages") or []), str(result.get("format") or "text"),
-                                            page, start, end, passage, highlight=ok)
-        self._say(str(result.get("message") or "") if not ok else note)
+            note = self.text_view.show_text(check.pages, check.format or "text", page, start, end, passage,
+                                            highlight=ok)
+        self._say(check.message if not ok else note)
 
     def open_external(self) -> None:
         if self.path:

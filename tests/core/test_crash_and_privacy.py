@@ -56,13 +56,13 @@ def test_killing_an_index_run_at_any_moment_leaves_whole_files(tmp_path, embedde
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         with Engine(library, embedder=embedder) as e:  # opening recovers
-            consistent(e.store)
-            done = e.store.counts()["files_indexed"]
+            consistent(e.parts.store)
+            done = e.parts.store.counts()["files_indexed"]
         assert target <= done < 80
     with Engine(library, embedder=embedder) as e:
         summary = e.index([docs])
-        consistent(e.store)
-        assert e.store.counts()["files_indexed"] == 80
+        consistent(e.parts.store)
+        assert e.parts.store.counts()["files_indexed"] == 80
         assert summary.unchanged + len(summary.indexed) == 80
 
 

@@ -42,8 +42,8 @@ def test_index_then_search_finds_the_right_passage(engine, tmp_path):
     docs = make_corpus(tmp_path / "docs")
     summary = engine.index([docs])
     assert len(summary.indexed) == 3 and not summary.failed
-    consistent(engine.store)
-    result = engine.retriever.search("How long is a year on Mercury?")
+    consistent(engine.parts.store)
+    result = engine.parts.retriever.search("How long is a year on Mercury?")
     top = result.candidates[0]
     assert top.path.endswith("solar-system.md") and "88 Earth days" in top.text
     assert top.vector_rank is not None and top.lexical_rank is not None
@@ -67,13 +67,13 @@ def test_reindex_unchanged_embeds_nothing_and_changes_are_incremental(engine, tm
     write(garden, garden.read_text() + "\nCarrots prefer loose, sandy soil without stones.\n")
     changed = engine.index([docs])
     assert changed.indexed == [str(garden)] and changed.unchanged == 2
-    assert "sandy soil" in engine.retriever.search("what soil do carrots like").candidates[0].text
+    assert "sandy soil" in engine.parts.retriever.search("what soil do carrots like").candidates[0].text
 
     (docs / "kitchen" / "bread.md").unlink()
     removed = engine.index([docs])
     assert removed.removed == [str(docs / "kitchen" / "bread.md")]
-    assert all("bread" not in c.path for c in engine.retriever.search("sourdough starter").candidates)
-    consistent(engine.store)
+    assert all("bread" not in c.path for c in engine.parts.retriever.search("sourdough starter").candidates)
+    consistent(engine.parts.store)
 
 
 def test_broken_files_are_reported_and_the_rest_indexed(engine, tmp_path):
@@ -85,7 +85,7 @@ def test_broken_files_are_reported_and_the_rest_indexed(engine, tmp_path):
     assert len(summary.indexed) == 3
     problems = {Path(p).name: problem for p, problem, _ in summary.failed}
     assert problems == {"broken.pdf": "malformed file", "empty.md": "empty file", "photo.png": "unsupported format"}
-    consistent(engine.store)
+    consistent(engine.parts.store)
     # Failed files are remembered: an unchanged broken file is not retried.
     assert engine.index([docs]).unchanged == 6
 
@@ -94,7 +94,7 @@ def test_copies_of_a_file_appear_once(engine, tmp_path):
     docs = make_corpus(tmp_path / "docs")
     shutil.copy(docs / "garden.txt", docs / "garden (copy).txt")
     engine.index([docs])
-    hits = engine.retriever.search("how much sunlight do tomatoes need").candidates
+    hits = engine.parts.retriever.search("how much sunlight do tomatoes need").candidates
     tomato = [c for c in hits if "six hours of direct sunlight" in c.text]
     assert len(tomato) == 1
 
@@ -102,9 +102,9 @@ def test_copies_of_a_file_appear_once(engine, tmp_path):
 def test_scope_limits_results_to_a_folder(engine, tmp_path):
     docs = make_corpus(tmp_path / "docs")
     engine.index([docs])
-    hits = engine.retriever.search("degrees Celsius", scope=Scope("folder", str(docs / "kitchen"))).candidates
+    hits = engine.parts.retriever.search("degrees Celsius", scope=Scope("folder", str(docs / "kitchen"))).candidates
     assert hits and all(c.path.startswith(str(docs / "kitchen")) for c in hits)
-    unscoped = engine.retriever.search("degrees Celsius").candidates
+    unscoped = engine.parts.retriever.search("degrees Celsius").candidates
     assert {Path(c.path).name for c in unscoped} >= {"bread.md", "solar-system.md"}
 
 
@@ -112,12 +112,12 @@ def test_removing_a_folder_removes_its_chunks(engine, tmp_path):
     docs = make_corpus(tmp_path / "docs")
     other = write(tmp_path / "other" / "notes.md", "# Notes\n\nThe meeting is moved to Thursday at noon in room 4.\n")
     engine.index([docs, other.parent])
-    before = engine.store.counts()["chunks"]
+    before = engine.parts.store.counts()["chunks"]
     assert engine.remove(docs) == 3
-    after = engine.store.counts()
+    after = engine.parts.store.counts()
     assert 0 < after["chunks"] < before and after["vectors"] == after["chunks"]
-    assert engine.store.roots() == [str(other.parent.resolve())]
-    consistent(engine.store)
+    assert engine.parts.store.roots() == [str(other.parent.resolve())]
+    consistent(engine.parts.store)
 
 
 def test_cancel_leaves_whole_files_and_the_next_run_completes(engine, tmp_path):
@@ -132,11 +132,11 @@ def test_cancel_leaves_whole_files_and_the_next_run_completes(engine, tmp_path):
 
     summary = engine.index([docs], progress=progress, cancel=cancel)
     assert summary.cancelled and 5 <= len(summary.indexed) < 30
-    consistent(engine.store)
+    consistent(engine.parts.store)
     rest = engine.index([docs])
     assert len(rest.indexed) == 30 - len(summary.indexed) and not rest.cancelled
-    assert engine.store.counts()["files_indexed"] == 30
-    consistent(engine.store)
+    assert engine.parts.store.counts()["files_indexed"] == 30
+    consistent(engine.parts.store)
 
 
 def test_a_second_writer_is_refused(library, embedder):
@@ -157,20 +157,20 @@ def test_interrupted_file_is_cleaned_by_recover(library, embedder, tmp_path):
     with Engine(library, embedder=embedder) as e:
         e.index([docs])
         path = str(docs / "garden.txt")
-        fid = e.store.begin_file(path, str(docs), 1, 1.0, "f" * 64)
+        fid = e.parts.store.begin_file(path, str(docs), 1, 1.0, "f" * 64)
         chunks = chunk_pages(parse_document(path).pages, embedder.tokenizer)
-        e.store.open_vectors().add(
+        e.parts.store.open_vectors().add(
             [f"{fid}:half:{i}" for i in range(len(chunks))],
             np.zeros((len(chunks), 384), dtype=np.float32) + 0.1,
             [fid] * len(chunks),
             [1] * len(chunks),
         )
     with Engine(library, embedder=embedder) as e:  # opening a library recovers it
-        assert e.store.file(path) is None
-        consistent(e.store)
+        assert e.parts.store.file(path) is None
+        consistent(e.parts.store)
         summary = e.index([docs])
         assert summary.indexed == [path] and summary.unchanged == 2
-        consistent(e.store)
+        consistent(e.parts.store)
 
 
 def test_a_lone_keyword_match_ranks_first_in_a_small_library(engine, tmp_path):
@@ -180,5 +180,5 @@ def test_a_lone_keyword_match_ranks_first_in_a_small_library(engine, tmp_path):
     write(docs / "lighthouse.md", "# Lighthouse Notes\n\nThe lighthouse keeper lit the great lamp at dusk every evening "
           "of the year. Ships kept away from the granite rocks because of the bright rotating beam.\n")
     engine.index([docs])
-    top = engine.retriever.search("How hot is the surface of Venus?").candidates[0]
+    top = engine.parts.retriever.search("How hot is the surface of Venus?").candidates[0]
     assert top.path.endswith("solar-system.md") and top.lexical_rank == 1

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, RagRequest, Role
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, RagRequest, Role
 from edgechat.core.understanding import (
     ConversationInterpreter,
     DeterministicRewriter,
@@ -155,6 +155,7 @@ class FakeClient:
     """A ChatClient that replies with fixed text, token by token, optionally slowly or failing."""
 
     context_length = 2048
+    kind = ClientKind.MODEL
 
     def __init__(self, reply: str = "", *, name: str = "qwen2.5-1.5b-instruct", delay: float = 0.0, error: Exception | None = None):
         self.reply = reply

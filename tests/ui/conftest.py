@@ -20,7 +20,7 @@ from edgechat.ui.qtfix import guard  # noqa: E402
 guard()  # before any model or signal of a test exists (see edgechat/ui/qtfix.py)
 
 from edgechat.core.answering.extractive import ExtractiveClient  # noqa: E402
-from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate  # noqa: E402
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind  # noqa: E402
 
 
 
@@ -38,6 +38,7 @@ class SlowClient(ExtractiveClient):
     for a language model's token stream (no model is needed to test streaming and Stop)."""
 
     name = "slow-extractive"
+    kind = ClientKind.MODEL  # streams like a model, and is treated as one
 
     def __init__(self, delay: float = 0.05) -> None:
         super().__init__()
@@ -72,7 +73,7 @@ def settings_file(tmp_path: Path) -> QSettings:
 @pytest.fixture
 def make_window(qtbot, tmp_path: Path, embedder, settings_file):
     """make_window(library=None, client=None) -> a shown MainWindow whose library is open."""
-    from edgechat.core.engine import Engine
+    from edgechat.core.engine import ClientChoice, Engine
     from edgechat.ui.mainwindow import MainWindow
 
     windows = []
@@ -83,7 +84,7 @@ def make_window(qtbot, tmp_path: Path, embedder, settings_file):
         w = MainWindow(
             lib,
             engine_factory=lambda status: Engine(lib, embedder=embedder),
-            client_factory=lambda setting: (chat_client, "No language model is installed."),
+            client_factory=lambda engine, setting: ClientChoice(chat_client, "No language model is installed."),
             qsettings=qsettings or settings_file,
         )
         qtbot.addWidget(w)
@@ -103,7 +104,7 @@ def make_window(qtbot, tmp_path: Path, embedder, settings_file):
 def wait_idle(qtbot, w, timeout: int = 60000) -> None:
     """Until the index worker has nothing running or queued (and its signals are delivered)."""
     def idle() -> bool:
-        return not w.workers.index.busy and w.workers.index.pending() == 0
+        return not w.workers.busy and w.workers.pending() == 0
     qtbot.waitUntil(idle, timeout=timeout)
     qtbot.wait(50)
     qtbot.waitUntil(idle, timeout=timeout)

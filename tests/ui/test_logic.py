@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from edgechat.ui.align import align_passage
-from edgechat.service.eta import EtaEstimator, format_duration, progress_line
+from dataclasses import replace
+
+from edgechat.core.records import IndexPhase
+from edgechat.service.eta import EtaEstimator
+from edgechat.service.protocol import Progress
+from edgechat.ui.progress_text import format_duration, progress_line
 
 
 def test_align_ignores_whitespace_line_ends_and_ligatures():
@@ -45,8 +50,8 @@ def test_eta_needs_warmup_then_estimates():
 
 
 def test_progress_line():
-    p = {"phase": "indexing", "files_done": 3, "files_total": 40, "chunks_done": 350, "chunks_total": 1200,
-         "current": "/x/y/bread.md", "eta": 130}
+    p = Progress(IndexPhase.INDEXING, files_done=3, files_total=40, chunks_done=350, chunks_total=1200,
+                 bytes_done=0, bytes_total=0, current="/x/y/bread.md", eta=130)
     assert progress_line(p) == "3 of 40 files · 350 of 1,200 passages · bread.md · about 2 min left"
-    assert progress_line({"phase": "scanning"}).startswith("Looking for")
-    assert progress_line({**p, "paused": True, "eta": None}).endswith("paused while answering")
+    assert progress_line(replace(p, phase=IndexPhase.SCANNING)).startswith("Looking for")
+    assert progress_line(replace(p, paused=True, eta=None)).endswith("paused while answering")

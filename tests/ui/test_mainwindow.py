@@ -12,6 +12,8 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from edgechat.core.answering.extractive import ExtractiveClient
+from edgechat.core.records import IndexPhase
+from edgechat.service.protocol import Progress
 from edgechat.ui.models import LibraryModel, SourceListModel
 from tests.helpers import make_corpus, write
 from tests.ui.conftest import SlowClient, wait_idle
@@ -88,16 +90,16 @@ def test_drop_a_folder_indexes_it_with_progress(qtbot, make_window, tmp_path):
     docs = make_corpus(tmp_path / "docs")
     w = make_window()
     assert w.chat.stack.currentWidget() is w.chat.drop_hint  # first run: a drop target
-    progress: list[dict] = []
+    progress: list[Progress] = []
     w.workers.index.sig_progress.connect(progress.append)
     drop(w, [docs])
     assert w.library_panel.progress.isVisible()
     qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
     wait_idle(qtbot, w)
     assert indexed_paths(w) == {str(p.resolve()) for p in docs.rglob("*.*")}
-    assert any(p["files_total"] == 3 for p in progress)
-    last = [p for p in progress if p["phase"] == "finished"][-1]
-    assert (last["files_done"], last["chunks_done"]) == (3, 3)
+    assert any(p.files_total == 3 for p in progress)
+    last = [p for p in progress if p.phase == IndexPhase.FINISHED][-1]
+    assert (last.files_done, last.chunks_done) == (3, 3)
     qtbot.waitUntil(lambda: not w.library_panel.progress.isVisible())
     assert w.library_panel.model.roots() == [str(docs.resolve())]
     assert w.chat.stack.currentWidget() is w.chat.welcome
@@ -112,7 +114,7 @@ def test_problem_files_are_listed_and_removing_a_folder_removes_its_chunks(qtbot
     w.add_paths([str(docs)])
     qtbot.waitUntil(lambda: len(w.library_panel.model.problem_files()) == 2, timeout=30000)
     wait_idle(qtbot, w)
-    problems = {Path(f["path"]).name: f["problem"] for f in w.library_panel.model.problem_files()}
+    problems = {Path(f.path).name: f.problem for f in w.library_panel.model.problem_files()}
     assert problems == {"broken.pdf": "malformed file", "empty.txt": "empty file"}
     assert "2 could not be indexed" in w.library_panel.summary.text()
     # Remove the folder: its chunks go.
@@ -121,7 +123,7 @@ def test_problem_files_are_listed_and_removing_a_folder_removes_its_chunks(qtbot
     w.remove_roots(w.library_panel.selected_roots(), confirm=False)
     qtbot.waitUntil(lambda: w.library_panel.model.rowCount() == 0, timeout=30000)
     wait_idle(qtbot, w)
-    assert w.workers.engine.store.counts()["chunks"] == 0
+    assert w.workers.engine.parts.store.counts()["chunks"] == 0
     assert w.chat.stack.currentWidget() is w.chat.drop_hint
 
 
@@ -145,12 +147,13 @@ def test_close_mid_index_then_reopen_finishes_the_job(qtbot, make_window, tmp_pa
     lib = tmp_path / "library"
     w = make_window(lib)
     w.add_paths([str(docs)])
-    qtbot.waitUntil(lambda: w.library_panel.progress.last.get("files_done", 0) >= 3, timeout=60000)
+    box = w.library_panel.progress
+    qtbot.waitUntil(lambda: box.last is not None and box.last.files_done >= 3, timeout=60000)
     t0 = time.monotonic()
     w.close()
     assert not w.workers.running  # joined
     assert time.monotonic() - t0 < 20
-    from edgechat.core.store.library import Store
+    from edgechat.core.store import Store
 
     with Store(lib, readonly=True) as store:
         done = [f for f in store.files() if f.state == "done"]
@@ -185,7 +188,7 @@ def test_answer_streams_with_chips_and_a_chip_opens_the_passage(qtbot, make_wind
     qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
     wait_idle(qtbot, w)
     seen: list[str] = []
-    w.workers.answer.sig_delta.connect(lambda rid, t: seen.append(w.chat.transcript.toPlainText()))
+    w.workers.answer.sig_delta.connect(lambda ev: seen.append(w.chat.transcript.toPlainText()))
     turn = ask(qtbot, w, "How hot is the surface of Venus?")
     assert len(seen) >= 2  # arrived in pieces, shown as they came
     assert turn.answer.startswith("Venus has a thick atmosphere")
@@ -199,7 +202,7 @@ def test_answer_streams_with_chips_and_a_chip_opens_the_passage(qtbot, make_wind
     qtbot.waitUntil(lambda: w.sources.viewer.current_kind() == "text"
                     and w.sources.viewer.text_view.highlighted_text() != "", timeout=10000)
     src = turn.sources[0]
-    chunk = w.workers.engine.store.chunk_rows([src["chunk_id"]])[src["chunk_id"]].text
+    chunk = w.workers.engine.parts.store.chunk_rows([src["chunk_id"]])[src["chunk_id"]].text
     assert w.sources.viewer.text_view.highlighted_text() == chunk
     assert not w.sources.viewer.message.isVisible()
     # The answer's sentence citing [1] is highlighted too.
@@ -404,16 +407,15 @@ def test_closing_joins_the_threads_and_releases_the_library(qtbot, make_window, 
     qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
     w.controller.ask("How hot is the surface of Venus?")
     qtbot.waitUntil(lambda: bool(w.controller.turns[-1].answer), timeout=30000)
-    threads = list(w.workers._threads)
     w.close()
-    assert not any(t.isRunning() for t in threads)
-    from edgechat.core.store.library import Store
+    assert not w.workers.running
+    from edgechat.core.store import Store
 
     Store(lib).close()  # the write lock was released
 
 
 def test_a_locked_library_is_reported(qtbot, make_window, tmp_path):
-    from edgechat.core.store.library import Store
+    from edgechat.core.store import Store
 
     lib = tmp_path / "library"
     holder = Store(lib)
@@ -469,7 +471,7 @@ def test_real_local_model_answers_with_chips(qtbot, make_window, tmp_path):
     qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
     wait_idle(qtbot, w)
     deltas: list[str] = []
-    w.workers.answer.sig_delta.connect(lambda rid, t: deltas.append(t))
+    w.workers.answer.sig_delta.connect(lambda ev: deltas.append(ev.text))
     turn = ask(qtbot, w, "How hot is the surface of Venus?", timeout=120000)
     assert turn.answer and len(deltas) >= 2
     assert set(w.chat.transcript.chip_numbers(0)) == set(turn.cited_numbers)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, Qt
 
 from edgechat.core.conversations import ConversationInfo
+from edgechat.core.records import FileState, LibraryFile
 from edgechat.ui.models import ConversationListModel, LibraryModel, SourceListModel
 
 
-def _f(path: str, root: str, state: str = "done", problem: str = "", chunks: int = 2) -> dict:
-    return {"path": path, "root": root, "state": state, "problem": problem, "detail": "", "title": "",
-            "format": "text", "pages": 1, "chunks": chunks}
+def _f(path: str, root: str, state: str = "done", problem: str = "", chunks: int = 2) -> LibraryFile:
+    return LibraryFile(path, root, FileState(state), problem=problem, format="text", pages=1, chunks=chunks)
 
 
 def _rows(model: LibraryModel) -> list[tuple[str, list[str]]]:

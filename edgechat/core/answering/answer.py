@@ -18,6 +18,7 @@ from edgechat.core.records import (
     ChatOptions,
     ChatResponse,
     ChatUpdate,
+    ClientKind,
     RagRequest,
 )
 
@@ -73,10 +74,10 @@ class Answerer:
         text = ""
         stop_reason = "eos"
         first_token: float | None = None
-        if pq.search_skipped and self.client.name == "extractive":
+        if pq.search_skipped and self.client.kind == ClientKind.EXTRACTIVE:
             text = NO_SEARCH_EXTRACTIVE  # small talk: there is nothing to quote
             yield ChatUpdate(delta=text, text=text)
-        elif sources or self.client.name != "extractive":
+        elif sources or self.client.kind != ClientKind.EXTRACTIVE:
             for upd in self.client.stream(fitted.messages, call_options, cancel):
                 if upd.delta:
                     if first_token is None:
@@ -91,7 +92,7 @@ class Answerer:
             yield ChatUpdate(delta=text, text=text)
         added = 0
         own_citations = len(build_citations(text, sources).citations)  # what the model wrote itself
-        if self.embed is not None and sources and text and stop_reason != "cancelled" and self.client.name != "extractive":
+        if self.embed is not None and sources and text and stop_reason != "cancelled" and self.client.kind != ClientKind.EXTRACTIVE:
             text, added = attribute(text, sources, self.embed)
         cites = build_citations(text, sources)
         t_end = time.perf_counter()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgechat.core.answering.citations import MARKER_RE
-from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, Role, Source
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, Source
 
 __all__ = ["ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "quote_text", "split_sentences"]
 
@@ -180,7 +180,11 @@ def quote_text(raw: str) -> str:
         following = m.string[m.end() : m.end() + 1]
         return "" if following and following in ".,;:!?)" else " "
 
-    return " ".join(_DOC_MARKER_RE.sub(drop, raw).split())
+    # Until none is left: removing "[7]" from "[1, [7] 2]" leaves a marker "[1, 2]" behind.
+    text, previous = raw, None
+    while text != previous:
+        previous, text = text, _DOC_MARKER_RE.sub(drop, text)
+    return " ".join(text.split())
 
 
 _TABLE_RULE_RE = re.compile(r"^:?-{2,}:?$")
@@ -306,6 +310,7 @@ class ExtractiveClient:
     """`ChatClient` that quotes sources instead of generating. Deterministic and instant."""
 
     name = "extractive"
+    kind = ClientKind.EXTRACTIVE
     context_length = 1_000_000
 
     def __init__(self, embedder: Any | None = None) -> None:

@@ -21,15 +21,13 @@ from pathlib import Path
 
 from edgechat.core import documents
 from edgechat.core.indexing.chunking import ChunkSettings, chunk_pages
+from edgechat.core.indexing.scan import scan
 from edgechat.core.embedding.embedder import Embedder
 from edgechat.core.fileio import sha256_file
 from edgechat.core.records import Chunk, Document, DocumentError, Problem
-from edgechat.core.store.library import Store
+from edgechat.core.store import Store
 
 log = logging.getLogger(__name__)
-
-_SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".svn", ".hg"}
-
 
 @dataclass
 class IndexProgress:
@@ -96,21 +94,6 @@ class _Parsed:
     doc: Document | None
     chunks: list[Chunk]
     error: DocumentError | None = None
-
-
-def scan(root: Path) -> Iterable[Path]:
-    """Every regular, non-hidden file under `root` (or `root` itself if it is a file)."""
-    if root.is_file():
-        yield root
-        return
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
-        for name in sorted(filenames):
-            if name.startswith(".") or name.startswith("~$"):
-                continue
-            p = Path(dirpath) / name
-            if p.is_file():
-                yield p
 
 
 class Indexer:

@@ -18,12 +18,13 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
-from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind
 
 
 @runtime_checkable
 class ChatClient(Protocol):
     name: str
+    kind: ClientKind  # a language model, or the extractive answerer (no model)
     context_length: int  # tokens the model can see, prompt and answer together
 
     def count_tokens(self, text: str) -> int:

@@ -38,7 +38,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 import onnxruntime_genai as og  # noqa: E402
 
-from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, Role  # noqa: E402
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role  # noqa: E402
 
 try:  # Windows-only event telemetry in onnxruntime-genai; harmless elsewhere
     og.disable_telemetry_events()
@@ -136,6 +136,8 @@ def _render_jinja(template: str, messages: Sequence[dict[str, str]], specials: d
 
 class GenaiChatClient:
     """ChatClient over an onnxruntime-genai model folder (CPU)."""
+
+    kind = ClientKind.MODEL
 
     def __init__(self, model_dir: str | Path, *, name: str | None = None) -> None:
         self.model_dir = Path(model_dir)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from edgechat.core.embedding.embedder import Embedder
 from edgechat.core.records import Candidate, Scope
-from edgechat.core.store.library import Store
+from edgechat.core.store import Store
 
 # Words too common to help BM25 find anything; they only slow FTS5 down and add noise.
 STOPWORDS = frozenset(

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from edgechat.core.records import Candidate, Chunk
-from edgechat.core.store.lock import LibraryLockedError, WriteLock  # noqa: F401 - LibraryLockedError re-exported
+from edgechat.core.store.lock import WriteLock
 from edgechat.core.store.vectors import ChromaVectorIndex, VectorIndex
 
 log = logging.getLogger(__name__)

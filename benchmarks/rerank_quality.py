@@ -2,7 +2,7 @@
 and retrieval latency (median, p95) for hybrid retrieval with and without each reranker, and the
 effect of MMR selection.
 
-    python -m benchmarks.rerank_quality [BEIR_DIR] [--split train] [--methods none,features,maxsim]
+    python -m benchmarks.rerank_quality [BEIR_DIR] [--split train] [--methods none,features,static,maxsim]
                                         [--limit N] [--tune] [--out results.json]
 
 Latency "with" a reranker is the same query's hybrid search time plus that reranker's time,

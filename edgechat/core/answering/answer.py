@@ -1,4 +1,6 @@
-"""Question -> processed query -> prompt under a token budget -> streamed answer -> citations."""
+"""Question -> processed query (edgechat.core.search.pipeline) -> prompt under a token budget ->
+streamed answer -> markers supplied where a source supports a sentence (attribution.py) ->
+citations (citations.py)."""
 
 from __future__ import annotations
 

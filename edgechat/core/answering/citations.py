@@ -108,8 +108,8 @@ def build_citations(answer: str, sources: Sequence[Source]) -> CitationResult:
         alone = len(nums) == 1
         for number, num_start, num_end in nums:
             span = (start, end) if alone else (num_start, num_end)
-            source = by_ordinal.get(number)
-            if source is None:
+            named = by_ordinal.get(number)
+            if named is None:
                 unmatched += 1
                 unmatched_numbers.setdefault(number, None)
                 continue
@@ -117,13 +117,13 @@ def build_citations(answer: str, sources: Sequence[Source]) -> CitationResult:
             if citation is None:
                 citation = Citation(
                     number=number,
-                    title=source.title,
-                    path=source.path,
-                    file_id=source.file_id,
-                    page=source.page,
-                    snippet=source.snippet,
-                    start=source.start,
-                    end=source.end,
+                    title=named.title,
+                    path=named.path,
+                    file_id=named.file_id,
+                    page=named.page,
+                    snippet=named.snippet,
+                    start=named.start,
+                    end=named.end,
                     spans=[],
                 )
                 citations[number] = citation

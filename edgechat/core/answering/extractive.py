@@ -3,7 +3,8 @@
 It reads the question from the last (non-pinned) user message and the sources from
 ``options.sources`` only -- never from the rendered context text. It picks 2-4 sentences
 from the top-ranked sources by lexical overlap with the question (IDF-weighted, with a bias
-toward higher-ranked sources), skips headers and other noise, and writes each sentence
+toward higher-ranked sources; given an embedder, blended with the sentence's embedding
+similarity to the question), skips headers and other noise, and writes each sentence
 followed by its source's marker: ``"Sentence one. [1] Sentence two. [2]"``.
 
 Quotes are verbatim (see `quote_text`) except that whitespace runs (PDF line wraps) become

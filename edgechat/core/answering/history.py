@@ -13,9 +13,10 @@ highest first:
    best-ranked sources (prompt.py supplies it), and the largest `keep` that fits is used. The
    question is never trimmed. Any room left over is then given back to the newest evicted
    turns that fit (so evicted turns are still the oldest ones).
-4. If even zero sources do not fit, the result has ``fits=False`` and
-   ``diagnostics["reason"]`` says why; the messages returned are the smallest set reachable
-   (all turns evicted, context at zero sources when it can be rebuilt).
+4. If even zero sources do not fit (or there is no pinned context, or it cannot be rebuilt),
+   the result has ``fits=False`` and ``diagnostics["reason"]`` says why; the messages
+   returned are the smallest set reachable (all turns evicted, context at zero sources when
+   it can be rebuilt).
 
 Only the *last* pinned message is taken to be the rebuildable context; other pinned messages
 are kept as they are.

@@ -139,7 +139,8 @@ def main() -> int:
     w.side.setCurrentWidget(w.chat_list)
     shot("09-chats")
 
-    from edgechat.ui.settings import SettingsDialog, installed_models
+    from edgechat.core.engine import installed_models
+    from edgechat.ui.settings import SettingsDialog
 
     models, active = installed_models()
     dialog = SettingsDialog(w.settings, models, active, w)

@@ -269,7 +269,6 @@ class SearchResult:
 @dataclass
 class ProcessedQuery:
     original_query: str
-    request_content: str  # transient content sent to the model (the query alone if nothing found)
     references: list[Source] = field(default_factory=list)
     raw_candidates: list[Candidate] = field(default_factory=list)
     reranked_candidates: list[Candidate] = field(default_factory=list)
@@ -320,7 +319,7 @@ class ChatUpdate:
     delta: str = ""
     done: bool = False
     text: str = ""  # the whole answer so far
-    stop_reason: str | None = None  # "eos", "max_tokens", "context", "cancelled", "repetition"
+    stop_reason: StopReason | None = None
     citations: list[Citation] | None = None
     response: "ChatResponse | None" = None  # on the last update of an answer (edgechat.core.answering.answer)
 
@@ -335,6 +334,6 @@ class ChatResponse:
     # with a marker the citation builder accepted. False for small talk, nothing found, search
     # skipped, or an answer that cites nothing verifiable.
     grounded: bool
-    stop_reason: str
+    stop_reason: StopReason
     processed: ProcessedQuery | None = None
     diagnostics: dict[str, Any] = field(default_factory=dict)

@@ -28,7 +28,7 @@ def _response(text: str, *, search_skipped: bool = False) -> ChatResponse:
         Source(2, "Tomatoes need sun.", "garden", "/docs/garden.txt", 0.4, 3, 0, 18, file_id="f2", chunk_id="f2:def:0"),
     ]
     cites = build_citations(text, sources)
-    pq = ProcessedQuery(original_query="q", request_content="CONTEXT " + LONG_CONTEXT, references=sources,
+    pq = ProcessedQuery(original_query="q", references=sources,
                         search_skipped=search_skipped)
     return ChatResponse(text=text, sources=sources, citations=cites.citations, unmatched_markers=cites.unmatched,
                         grounded=bool(cites.citations), stop_reason="eos", processed=pq)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, RagRequest, Role
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, RagRequest, Role, StopReason
 from edgechat.core.understanding import (
     ConversationInterpreter,
     DeterministicRewriter,
@@ -176,13 +176,13 @@ class FakeClient:
         for piece in self.reply.split(" "):
             if cancel is not None and cancel.is_set():
                 self.cancelled.set()
-                yield ChatUpdate(done=True, text=text, stop_reason="cancelled")
+                yield ChatUpdate(done=True, text=text, stop_reason=StopReason.CANCELLED)
                 return
             time.sleep(self.delay)
             delta = piece + " "
             text += delta
             yield ChatUpdate(delta=delta, text=text)
-        yield ChatUpdate(done=True, text=text, stop_reason="eos")
+        yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS)
 
 
 CONVO = history(("How do I draw a circle in Asymptote?", "draw(unitcircle) [1]."))

@@ -20,7 +20,7 @@ from edgechat.ui.qtfix import guard  # noqa: E402
 guard()  # before any model or signal of a test exists (see edgechat/ui/qtfix.py)
 
 from edgechat.core.answering.extractive import ExtractiveClient  # noqa: E402
-from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind  # noqa: E402
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, StopReason  # noqa: E402
 
 
 
@@ -55,14 +55,14 @@ class SlowClient(ExtractiveClient):
         self.started.set()
         for i, word in enumerate(full.split(" ")):
             if cancel is not None and cancel.is_set():
-                yield ChatUpdate(done=True, text=text, stop_reason="cancelled")
+                yield ChatUpdate(done=True, text=text, stop_reason=StopReason.CANCELLED)
                 return
             delta = word if i == 0 else " " + word
             text += delta
             self.emitted.append(delta)
             yield ChatUpdate(delta=delta, text=text)
             time.sleep(self.delay)
-        yield ChatUpdate(done=True, text=text, stop_reason="eos")
+        yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS)
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from edgechat.core.records import (
     ChatUpdate,
     ClientKind,
     RagRequest,
+    StopReason,
 )
 
 NOTHING_FOUND = "Nothing in your library matched this question, so there is nothing to cite."
@@ -74,7 +75,7 @@ class Answerer:
         call_options = dataclasses.replace(base, sources=tuple(sources))
 
         text = ""
-        stop_reason = "eos"
+        stop_reason = StopReason.EOS
         first_token: float | None = None
         if pq.search_skipped and self.client.kind == ClientKind.EXTRACTIVE:
             text = NO_SEARCH_EXTRACTIVE  # small talk: there is nothing to quote
@@ -87,14 +88,14 @@ class Answerer:
                     text += upd.delta
                     yield ChatUpdate(delta=upd.delta, text=text)
                 if upd.done:
-                    stop_reason = upd.stop_reason or "eos"
+                    stop_reason = upd.stop_reason or StopReason.EOS
                     break
         if not text and not sources and not pq.search_skipped:
             text = NOTHING_FOUND
             yield ChatUpdate(delta=text, text=text)
         added = 0
         own_citations = len(build_citations(text, sources).citations)  # what the model wrote itself
-        if self.embed is not None and sources and text and stop_reason != "cancelled" and self.client.kind != ClientKind.EXTRACTIVE:
+        if self.embed is not None and sources and text and stop_reason != StopReason.CANCELLED and self.client.kind != ClientKind.EXTRACTIVE:
             text, added = attribute(text, sources, self.embed)
         cites = build_citations(text, sources)
         t_end = time.perf_counter()

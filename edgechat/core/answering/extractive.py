@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgechat.core.answering.citations import MARKER_RE
-from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, Source
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, Source, StopReason
 
 __all__ = ["ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "quote_text", "split_sentences"]
 
@@ -337,7 +337,7 @@ class ExtractiveClient:
     ) -> Iterator[ChatUpdate]:
         text = ""
         if cancel is not None and cancel.is_set():
-            yield ChatUpdate(done=True, text=text, stop_reason="cancelled")
+            yield ChatUpdate(done=True, text=text, stop_reason=StopReason.CANCELLED)
             return
         sources = tuple(options.sources)
         if not sources:
@@ -349,7 +349,7 @@ class ExtractiveClient:
         used = 0
         for piece in pieces:
             if cancel is not None and cancel.is_set():
-                yield ChatUpdate(done=True, text=text, stop_reason="cancelled")
+                yield ChatUpdate(done=True, text=text, stop_reason=StopReason.CANCELLED)
                 return
             cost = self.count_tokens(piece)
             if used + cost > budget:
@@ -357,10 +357,10 @@ class ExtractiveClient:
                     delta = " ".join(piece.split()[:budget])
                     text = delta
                     yield ChatUpdate(delta=delta, text=text)
-                yield ChatUpdate(done=True, text=text, stop_reason="max_tokens")
+                yield ChatUpdate(done=True, text=text, stop_reason=StopReason.MAX_TOKENS)
                 return
             delta = piece if not text else " " + piece
             text += delta
             used += cost
             yield ChatUpdate(delta=delta, text=text)
-        yield ChatUpdate(done=True, text=text, stop_reason="eos")
+        yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS)

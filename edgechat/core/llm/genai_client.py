@@ -38,7 +38,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 import onnxruntime_genai as og  # noqa: E402
 
-from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role  # noqa: E402
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, StopReason  # noqa: E402
 
 try:  # Windows-only event telemetry in onnxruntime-genai; harmless elsewhere
     og.disable_telemetry_events()
@@ -216,18 +216,18 @@ class GenaiChatClient:
         n_prompt = len(ids)
         max_new = max(0, int(options.max_new_tokens))
         max_length = min(self.context_length, n_prompt + max_new)
-        limit_reason = "context" if n_prompt + max_new > self.context_length else "max_tokens"
+        limit_reason = StopReason.CONTEXT if n_prompt + max_new > self.context_length else StopReason.MAX_TOKENS
         stats: dict[str, Any] = {"prompt_tokens": n_prompt, "new_tokens": 0, "stop_reason": None}
         with self._lock:
             self.last_stats = stats
             text = ""
-            stop: str | None = None
+            stop: StopReason | None = None
             generator = None
             try:
                 if cancel is not None and cancel.is_set():
-                    stop = "cancelled"
+                    stop = StopReason.CANCELLED
                 elif max_new == 0:
-                    stop = "max_tokens"
+                    stop = StopReason.MAX_TOKENS
                 else:
                     params = og.GeneratorParams(self._model)
                     search: dict[str, Any] = {"max_length": max_length}
@@ -253,7 +253,7 @@ class GenaiChatClient:
                     loop = _LoopDetector()
                     while True:
                         if cancel is not None and cancel.is_set():
-                            stop = "cancelled"
+                            stop = StopReason.CANCELLED
                             break
                         generator.generate_next_token()
                         token = int(generator.get_next_tokens()[0])
@@ -263,7 +263,7 @@ class GenaiChatClient:
                             t_first = t_last
                             stats["first_token_seconds"] = t_first - t_call
                         if token in eos:
-                            stop = "eos"
+                            stop = StopReason.EOS
                             break
                         delta = tok_stream.decode(token)
                         if delta:
@@ -274,10 +274,10 @@ class GenaiChatClient:
                             stop = limit_reason
                             break
                         if loop.repeats(token) or ("\n" in delta and loop.line_repeats(text)):
-                            stop = "repetition"
+                            stop = StopReason.REPETITION
                             break
                         if generator.is_done():  # the model's own stop (EOS it knows of)
-                            stop = "eos"
+                            stop = StopReason.EOS
                             break
                     stats["new_tokens"] = n_new
                     if t_first is not None and t_last is not None and n_new > 1:

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from edgechat.core.answering.prompt import render_context
 from edgechat.core.records import Candidate, ChatMessage, ProcessedQuery, RagRequest, Source
 from edgechat.core.search.mmr import MmrSettings, mmr_select
 from edgechat.core.search.retrieval import Retriever
@@ -71,7 +70,7 @@ class RagPipeline:
     def process(self, request: RagRequest) -> ProcessedQuery:
         t_start = time.perf_counter()
         timings: dict[str, float] = {}
-        pq = ProcessedQuery(original_query=request.query, request_content=request.query)
+        pq = ProcessedQuery(original_query=request.query)
 
         understanding = QueryUnderstanding()
         if self.interpreter is not None:
@@ -110,8 +109,6 @@ class RagPipeline:
             passed_over = [c.chunk_id for c in chosen if id(c) not in kept]
             chosen = diverse
         pq.references = [to_source(i, c) for i, c in enumerate(chosen, 1)]
-        if pq.references:
-            pq.request_content = render_context(pq.references) + "\n\n" + request.query
         timings["total"] = time.perf_counter() - t_start
         pq.diagnostics = {
             "timings": timings,

@@ -142,7 +142,7 @@ def salient_answer_terms(answer: str | None, limit: int = 3) -> list[str]:
 
 def _stems(words: Sequence[str], *, parts: bool = False) -> set[str]:
     """Stems of `words`; with parts, of the pieces of "Pin-Priority" / "install.packages" too."""
-    from edgechat.core.search.rerank import stem
+    from edgechat.core.search.retrieval import stem
 
     out = {stem(w) for w in words}
     if parts:

@@ -185,7 +185,7 @@ class Engine:
 
     def files(self) -> list[LibraryFile]:
         return [
-            LibraryFile(path=f.path, root=f.root or "", state=FileState(f.state), problem=f.problem or "",
+            LibraryFile(path=f.path, root=f.root or "", state=f.state, problem=f.problem or "",
                         detail=f.detail or "", title=f.title or "", format=f.format or "", pages=f.pages or 0,
                         chunks=f.chunks or 0)
             for f in self._store.files()

@@ -18,10 +18,6 @@ class EtaEstimator:
     _t0: float | None = None
     _eta: float | None = None
 
-    def reset(self) -> None:
-        self._t0 = None
-        self._eta = None
-
     def update(self, bytes_done: int, bytes_total: int, chunks_done: int = 0, chunks_total: int = 0,
                now: float | None = None) -> float | None:
         now = time.monotonic() if now is None else now

@@ -198,7 +198,7 @@ class IndexRunner:
                 return
             last[0] = now
             self.emit(Progress(
-                phase=IndexPhase(p.phase), files_done=p.files_done, files_total=p.files_total,
+                phase=p.phase, files_done=p.files_done, files_total=p.files_total,
                 chunks_done=p.chunks_done, chunks_total=p.chunks_total, bytes_done=p.bytes_done,
                 bytes_total=p.bytes_total, current=p.current, elapsed=now - t0,
                 eta=eta.update(p.bytes_done, p.bytes_total, p.chunks_done, p.chunks_total, now),

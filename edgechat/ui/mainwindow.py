@@ -51,7 +51,6 @@ from edgechat.service.protocol import (
     Progress,
     SetChunkSettings,
     SetModel,
-    SourceRef,
 )
 from edgechat.ui.chat_controller import ChatController
 from edgechat.ui.chat_pane import ChatPane
@@ -126,8 +125,6 @@ class MainWindow(QMainWindow):
         self.models: list[tuple[str, str]] = []
         self.active_model = ""
         self.client_info: ClientInfo | None = None
-        self._doc_request = 0
-        self._doc_source: dict = {}  # the source of the newest request
         self._index_titles = {JobKind.INDEX: "Indexing", JobKind.REFRESH: "Checking the library for changes",
                               JobKind.REMOVE: "Removing"}
 
@@ -530,17 +527,11 @@ class MainWindow(QMainWindow):
 
     def show_source(self, source: dict) -> None:
         """Open a source (a saved chat's or an answer's, as a dict) in the viewer."""
-        self._doc_request += 1
-        self._doc_source = dict(source)
         self.sources.viewer.show_loading(source)
-        self.workers.docs.show(self._doc_request, SourceRef(
-            path=str(source.get("path") or ""), page=int(source.get("page") or 1),
-            start=int(source.get("start") or 0), end=int(source.get("end") or 0),
-            chunk_id=str(source.get("chunk_id") or ""), content=str(source.get("content") or "")))
+        self.workers.docs.show(source)
 
     def _document_loaded(self, loaded: LoadedSource) -> None:
-        if loaded.request_id == self._doc_request:  # else superseded by a newer click
-            self.sources.viewer.show_result(self._doc_source, loaded)
+        self.sources.viewer.show_result(loaded)
 
     # ================================================================ chats
 

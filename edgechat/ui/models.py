@@ -141,9 +141,6 @@ class LibraryModel(QAbstractItemModel):
     def roots(self) -> list[str]:
         return [r.path for r in self._roots]
 
-    def file_count(self) -> int:
-        return sum(len(r.files) for r in self._roots)
-
     def indexed_count(self) -> int:
         return sum(r.indexed for r in self._roots)
 

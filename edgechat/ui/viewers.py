@@ -445,10 +445,10 @@ class DocumentViewer(QWidget):
         self.message.setText(text)
         self.message.setVisible(bool(text))
 
-    def show_result(self, source: dict, loaded: LoadedSource) -> None:
-        """Show a cited source (`source`, as the answer or saved chat has it) as the engine
-        checked it and, for a PDF, as DocumentWorker placed it."""
-        check = loaded.check
+    def show_result(self, loaded: LoadedSource) -> None:
+        """Show a cited source as the engine checked it and, for a PDF, as DocumentWorker
+        placed it."""
+        source, check = loaded.source, loaded.check
         self.path = check.path or str(source.get("path") or "")
         self._set_title(source)
         if check.status not in (SourceStatus.OK, SourceStatus.CHANGED):

@@ -30,6 +30,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from edgechat.core.engine import ChunkSettings
 from edgechat.core.records import SourceCheck, SourceStatus
+from edgechat.service.host import ClientFactory, EngineFactory
 from edgechat.service.protocol import (
     AnswerDelta,
     AnswerDone,
@@ -114,9 +115,10 @@ class PdfPlacement:
 
 @dataclass
 class LoadedSource:
-    """A cited source, ready for the viewer: the engine's check, and for a PDF the placement."""
+    """A cited source, ready for the viewer: the source as the answer (or saved chat) has it,
+    the engine's check of its file, and for a PDF where the passage is."""
 
-    request_id: int
+    source: dict
     check: SourceCheck
     pdf: PdfPlacement | None = None
 
@@ -126,7 +128,8 @@ class DocumentWorker(QObject):
     QtPdf's outline of the passage: the chunk text is aligned to QtPdf's own page text, then
     getSelectionAtIndex gives the outline. Doing that here keeps page-text extraction (tens of
     ms on big pages) off the GUI thread; QtPdf serialises its use of pdfium internally, so a
-    worker-owned QPdfDocument is safe. Only the newest request is ever shown."""
+    worker-owned QPdfDocument is safe. Only the newest request is ever shown: this is the one
+    place where replies to superseded clicks are dropped."""
 
     sig_loaded = Signal(object)  # LoadedSource
     _checked = Signal(object)  # SourceChecked, delivered to this worker's thread
@@ -135,16 +138,22 @@ class DocumentWorker(QObject):
         super().__init__()
         self._host = host
         self._latest = 0
+        self._sources: dict[int, dict] = {}  # the newest request's source
         self._lock = threading.Lock()
         self._pdf = None
         self._pdf_key: tuple | None = None
         self._checked.connect(self._finish)
 
-    def show(self, request_id: int, source: SourceRef) -> None:
-        """Ask for `source`; any earlier request is dropped when it comes back."""
+    def show(self, source: dict) -> None:
+        """Ask for a source (an answer's or a saved chat's); earlier requests are dropped."""
         with self._lock:
-            self._latest = request_id
-        self._host.send(CheckSource(request_id, source))
+            self._latest += 1
+            request_id = self._latest
+            self._sources = {request_id: dict(source)}
+        self._host.send(CheckSource(request_id, SourceRef(
+            path=str(source.get("path") or ""), page=int(source.get("page") or 1),
+            start=int(source.get("start") or 0), end=int(source.get("end") or 0),
+            chunk_id=str(source.get("chunk_id") or ""), content=str(source.get("content") or ""))))
 
     def checked(self, event: SourceChecked) -> None:
         """The engine's answer (any thread)."""
@@ -160,7 +169,9 @@ class DocumentWorker(QObject):
         if not self._current(event.request_id):
             return
         check = event.check
-        loaded = LoadedSource(event.request_id, check)
+        with self._lock:
+            source = self._sources.get(event.request_id, {})
+        loaded = LoadedSource(source, check)
         if check.format == "pdf" and check.status in (SourceStatus.OK, SourceStatus.CHANGED):
             try:
                 passage = check.chunk_text if check.status == SourceStatus.OK else ""
@@ -168,7 +179,8 @@ class DocumentWorker(QObject):
             except Exception as e:  # noqa: BLE001
                 log.exception("placing the passage in %s failed", check.path)
                 check.status, check.message = SourceStatus.ERROR, str(e) or type(e).__name__
-        self.sig_loaded.emit(loaded)
+        if self._current(event.request_id):
+            self.sig_loaded.emit(loaded)
 
     def _place_in_pdf(self, path: str, stamp: tuple | None, page: int, passage: str) -> PdfPlacement | None:
         from PySide6.QtPdf import QPdfDocument
@@ -258,9 +270,9 @@ class Workers(EngineHost):
     """The engine service on threads of this process (tests, and anything injecting factories).
     Connect to the signals, then start()."""
 
-    def __init__(self, engine_factory, client_factory=None, *, chunk_settings: ChunkSettings | None = None,
-                 model: str = "", parent: QObject | None = None) -> None:
-        from edgechat.service.host import EngineService, choose_client
+    def __init__(self, engine_factory: EngineFactory, client_factory: ClientFactory | None = None, *,
+                 chunk_settings: ChunkSettings | None = None, model: str = "", parent: QObject | None = None) -> None:
+        from edgechat.service.host import EngineService, choose_client  # the engine's own modules, on demand
 
         super().__init__(parent)
         self._service = EngineService(engine_factory, self.deliver, client_factory=client_factory or choose_client,

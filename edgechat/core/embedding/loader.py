@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from edgechat.core.embedding.embedder import OnnxEmbedder
-from edgechat.core.embedding.modelbuild.minilm import ensure_minilm
 
 
 def load_default_embedder(
@@ -21,4 +20,8 @@ def load_default_embedder(
     batch_size: int = 32,
 ) -> OnnxEmbedder:
     """all-MiniLM-L6-v2 (int8 unless told otherwise), built first if this machine lacks it."""
+    # Imported here: importing the embedder must not need the builder's dependencies (the peer
+    # benchmark's virtualenv imports OnnxEmbedder alone).
+    from edgechat.core.embedding.modelbuild.minilm import ensure_minilm
+
     return OnnxEmbedder(ensure_minilm(progress), variant=variant, threads=threads, batch_size=batch_size)

@@ -24,7 +24,7 @@ from edgechat.core.indexing.chunking import ChunkSettings, chunk_pages
 from edgechat.core.indexing.scan import scan
 from edgechat.core.embedding.embedder import Embedder
 from edgechat.core.fileio import sha256_file
-from edgechat.core.records import Chunk, Document, DocumentError, Problem
+from edgechat.core.records import Chunk, Document, DocumentError, FileState, IndexPhase, Problem
 from edgechat.core.store import Store
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ class IndexProgress:
     bytes_done: int
     bytes_total: int
     current: str = ""
-    phase: str = "indexing"  # scanning | indexing | finished | cancelled
+    phase: IndexPhase = IndexPhase.INDEXING
 
 
 @dataclass
@@ -135,8 +135,8 @@ class Indexer:
                     summary.failed.append((path, Problem.UNREADABLE.value, str(e)))
                     continue
                 rec = known.get(path) or self.store.file(path)
-                if rec and rec.size == st.st_size and rec.mtime == st.st_mtime and rec.state in ("done", "failed"):
-                    if not (rec.state == "failed" and path in self.passwords):
+                if rec and rec.size == st.st_size and rec.mtime == st.st_mtime and rec.state in (FileState.DONE, FileState.FAILED):
+                    if not (rec.state == FileState.FAILED and path in self.passwords):
                         summary.unchanged += 1
                         continue
                 if not documents.is_supported(p):
@@ -150,7 +150,7 @@ class Indexer:
                     self.store.fail_file(path, root_s, st.st_size, st.st_mtime, None, Problem.UNREADABLE.value, str(e))
                     summary.failed.append((path, Problem.UNREADABLE.value, str(e)))
                     continue
-                if rec and rec.sha256 == digest and rec.state in ("done", "failed") and path not in self.passwords:
+                if rec and rec.sha256 == digest and rec.state in (FileState.DONE, FileState.FAILED) and path not in self.passwords:
                     self.store.touch_file(path, st.st_size, st.st_mtime)
                     summary.unchanged += 1
                     continue
@@ -199,7 +199,7 @@ class Indexer:
             if r.exists():
                 self.store.add_root(str(r))
         report = progress or (lambda p: None)
-        report(IndexProgress(0, 0, 0, 0, 0, 0, "", "scanning"))
+        report(IndexProgress(0, 0, 0, 0, 0, 0, "", IndexPhase.SCANNING))
         jobs = self._plan(roots_p, summary)
 
         state = IndexProgress(0, len(jobs), 0, 0, 0, sum(j.size for j in jobs))
@@ -319,7 +319,7 @@ class Indexer:
                 except queue.Empty:
                     pass
             worker.join()
-        state.phase = "cancelled" if summary.cancelled else "finished"
+        state.phase = IndexPhase.CANCELLED if summary.cancelled else IndexPhase.FINISHED
         state.current = ""
         report(state)
 

@@ -168,7 +168,7 @@ class Retriever:
         lex_hits: list[tuple[str, float]] = []
         if mode in ("hybrid", "vector"):
             t = time.perf_counter()
-            qv = self.embedder.embed([query])[0]
+            qv = self.embedder.embed_query(query)
             timings["embed_query"] = time.perf_counter() - t
             t = time.perf_counter()
             vec_hits = self.store.vector_search(qv, s.depth, file_ids)

@@ -29,13 +29,14 @@ import os
 import sqlite3
 import threading
 import time
+from typing import Any
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from edgechat.core.records import Candidate, Chunk
+from edgechat.core.records import Candidate, Chunk, FileState
 from edgechat.core.store.lock import WriteLock
 from edgechat.core.store.vectors import ChromaVectorIndex, VectorIndex
 
@@ -88,7 +89,7 @@ class FileRecord:
     size: int | None
     mtime: float | None
     sha256: str | None
-    state: str
+    state: FileState
     problem: str | None = None
     detail: str | None = None
     title: str | None = None
@@ -97,6 +98,13 @@ class FileRecord:
     chunks: int | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     indexed: float | None = None
+
+
+def _record(row: dict[str, Any]) -> FileRecord:
+    """A files row as a FileRecord."""
+    row["metadata"] = json.loads(row["metadata"]) if row["metadata"] else {}
+    row["state"] = FileState(row["state"])
+    return FileRecord(**row)
 
 
 class Store:
@@ -209,23 +217,14 @@ class Store:
             cur = self.db.execute(sql + " ORDER BY path", args)
             cols = [c[0] for c in cur.description]
             rows = cur.fetchall()
-        out = []
-        for row in rows:
-            d = dict(zip(cols, row))
-            d["metadata"] = json.loads(d["metadata"]) if d["metadata"] else {}
-            out.append(FileRecord(**d))
-        return out
+        return [_record(dict(zip(cols, row))) for row in rows]
 
     def file(self, path: str) -> FileRecord | None:
         with self._db_lock:
             cur = self.db.execute("SELECT * FROM files WHERE path = ?", (path,))
             cols = [c[0] for c in cur.description]
             row = cur.fetchone()
-        if row is None:
-            return None
-        d = dict(zip(cols, row))
-        d["metadata"] = json.loads(d["metadata"]) if d["metadata"] else {}
-        return FileRecord(**d)
+        return None if row is None else _record(dict(zip(cols, row)))
 
     def begin_file(self, path: str, root: str | None, size: int, mtime: float, sha256: str) -> str:
         """Mark the file as being indexed and drop whatever it had (its old version)."""
@@ -410,7 +409,7 @@ class Store:
     # ------------------------------------------------------------------ search
 
     def file_ids_under(self, path: str) -> list[str]:
-        return [f.file_id for f in self.files(under=path) if f.state == "done"]
+        return [f.file_id for f in self.files(under=path) if f.state == FileState.DONE]
 
     def vector_search(self, query_vec: np.ndarray, k: int, file_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(chunk_id, cosine similarity) best first."""

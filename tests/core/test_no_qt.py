@@ -6,13 +6,15 @@ import sys
 from pathlib import Path
 
 import edgechat.core
+import edgechat.service
 
 CORE = Path(edgechat.core.__file__).parent
+SERVICE = Path(edgechat.service.__file__).parent
 
 
-def test_core_sources_import_no_qt():
+def test_core_and_service_sources_import_no_qt():
     offenders = []
-    for py in CORE.rglob("*.py"):
+    for py in [*CORE.rglob("*.py"), *SERVICE.rglob("*.py")]:
         tree = ast.parse(py.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             names = []
@@ -21,14 +23,15 @@ def test_core_sources_import_no_qt():
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
             if any(n.split(".")[0] in ("PySide6", "shiboken6", "PyQt5", "PyQt6") for n in names):
-                offenders.append(f"{py.relative_to(CORE)}:{node.lineno}")
-    assert not offenders, f"Qt imported in the core: {offenders}"
+                offenders.append(f"{py.relative_to(CORE.parent)}:{node.lineno}")
+    assert not offenders, f"Qt imported below the window: {offenders}"
 
 
-def test_importing_every_core_module_loads_no_qt():
+def test_importing_every_core_and_service_module_loads_no_qt():
     modules = sorted(
-        "edgechat.core." + ".".join(p.relative_to(CORE).with_suffix("").parts)
-        for p in CORE.rglob("*.py") if p.name != "__init__.py" and "build_" not in p.name
+        f"edgechat.{folder.name}." + ".".join(p.relative_to(folder).with_suffix("").parts)
+        for folder in (CORE, SERVICE)
+        for p in folder.rglob("*.py") if p.name != "__init__.py" and "build_" not in p.name
     )
     code = (
         "import importlib, sys\n"

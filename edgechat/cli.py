@@ -158,6 +158,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     )
     if summary.cancelled:
         print("Cancelled: files not reached will be indexed next time.")
+    for root in summary.offline:
+        print(f"Offline: {root} is not there now; its files stay in the library until it is back.")
     for problem, n in sorted(summary.problem_counts().items()):
         print(f"  {n:4d}  {problem}")
     for path, problem, detail in summary.failed[:50]:
@@ -263,16 +265,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     with _engine(args, readonly=True) as engine:
         counts = engine.counts()
         roots = engine.roots()
+        offline = engine.offline_roots()
         failed = [f for f in engine.files() if f.state == FileState.FAILED]
     if args.json:
-        print(json.dumps({"library": str(engine.library_dir), "roots": roots, **counts.to_dict(),
+        print(json.dumps({"library": str(engine.library_dir), "roots": roots, "offline": offline, **counts.to_dict(),
                           "problems": [{"path": f.path, "problem": f.problem, "detail": f.detail} for f in failed]},
                          indent=2))
         return 0
     print(f"Library {engine.library_dir}")
     print(f"  {counts.files_indexed} files indexed, {counts.chunks} chunks, {counts.pages} pages")
     for r in roots:
-        print(f"  folder: {r}")
+        print(f"  folder: {r}" + ("  (offline: not there now; its files stay in the library)" if r in offline else ""))
     if failed:
         print(f"  {len(failed)} files not indexed:")
         for f in failed[:50]:

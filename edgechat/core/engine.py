@@ -25,7 +25,7 @@ from edgechat.core.answering.citations import cited_sentence_spans, marker_spans
 from edgechat.core.embedding.embedder import Embedder
 from edgechat.core.fileio import sha256_file
 from edgechat.core.indexing.chunking import ChunkSettings
-from edgechat.core.indexing.indexer import Indexer, IndexProgress, IndexSummary
+from edgechat.core.indexing.indexer import Indexer, IndexProgress, IndexSummary, is_offline
 from edgechat.core.indexing.scan import watch_list
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.records import (
@@ -182,6 +182,12 @@ class Engine:
 
     def roots(self) -> list[str]:
         return self._store.roots()
+
+    def offline_roots(self) -> list[str]:
+        """Folders of the library that are not there now (an unplugged drive, an unmounted
+        share): their files stay indexed and searchable until the folder is back, or the user
+        removes it."""
+        return [r for r in self._store.roots() if is_offline(Path(r), holds_files=True)]
 
     def files(self) -> list[LibraryFile]:
         return [

@@ -71,6 +71,7 @@ class FileState(TextEnum):
 
     INDEXING = "indexing"
     DONE = "done"
+    STALE = "stale"  # indexed once, unreadable now: the last good passages stay, with the reason
     FAILED = "failed"
     REMOVING = "removing"
 
@@ -99,7 +100,8 @@ class LibraryFile:
 
 @dataclass(frozen=True)
 class LibraryCounts:
-    files_indexed: int
+    files_indexed: int  # their passages are searchable (stale ones included)
+    files_stale: int
     files_failed: int
     files_pending: int
     chunks: int

@@ -215,13 +215,15 @@ class IndexRunner:
             s = engine.index(job.paths, progress=progress, cancel=self._cancel, passwords=passwords)
         self.emit(JobFinished(job.kind, JobSummary(
             indexed=len(s.indexed), unchanged=s.unchanged, removed=len(s.removed), failed=len(s.failed),
+            offline=tuple(s.offline),
             chunks_added=s.chunks_added, seconds=round(s.seconds, 3), cancelled=s.cancelled, paths=paths)))
 
     def emit_files(self) -> None:
         if self.engine is None:
             return
         try:
-            listing = LibraryListing(tuple(self.engine.roots()), tuple(self.engine.files()))
+            listing = LibraryListing(tuple(self.engine.roots()), tuple(self.engine.files()),
+                                     tuple(self.engine.offline_roots()))
         except Exception as e:  # noqa: BLE001
             log.exception("listing the library failed")
             self.emit(JobFailed(JobKind.LIST, describe_error(e)))

@@ -177,6 +177,7 @@ class JobSummary:
     unchanged: int = 0
     removed: int = 0
     failed: int = 0
+    offline: tuple[str, ...] = ()  # folders that were not there: nothing of them was removed
     chunks_added: int = 0
     seconds: float = 0.0
     cancelled: bool = False
@@ -199,6 +200,7 @@ class JobFailed:
 class LibraryListing:
     roots: tuple[str, ...]
     files: tuple[LibraryFile, ...]
+    offline: tuple[str, ...] = ()  # roots not there now; their files are kept
 
 
 @dataclass(frozen=True)

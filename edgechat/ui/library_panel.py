@@ -129,8 +129,8 @@ class LibraryPanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.progress)
 
-    def set_library(self, roots: list[str], files: list[LibraryFile]) -> None:
-        self.model.set_library(roots, files)
+    def set_library(self, roots: list[str], files: list[LibraryFile], offline: tuple[str, ...] = ()) -> None:
+        self.model.set_library(roots, files, offline)
         n = self.model.indexed_count()
         problems = len(self.model.problem_files())
         if not roots:
@@ -139,6 +139,8 @@ class LibraryPanel(QWidget):
             text = f"{n} file{'s' if n != 1 else ''} indexed in {len(roots)} folder{'s' if len(roots) != 1 else ''}"
             if problems:
                 text += f"; {problems} could not be indexed (marked ⚠, hover for why)"
+            if offline:
+                text += f"; {len(offline)} folder{'s are' if len(offline) != 1 else ' is'} offline (files kept)"
             self.summary.setText(text + ".")
         self._update_buttons()
 

@@ -468,9 +468,9 @@ class MainWindow(QMainWindow):
 
     def _files(self, listing: LibraryListing) -> None:
         roots, files = list(listing.roots), list(listing.files)
-        self.library_panel.set_library(roots, files)
+        self.library_panel.set_library(roots, files, listing.offline)
         self.watcher.set_roots(roots)
-        done = sum(1 for f in files if f.state == FileState.DONE)
+        done = sum(1 for f in files if f.state in (FileState.DONE, FileState.STALE))
         self.controller.set_has_documents(done > 0 or bool(roots))
         self.library_label.setText(f"{done} document{'s' if done != 1 else ''}")
 

@@ -4,6 +4,7 @@ of an answer, and the past chats. They hold plain data handed over by the worker
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,14 +34,15 @@ class _Root:
     key: int  # stable internal id of its files' indexes (rows move, keys do not)
     files: list[LibraryFile] = field(default_factory=list)
     busy: bool = False
+    offline: bool = False  # not there now (an unplugged drive): its files are kept
 
     @property
     def problems(self) -> int:
-        return sum(1 for f in self.files if f.state == FileState.FAILED)
+        return sum(1 for f in self.files if f.state in (FileState.FAILED, FileState.STALE))
 
     @property
     def indexed(self) -> int:
-        return sum(1 for f in self.files if f.state == FileState.DONE)
+        return sum(1 for f in self.files if f.state in (FileState.DONE, FileState.STALE))
 
 
 class LibraryModel(QAbstractItemModel):
@@ -58,12 +60,14 @@ class LibraryModel(QAbstractItemModel):
         self._by_key: dict[int, _Root] = {}
         self._next_key = 1
         self._busy_roots: set[str] = set()
+        self._offline: set[str] = set()
 
     # ---------------------------------------------------------------- updates
 
-    def set_library(self, roots: list[str], files: list[LibraryFile]) -> None:
+    def set_library(self, roots: list[str], files: list[LibraryFile], offline: Iterable[str] = ()) -> None:
         """Bring the model to this state with row inserts, removals and data changes (no reset,
         so selection and expansion survive)."""
+        self._offline = set(offline)
         by_root: dict[str, list[LibraryFile]] = {r: [] for r in roots}
         for f in files:
             root = f.root or ""
@@ -88,6 +92,7 @@ class LibraryModel(QAbstractItemModel):
                 self._roots.insert(pos, root)
                 self.endInsertRows()
         for row, root in enumerate(self._roots):
+            root.offline = root.path in self._offline
             self._merge_files(row, root, sorted(by_root.get(root.path, []), key=lambda f: f.path))
             top = self.index(row, 0)
             self.dataChanged.emit(top, self.index(row, 1))
@@ -223,11 +228,17 @@ class LibraryModel(QAbstractItemModel):
                 if root.busy:
                     return "indexing…"
                 text = f"{root.indexed} indexed"
+                if root.offline:
+                    text = "offline · " + text
                 if root.problems:
                     text += f" · {root.problems} ⚠"
                 return text
             if role == Qt.ItemDataRole.ToolTipRole:
-                return f"{root.path}\n{root.indexed} files indexed, {root.problems} with problems"
+                tip = f"{root.path}\n{root.indexed} files indexed, {root.problems} with problems"
+                if root.offline:
+                    tip += ("\nOffline: this folder is not there now (an unplugged drive or an unmounted share?). "
+                            "Its passages stay in the library and are checked again when it is back.")
+                return tip
             if role == Qt.ItemDataRole.DecorationRole and col == 0:
                 return _icon(QStyle.StandardPixmap.SP_DirIcon)
             if role == self.ProblemRole:
@@ -235,6 +246,7 @@ class LibraryModel(QAbstractItemModel):
             return None
         f: LibraryFile = item
         failed = f.state == FileState.FAILED
+        stale = f.state == FileState.STALE
         if role == self.PathRole:
             return f.path
         if role == self.ProblemRole:
@@ -246,6 +258,8 @@ class LibraryModel(QAbstractItemModel):
                 return rel if rel != "." else os.path.basename(f.path)
             if failed:
                 return f.problem or "not indexed"
+            if stale:
+                return f"old version kept: {f.problem}"
             if f.state == FileState.DONE:
                 n = f.chunks or 0
                 return f"{n} passage{'s' if n != 1 else ''}"
@@ -256,11 +270,16 @@ class LibraryModel(QAbstractItemModel):
                 lines.append(f"Title: {f.title}")
             if failed:
                 lines.append(f"Not indexed: {f.problem}" + (f" ({f.detail})" if f.detail else ""))
+            elif stale:
+                lines.append(f"This file cannot be read now ({f.problem}"
+                             + (f": {f.detail}" if f.detail else "") + "); answers use its last good version, "
+                             f"{f.chunks or 0} passage(s).")
             elif f.state == FileState.DONE:
                 lines.append(f"{f.pages or 0} page(s), {f.chunks or 0} passage(s)")
             return "\n".join(lines)
         if role == Qt.ItemDataRole.DecorationRole and col == 0:
-            return _icon(QStyle.StandardPixmap.SP_MessageBoxWarning if failed else QStyle.StandardPixmap.SP_FileIcon)
+            return _icon(QStyle.StandardPixmap.SP_MessageBoxWarning if failed or stale
+                         else QStyle.StandardPixmap.SP_FileIcon)
         if role == Qt.ItemDataRole.ForegroundRole and failed and col == 1:
             app = QApplication.instance()
             if isinstance(app, QApplication):

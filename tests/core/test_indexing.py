@@ -19,15 +19,15 @@ from tests.helpers import make_corpus, write
 
 def consistent(store: Store) -> None:
     """No orphan and no duplicate: vectors and chunk rows name exactly the same chunks, and
-    every file is either done (with its chunks) or failed (with none)."""
+    every file is either done or stale (with its chunks) or failed (with none)."""
     ids, _ = store.all_vectors()
     rows = [r[0] for r in store.db.execute("SELECT chunk_id FROM chunks")]
     assert len(ids) == len(set(ids))
     assert sorted(ids) == sorted(rows)
     for f in store.files():
-        assert f.state in ("done", "failed")
+        assert f.state in ("done", "stale", "failed")
         n = store.db.execute("SELECT COUNT(*) FROM chunks WHERE file_id=?", (f.file_id,)).fetchone()[0]
-        assert n == (f.chunks if f.state == "done" else 0)
+        assert n == (f.chunks if f.state in ("done", "stale") else 0)
     fts = store.db.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0]
     assert fts == len(rows)
 

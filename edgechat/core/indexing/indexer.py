@@ -54,6 +54,8 @@ class IndexSummary:
     embed_seconds: float = 0.0
     cancelled: bool = False
     recovered: list[str] = field(default_factory=list)
+    offline: list[str] = field(default_factory=list)  # folders not there: their files are kept
+    stale: list[str] = field(default_factory=list)  # failed now, last good version kept
 
     def problem_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -76,6 +78,8 @@ class IndexSummary:
             "embed_seconds": round(self.embed_seconds, 3),
             "cancelled": self.cancelled,
             "recovered": self.recovered,
+            "offline": self.offline,
+            "stale": self.stale,
         }
 
 
@@ -94,6 +98,28 @@ class _Parsed:
     doc: Document | None
     chunks: list[Chunk]
     error: DocumentError | None = None
+
+
+# A file in one of these states whose size and mtime did not change needs nothing done.
+UNCHANGED_STATES = (FileState.DONE, FileState.STALE, FileState.FAILED)
+
+
+def is_offline(root: Path, holds_files: bool) -> bool:
+    """A library folder (or added file) that is not there now, while the library knows files in
+    it: missing (an unplugged drive, an unmounted share, a renamed folder), a single added file
+    whose folder is gone too, or an empty mount point (a folder with nothing in it at all).
+    Deleting every file of a folder by hand looks the same as the last case: taking the folder
+    out of the library is then the user's explicit step."""
+    if not holds_files:
+        return False
+    try:
+        if root.is_file():
+            return False
+        if not root.exists():
+            return True
+        return root.is_dir() and next(iter(root.iterdir()), None) is None
+    except OSError:  # a share that answers with an error is as good as gone
+        return True
 
 
 class Indexer:
@@ -126,6 +152,14 @@ class Indexer:
         for root in roots:
             root_s = str(root)
             known = {f.path: f for f in self.store.files(root=root_s)}
+            if root_s in known and len(known) == 1 and not root.exists() and root.parent.is_dir():
+                pass  # an added file that was deleted from a folder that is here: removed below
+            elif is_offline(root, bool(known)):
+                # An unplugged drive or an unmounted share: nothing is removed (re-embedding a
+                # large library takes hours); the folder is checked again when it is back.
+                summary.offline.append(root_s)
+                log.info("%s is offline: its %d files stay in the library", root_s, len(known))
+                continue
             for p in scan(root):
                 path = str(p)
                 seen.add(path)
@@ -135,7 +169,7 @@ class Indexer:
                     summary.failed.append((path, Problem.UNREADABLE.value, str(e)))
                     continue
                 rec = known.get(path) or self.store.file(path)
-                if rec and rec.size == st.st_size and rec.mtime == st.st_mtime and rec.state in (FileState.DONE, FileState.FAILED):
+                if rec and rec.size == st.st_size and rec.mtime == st.st_mtime and rec.state in UNCHANGED_STATES:
                     if not (rec.state == FileState.FAILED and path in self.passwords):
                         summary.unchanged += 1
                         continue
@@ -150,18 +184,14 @@ class Indexer:
                     self.store.fail_file(path, root_s, st.st_size, st.st_mtime, None, Problem.UNREADABLE.value, str(e))
                     summary.failed.append((path, Problem.UNREADABLE.value, str(e)))
                     continue
-                if rec and rec.sha256 == digest and rec.state in (FileState.DONE, FileState.FAILED) and path not in self.passwords:
+                if rec and rec.sha256 == digest and rec.state in UNCHANGED_STATES and path not in self.passwords:
                     self.store.touch_file(path, st.st_size, st.st_mtime)
                     summary.unchanged += 1
                     continue
                 jobs.append(_Job(path, root_s, st.st_size, st.st_mtime, digest))
-            if root.is_dir():
-                for path in known:
-                    if path not in seen:
-                        self.store.remove_file(path)
-                        summary.removed.append(path)
-            elif not root.exists():
-                for path in known:
+            # The folder is here: a file it no longer holds was deleted or moved away.
+            for path in known:
+                if path not in seen:
                     self.store.remove_file(path)
                     summary.removed.append(path)
         return jobs
@@ -331,7 +361,10 @@ class Indexer:
     def _record_failure(self, item: _Parsed, summary: IndexSummary) -> None:
         j, e = item.job, item.error
         assert e is not None
-        self.store.fail_file(j.path, j.root, j.size, j.mtime, j.sha256, e.problem.value, e.detail)
+        if self.store.keep_stale(j.path, j.size, j.mtime, j.sha256, e.problem.value, e.detail):
+            summary.stale.append(j.path)  # its last good version stays searchable
+        else:
+            self.store.fail_file(j.path, j.root, j.size, j.mtime, j.sha256, e.problem.value, e.detail)
         summary.failed.append((j.path, e.problem.value, e.detail))
         log.info("not indexed: %s (%s: %s)", j.path, e.problem.value, e.detail)
 
@@ -340,11 +373,8 @@ class Indexer:
 
         j, doc = item.job, item.doc
         assert doc is not None
-        fid = self.store.begin_file(j.path, j.root, j.size, j.mtime, j.sha256)
-        self.store.commit_file(
-            fid, item.chunks, np.stack(vectors), title=doc.title, fmt=doc.format,
-            pages=len(doc.pages), metadata=doc.metadata, sha256=j.sha256,
-        )
+        self.store.put_file(j.path, j.root, j.size, j.mtime, j.sha256, item.chunks, np.stack(vectors),
+                            title=doc.title, fmt=doc.format, pages=len(doc.pages), metadata=doc.metadata)
         summary.indexed.append(j.path)
         summary.chunks_added += len(item.chunks)
         summary.pages_added += len(doc.pages)

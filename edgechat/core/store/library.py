@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS files (
     path TEXT UNIQUE NOT NULL,
     root TEXT,
     size INTEGER, mtime REAL, sha256 TEXT,
-    state TEXT NOT NULL,           -- indexing | done | failed | removing
+    state TEXT NOT NULL,           -- indexing | done | stale | failed | removing
     problem TEXT, detail TEXT,
     title TEXT, format TEXT, pages INTEGER, chunks INTEGER,
     metadata TEXT, indexed REAL
@@ -98,6 +98,9 @@ class FileRecord:
     chunks: int | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     indexed: float | None = None
+
+
+SEARCHABLE = (FileState.DONE, FileState.STALE)  # files whose passages answers may use
 
 
 def _record(row: dict[str, Any]) -> FileRecord:
@@ -227,7 +230,9 @@ class Store:
         return None if row is None else _record(dict(zip(cols, row)))
 
     def begin_file(self, path: str, root: str | None, size: int, mtime: float, sha256: str) -> str:
-        """Mark the file as being indexed and drop whatever it had (its old version)."""
+        """Mark a file as being indexed, dropping its chunks. Only what an interrupted run of
+        an older EdgeChat left looks like this (put_file replaces a file in one transaction);
+        recover() removes such files."""
         fid = file_id_for(path)
         with self._txn() as db:
             db.execute(
@@ -238,6 +243,56 @@ class Store:
                 (fid, path, root, size, mtime, sha256),
             )
         self._drop_chunks(fid)
+        return fid
+
+    def put_file(
+        self,
+        path: str,
+        root: str | None,
+        size: int,
+        mtime: float,
+        sha256: str,
+        chunks: Sequence[Chunk],
+        vectors: np.ndarray,
+        *,
+        title: str,
+        fmt: str,
+        pages: int,
+        metadata: dict[str, str],
+    ) -> str:
+        """A file's new version replaces its old one in one SQLite transaction: manifest row,
+        chunks, vectors and FTS rows. Until it commits, the old version stays searchable; a kill
+        at any point leaves one version or the other. The vector index follows after the commit
+        (a kill in between is repaired by the resync of the next open)."""
+        fid = file_id_for(path)
+        ids = [f"{fid}:{sha256[:10]}:{i}" for i in range(len(chunks))]
+        vectors = np.asarray(vectors, dtype=np.float32)
+        with self._txn() as db:
+            old = [r[0] for r in db.execute("SELECT chunk_id FROM chunks WHERE file_id=?", (fid,))]
+            db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE file_id=?)", (fid,))
+            db.execute("DELETE FROM chunks WHERE file_id=?", (fid,))
+            for cid, c, v in zip(ids, chunks, vectors):
+                cur = db.execute(
+                    "INSERT INTO chunks (chunk_id, file_id, page, start, end, text, text_hash, vector) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (cid, fid, c.page, c.start, c.end, c.text, text_hash(c.text), v.tobytes()),
+                )
+                db.execute("INSERT INTO chunks_fts (rowid, text, title) VALUES (?, ?, ?)", (cur.lastrowid, c.text, title))
+            db.execute(
+                "INSERT INTO files (file_id, path, root, size, mtime, sha256, state, title, format, pages, chunks, "
+                "metadata, indexed) VALUES (?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
+                "root=excluded.root, size=excluded.size, mtime=excluded.mtime, sha256=excluded.sha256, state='done', "
+                "title=excluded.title, format=excluded.format, pages=excluded.pages, chunks=excluded.chunks, "
+                "metadata=excluded.metadata, indexed=excluded.indexed, problem=NULL, detail=NULL",
+                (fid, path, root, size, mtime, sha256, title, fmt, pages, len(chunks), json.dumps(metadata), time.time()),
+            )
+        index = self.open_vectors()
+        stale = sorted(set(old) - set(ids))
+        if stale:
+            index.delete(stale)
+        if set(old) & set(ids):  # the same content again: replace its vectors too
+            index.delete(sorted(set(old) & set(ids)))
+        index.add(ids, vectors, [fid] * len(ids), [c.page for c in chunks])
         return fid
 
     def commit_file(
@@ -252,26 +307,25 @@ class Store:
         metadata: dict[str, str],
         sha256: str,
     ) -> None:
-        """Chunks, vectors, FTS rows and 'done' in one transaction; then the vector index (Chroma)."""
-        ids = [f"{file_id}:{sha256[:10]}:{i}" for i in range(len(chunks))]
-        vectors = np.asarray(vectors, dtype=np.float32)
+        """Finish a file begun with begin_file (benchmarks write synthetic libraries this way)."""
+        with self._db_lock:
+            row = self.db.execute("SELECT path, root, size, mtime FROM files WHERE file_id=?", (file_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no file {file_id} was begun")
+        self.put_file(row[0], row[1], row[2], row[3], sha256, chunks, vectors, title=title, fmt=fmt, pages=pages,
+                      metadata=metadata)
+
+    def keep_stale(self, path: str, size: int, mtime: float, sha256: str | None, problem: str, detail: str) -> bool:
+        """A file that was indexed and now cannot be read (a half-written save, a file being
+        synced): its last good passages stay searchable, marked stale with the reason. False
+        when the file had no indexed version to keep."""
         with self._txn() as db:
-            for cid, c, v in zip(ids, chunks, vectors):
-                cur = db.execute(
-                    "INSERT INTO chunks (chunk_id, file_id, page, start, end, text, text_hash, vector) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (cid, file_id, c.page, c.start, c.end, c.text, text_hash(c.text), v.tobytes()),
-                )
-                db.execute(
-                    "INSERT INTO chunks_fts (rowid, text, title) VALUES (?, ?, ?)",
-                    (cur.lastrowid, c.text, title),
-                )
-            db.execute(
-                "UPDATE files SET state='done', title=?, format=?, pages=?, chunks=?, metadata=?, "
-                "indexed=?, problem=NULL, detail=NULL WHERE file_id=?",
-                (title, fmt, pages, len(chunks), json.dumps(metadata), time.time(), file_id),
+            cur = db.execute(
+                "UPDATE files SET state='stale', problem=?, detail=?, size=?, mtime=? "
+                "WHERE path=? AND state IN ('done', 'stale') AND chunks > 0",
+                (problem, detail, size, mtime, path),
             )
-        self.open_vectors().add(ids, vectors, [file_id] * len(ids), [c.page for c in chunks])
+            return cur.rowcount > 0
 
     def fail_file(self, path: str, root: str | None, size: int | None, mtime: float | None,
                   sha256: str | None, problem: str, detail: str) -> None:
@@ -292,6 +346,9 @@ class Store:
         """Same content, new mtime (a copy or `touch`): remember the stat, re-embed nothing."""
         with self._txn() as db:
             db.execute("UPDATE files SET size=?, mtime=? WHERE path=?", (size, mtime, path))
+            # A stale file back to the version whose passages are kept: current again.
+            db.execute("UPDATE files SET state='done', problem=NULL, detail=NULL WHERE path=? AND state='stale'",
+                       (path,))
 
     def remove_file(self, path: str) -> None:
         fid = file_id_for(path)
@@ -396,9 +453,10 @@ class Store:
         with self._db_lock:
             files = dict(self.db.execute("SELECT state, COUNT(*) FROM files GROUP BY state").fetchall())
             chunks = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-            pages = self.db.execute("SELECT COALESCE(SUM(pages),0) FROM files WHERE state='done'").fetchone()[0]
+            pages = self.db.execute("SELECT COALESCE(SUM(pages),0) FROM files WHERE state IN ('done', 'stale')").fetchone()[0]
         return {
-            "files_indexed": files.get("done", 0),
+            "files_indexed": files.get("done", 0) + files.get("stale", 0),
+            "files_stale": files.get("stale", 0),
             "files_failed": files.get("failed", 0),
             "files_pending": files.get("indexing", 0) + files.get("removing", 0),
             "chunks": chunks,
@@ -409,7 +467,7 @@ class Store:
     # ------------------------------------------------------------------ search
 
     def file_ids_under(self, path: str) -> list[str]:
-        return [f.file_id for f in self.files(under=path) if f.state == FileState.DONE]
+        return [f.file_id for f in self.files(under=path) if f.state in SEARCHABLE]
 
     def vector_search(self, query_vec: np.ndarray, k: int, file_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(chunk_id, cosine similarity) best first."""
@@ -448,7 +506,7 @@ class Store:
             part = ids[lo : lo + 500]
             sql = (
                 "SELECT c.chunk_id, c.file_id, f.path, f.title, c.page, c.start, c.end, c.text, f.metadata, c.text_hash "
-                f"FROM chunks c JOIN files f ON f.file_id = c.file_id WHERE f.state='done' AND c.chunk_id IN ({','.join('?' * len(part))})"
+                f"FROM chunks c JOIN files f ON f.file_id = c.file_id WHERE f.state IN ('done', 'stale') AND c.chunk_id IN ({','.join('?' * len(part))})"
             )
             with self._db_lock:
                 rows = self.db.execute(sql, part).fetchall()

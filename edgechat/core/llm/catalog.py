@@ -5,8 +5,11 @@ sha256 are given where known; where they are not, the download is checked agains
 the server announces and then by loading the model and generating a few tokens (see
 edgechat.core.llm.download). `approx_bytes` is only for showing the user what to expect.
 
-The default model (SmolLM2-135M-Instruct) is not here: it is built locally from PyPI
-(edgechat.core.llm.build_smollm2), with no model hub involved.
+Entries with `build` set are not downloaded from a model hub: they are built on this machine
+from a GGUF on PyPI (edgechat.core.llm.gguf_source names the source, edgechat.core.llm.build_gguf
+builds it), like the default model, SmolLM2-135M-Instruct (which is not listed here: it is
+`edgechat models install smollm2`). Building needs the conversion extras
+(`pip install 'edgechat[convert]'`).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class CatalogEntry:
     approx_bytes: int  # for display only
     context_length: int | None = None
     precision: str = "int4"
+    build: str | None = None  # a GGUF source's key: built locally from PyPI, `files` unused
+    aliases: tuple[str, ...] = ()  # other names `edgechat models install` accepts
 
 
 def hf_files(
@@ -53,6 +58,38 @@ PHI35_STEM = "phi-3.5-mini-instruct-cpu-int4-awq-block-128-acc-level-4"
 PHI4_FOLDER = "cpu_and_mobile/cpu-int4-rtn-block-32-acc-level-4"
 
 CATALOG: tuple[CatalogEntry, ...] = (
+    CatalogEntry(
+        name="qwen2.5-coder-0.5b-instruct-int4",
+        title="Qwen2.5-Coder-0.5B-Instruct (0.5B, int4, CPU; built from PyPI)",
+        description=(
+            "Qwen's 0.5-billion-parameter instruction model (code and text), built on this machine "
+            "from a Q4_K_M GGUF in 6 PyPI wheels (about 490 MB to download, 0.5-1 GB of "
+            "conversion extras). Better answers than the default model, a few times slower."
+        ),
+        license="Apache-2.0",
+        homepage=f"{HF}/Qwen/Qwen2.5-Coder-0.5B-Instruct",
+        files=(),
+        approx_bytes=491_400_064,
+        context_length=32768,
+        build="qwen2.5-coder-0.5b-instruct",
+        aliases=("qwen2.5-coder-0.5b",),
+    ),
+    CatalogEntry(
+        name="qwen2.5-coder-1.5b-instruct-int4",
+        title="Qwen2.5-Coder-1.5B-Instruct (1.5B, int4, CPU; built from PyPI)",
+        description=(
+            "Qwen's 1.5-billion-parameter instruction model (code and text), built on this machine "
+            "from a Q4_K_M GGUF in 22 PyPI wheels (about 1.1 GB to download). Much better answers "
+            "than the default model; about ten times slower."
+        ),
+        license="Apache-2.0",
+        homepage=f"{HF}/Qwen/Qwen2.5-Coder-1.5B-Instruct",
+        files=(),
+        approx_bytes=1_117_320_768,
+        context_length=32768,
+        build="qwen2.5-coder-1.5b-instruct",
+        aliases=("qwen2.5-coder-1.5b",),
+    ),
     CatalogEntry(
         name="phi-3.5-mini-instruct-cpu-int4",
         title="Phi-3.5-mini-instruct (3.8B, int4, CPU)",
@@ -108,6 +145,6 @@ CATALOG: tuple[CatalogEntry, ...] = (
 
 def get_entry(name: str) -> CatalogEntry:
     for e in CATALOG:
-        if e.name == name:
+        if name == e.name or name in e.aliases:
             return e
     raise KeyError(f"no model named {name!r} in the catalog; known: {', '.join(e.name for e in CATALOG)}")

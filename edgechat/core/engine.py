@@ -100,6 +100,9 @@ class Engine:
         self._store = Store(self.library_dir, readonly=readonly)
         if not readonly:
             self._store.recover()  # finish what a crashed or killed run left behind
+        elif not self._store.was_clean:
+            self._recover_for_reading()
+            self._store = Store(self.library_dir, readonly=True)
         self._embedder = embedder
         self._embedder_progress = embedder_progress
         self._client = chat_client
@@ -111,6 +114,18 @@ class Engine:
         # Set while an answer is being generated: indexing pauses between batches meanwhile.
         self._answering = threading.Event()
         self._viewer_cache: tuple[tuple[str, float, int], list[str], str] | None = None
+
+    def _recover_for_reading(self) -> None:
+        """A read-only open of a library that was not closed cleanly: when no writer has it
+        open (a writer marks it unclean while it works), the run that wrote it was killed.
+        Recover it as a writer would (resync or rebuild the vector index from SQLite) before
+        reading. When a writer has it, that writer keeps it consistent."""
+        self._store.close()
+        try:
+            with Store(self.library_dir) as store:
+                store.recover()
+        except LibraryLockedError:
+            log.info("%s is open in another EdgeChat; reading it as it is", self.library_dir)
 
     def open(self) -> None:
         """Load what the first search needs (the vector index) now rather than on first use."""

@@ -125,3 +125,25 @@ def test_a_file_that_never_indexed_still_fails_plainly(library, embedder, tmp_pa
         summary = e.index([docs])
         assert summary.stale == [] and len(summary.failed) == 1
         assert e.parts.store.file(str((docs / "broken.pdf").resolve())).state == FileState.FAILED
+
+
+def test_a_read_only_open_after_a_crash_rebuilds_the_vector_index(library, embedder, tmp_path):
+    """`edgechat ask` and `search` open the library read-only: after a killed run they must not
+    answer from a damaged or missing vector index."""
+    import sqlite3
+
+    docs = make_corpus(tmp_path / "docs")
+    with Engine(library, embedder=embedder) as e:
+        e.index([docs])
+        before = [s.chunk_id for s in e.search(VENUS, k=3).sources]
+        chunks = e.counts().chunks
+    shutil.rmtree(library / "chroma")  # the vector index is lost with the crash
+    db = sqlite3.connect(library / "library.sqlite3")
+    with db:
+        db.execute("UPDATE meta SET value='0' WHERE key='clean'")  # what a killed writer leaves
+    db.close()
+    with Engine(library, embedder=embedder, readonly=True) as e:
+        assert e.counts().vectors == chunks
+        assert [s.chunk_id for s in e.search(VENUS, k=3).sources] == before
+    with Engine(library, embedder=embedder) as e:
+        consistent(e.parts.store)

@@ -134,10 +134,10 @@ class Store:
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         self._vector_index_factory = vector_index_factory
         self._vectors: VectorIndex | None = None
-        self.was_clean = True
+        row = self.db.execute("SELECT value FROM meta WHERE key='clean'").fetchone()
+        # For a reader, False also while a writer has the library open (it marks it unclean then).
+        self.was_clean = row is None or row[0] == "1"
         if not readonly:
-            row = self.db.execute("SELECT value FROM meta WHERE key='clean'").fetchone()
-            self.was_clean = row is None or row[0] == "1"
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clean', '0')")
 
     # ------------------------------------------------------------------ vector index

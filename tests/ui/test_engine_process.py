@@ -69,3 +69,29 @@ def test_a_dead_engine_process_is_restarted(qtbot, tmp_path):
     finally:
         w.close()
     assert not w.workers.running
+
+
+def test_killing_the_engine_process_mid_index_loses_nothing(qtbot, tmp_path):
+    """The app's own engine process killed while it indexes (a crash, the OOM killer): the
+    restarted one recovers the library and finishes the job; every file ends indexed once."""
+    from edgechat.core.engine import Engine
+    from tests.core.test_indexing import consistent
+    from tests.helpers import write
+
+    docs = tmp_path / "many"
+    for i in range(40):
+        write(docs / f"note{i:03d}.txt", f"Note number {i} is about topic {i % 7}. " * 40)
+    w = _window(qtbot, tmp_path)
+    try:
+        w.add_paths([str(docs)])
+        qtbot.waitUntil(lambda: 3 <= len(indexed_paths(w)), timeout=120000)
+        old = w.workers.process.pid
+        os.kill(old, signal.SIGKILL)
+        qtbot.waitUntil(lambda: w.engine_ready and w.workers.process.pid != old, timeout=60000)
+        w.add_paths([str(docs)])  # what the watcher or the start-up refresh does
+        qtbot.waitUntil(lambda: len(indexed_paths(w)) == 40, timeout=300000)
+    finally:
+        w.close()
+    with Engine(tmp_path / "library", readonly=True) as e:
+        assert e.counts().files_indexed == 40
+        consistent(e.parts.store)

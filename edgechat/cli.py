@@ -22,6 +22,7 @@ import signal
 import sys
 import threading
 import time
+from typing import Any
 from pathlib import Path
 
 import edgechat.core  # noqa: F401  (sets ORT_DISABLE_TELEMETRY before onnxruntime loads)
@@ -214,6 +215,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
             signal.signal(signal.SIGINT, previous)
         if stream_out and response is not None and response.stop_reason == "cancelled":
             print("\n[stopped]", flush=True)
+        if stream_out and response is not None and response.abstained and response.draft:
+            # The model's text was streamed above; it is withheld: say so, then the answer.
+            print("\n\n[The text above is withheld: it is not supported by your documents.]\n", flush=True)
+            print(response.text, end="", flush=True)
     if response is None:
         raise CliError("no answer was produced")
     if args.json:
@@ -223,6 +228,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
             "stop_reason": response.stop_reason,
             "citations": [c.to_dict() for c in response.citations],
             "unmatched_markers": response.unmatched_markers,
+            "verdicts": [_verdict_json(v, response.text) for v in response.verdicts],
+            "support_ratio": response.support_ratio,
+            "abstained": response.abstained,
+            "draft": response.draft,
+            "draft_verdicts": [_verdict_json(v, response.draft) for v in response.draft_verdicts],
             "sources": [s.to_dict() for s in response.sources],
             "how_found": how_found(response.processed) if response.processed else None,
             "processed_query": response.processed.to_dict() if response.processed else None,
@@ -231,13 +241,49 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, default=str))
         return 0
     print()
-    if not response.grounded:
-        print("\n(Not from your documents: no source is cited in this answer.)")
+    _print_verdicts(response)
     cited = {c.number for c in response.citations}
     if response.citations:
         print("\nCitations: " + ", ".join(f"[{c.number}] {c.title} p.{c.page}" for c in response.citations))
     _print_sources([s for s in response.sources if s.ordinal in cited] or response.sources)
     return 0
+
+
+def _verdict_json(verdict: Any, text: str) -> dict[str, Any]:
+    d = verdict.to_dict()
+    d["sentence"] = text[verdict.start : verdict.end]
+    return d
+
+
+def _print_verdicts(response: Any) -> None:
+    """What the check of every sentence found, under the answer."""
+    if response.abstained:
+        if response.draft:
+            share = round(100 * (response.diagnostics.get("draft_support_ratio") or 0.0))
+            print(f"\n(Withheld: {share} % of the model's claims are supported by your documents.)")
+            for v in response.draft_verdicts:
+                if v.support == "unsupported":
+                    print(f"Not found in your documents: {_one_line(response.draft[v.start:v.end])}")
+                    if v.reason:
+                        print(f"  ({v.reason})")
+        return
+    unsupported = [v for v in response.verdicts if v.support == "unsupported"]
+    for v in unsupported:
+        print(f"\nNot found in your documents: {_one_line(response.text[v.start:v.end])}")
+        if v.reason:
+            print(f"  ({v.reason})")
+    for v in response.verdicts:
+        for n in v.wrong_markers:
+            print(f"Wrong citation: [{n}] does not say: {_one_line(response.text[v.start:v.end])}")
+    added = sorted({n for v in response.verdicts for n in v.markers_added})
+    if added:
+        print("Citations added by EdgeChat (the model left them out): " + ", ".join(f"[{n}]" for n in added))
+    if not response.grounded and not unsupported:
+        print("\n(Not from your documents: no source is cited in this answer.)")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def cmd_search(args: argparse.Namespace) -> int:

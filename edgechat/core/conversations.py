@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from edgechat.core.search.pipeline import how_found
-from edgechat.core.records import ChatMessage, ChatResponse, Citation, Role, Source
+from edgechat.core.records import ChatMessage, ChatResponse, Citation, Role, SentenceVerdict, Source
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +41,15 @@ __all__ = [
     "source_dict",
 ]
 
-FORMAT_VERSION = 1
+# 2: turns carry `verdicts` (each sentence checked against the sources), `support_ratio`,
+# `abstained` and `draft`; files of version 1 load with none of them (no verdicts, not abstained).
+FORMAT_VERSION = 2
 TITLE_CHARS = 60
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # Keys of a source that are saved. Not "content": that is the transient retrieved text.
 SOURCE_KEYS = ("ordinal", "title", "path", "page", "start", "end", "snippet", "score", "file_id", "chunk_id",
                "metadata")
-CITATION_KEYS = ("number", "title", "path", "file_id", "page", "snippet", "start", "end", "spans")
+CITATION_KEYS = ("number", "title", "path", "file_id", "page", "snippet", "start", "end", "spans", "added")
 # Turns that ended like this are not fed back to the model as history.
 _INCOMPLETE = frozenset({"cancelled", "error", "stopped"})
 
@@ -89,6 +91,16 @@ class Turn:
     # How the sources were found (edgechat.core.search.pipeline.how_found): titles, pages, scores and
     # timings only, never passage text, so saving it keeps no transient context.
     found: dict[str, Any] | None = None
+    # Each sentence of `answer` checked against the sources (SentenceVerdict.to_dict()).
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    support_ratio: float = 1.0
+    abstained: bool = False  # "not in your documents" was said instead of an answer
+    draft: str = ""  # the model's withheld text (unverified)
+    draft_verdicts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def sentence_verdicts(self) -> list[SentenceVerdict]:
+        return [SentenceVerdict.from_dict(v) for v in self.verdicts]
 
     @classmethod
     def from_response(cls, question: str, response: ChatResponse, *, asked: float | None = None,
@@ -107,6 +119,11 @@ class Turn:
             note=note,
             found=found,
             asked=time.time() if asked is None else asked,
+            verdicts=[v.to_dict() for v in response.verdicts],
+            support_ratio=float(response.support_ratio),
+            abstained=bool(response.abstained),
+            draft=response.draft,
+            draft_verdicts=[v.to_dict() for v in response.draft_verdicts],
         )
 
     @property
@@ -136,7 +153,23 @@ class Turn:
             note=str(d.get("note") or ""),
             found=d.get("found") if isinstance(d.get("found"), Mapping) else None,
             asked=float(d.get("asked") or 0.0),
+            verdicts=_verdict_dicts(d.get("verdicts")),
+            support_ratio=float(d.get("support_ratio", 1.0) if d.get("support_ratio") is not None else 1.0),
+            abstained=bool(d.get("abstained", False)),
+            draft=str(d.get("draft") or ""),
+            draft_verdicts=_verdict_dicts(d.get("draft_verdicts")),
         )
+
+
+def _verdict_dicts(raw: Any) -> list[dict[str, Any]]:
+    """Saved verdicts, normalised; anything unreadable is dropped (never fails a chat)."""
+    out = []
+    for v in raw if isinstance(raw, list) else []:
+        try:
+            out.append(SentenceVerdict.from_dict(v).to_dict())
+        except (TypeError, ValueError, KeyError, AttributeError):
+            continue
+    return out
 
 
 def new_id() -> str:

@@ -210,6 +210,9 @@ class Citation:
     start: int  # character span of the cited passage in its page's text
     end: int
     spans: list[tuple[int, int]]  # every occurrence of the marker in the answer text
+    # True when EdgeChat's attribution put every occurrence of this marker in the answer after
+    # the model finished (edgechat.core.answering.verify); False when the writer wrote it.
+    added: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -326,16 +329,90 @@ class ChatUpdate:
     response: "ChatResponse | None" = None  # on the last update of an answer (edgechat.core.answering.answer)
 
 
+class Support(TextEnum):
+    """What the sources say about one sentence of an answer (edgechat.core.answering.verify)."""
+
+    SUPPORTED = "supported"  # a source sentence (or two adjacent ones) says it
+    UNSUPPORTED = "unsupported"  # no source says it, or it holds a figure or name no source has
+    NO_CLAIM = "no_claim"  # states nothing to check: "Here is what I found:"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where a source says it: `Source.content[start:end]` of source `number`."""
+
+    number: int
+    start: int
+    end: int
+
+
+@dataclass
+class SentenceVerdict:
+    """One sentence of an answer, checked against the sources. `text[start:end]` is the
+    sentence (with its markers) in the text the verdict belongs to."""
+
+    start: int
+    end: int
+    support: Support
+    sources: list[int] = field(default_factory=list)  # the sources that support it, best first
+    evidence: list[Evidence] = field(default_factory=list)  # the supporting source sentence(s)
+    markers_written: list[int] = field(default_factory=list)  # [n] the writer put in it
+    markers_added: list[int] = field(default_factory=list)  # [n] EdgeChat's attribution added
+    wrong_markers: list[int] = field(default_factory=list)  # written [n] whose source does not say it
+    reason: str = ""  # why it is unsupported: "the figure 2022 appears in no source"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["support"] = str(self.support)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SentenceVerdict":
+        def ints(key: str) -> list[int]:
+            return [int(n) for n in d.get(key) or []]
+
+        try:
+            support = Support(str(d.get("support") or "no_claim"))
+        except ValueError:
+            support = Support.NO_CLAIM
+        return cls(
+            start=int(d.get("start") or 0),
+            end=int(d.get("end") or 0),
+            support=support,
+            sources=ints("sources"),
+            evidence=[Evidence(int(e["number"]), int(e["start"]), int(e["end"])) for e in d.get("evidence") or []],
+            markers_written=ints("markers_written"),
+            markers_added=ints("markers_added"),
+            wrong_markers=ints("wrong_markers"),
+            reason=str(d.get("reason") or ""),
+        )
+
+
+def support_ratio(verdicts: list[SentenceVerdict]) -> float:
+    """supported / (supported + unsupported); 1.0 when no sentence makes a claim."""
+    supported = sum(v.support == Support.SUPPORTED for v in verdicts)
+    unsupported = sum(v.support == Support.UNSUPPORTED for v in verdicts)
+    return 1.0 if supported + unsupported == 0 else supported / (supported + unsupported)
+
+
 @dataclass
 class ChatResponse:
     text: str
     sources: list[Source]
     citations: list[Citation]
     unmatched_markers: int
-    # True when the answer was written from retrieved sources AND cites at least one of them
-    # with a marker the citation builder accepted. False for small talk, nothing found, search
-    # skipped, or an answer that cites nothing verifiable.
+    # True when the answer was written from retrieved sources AND every sentence of it that
+    # makes a claim is supported by a source (`verdicts`) AND it cites at least one source with
+    # a marker the citation builder accepted. False for small talk, nothing found, search
+    # skipped, an abstention, or an answer with any unsupported claim.
     grounded: bool
     stop_reason: StopReason
     processed: ProcessedQuery | None = None
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    verdicts: list[SentenceVerdict] = field(default_factory=list)  # one per sentence of `text`
+    support_ratio: float = 1.0  # supported / (supported + unsupported) over `text`; 1.0 with no claim
+    # True when EdgeChat said "not in your documents" instead of an answer: nothing relevant
+    # was found (the model was not asked), or the model's answer was mostly unsupported.
+    abstained: bool = False
+    draft: str = ""  # the model's text when it was withheld (unverified), else ""
+    draft_verdicts: list[SentenceVerdict] = field(default_factory=list)  # the draft's sentences, checked

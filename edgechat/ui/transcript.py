@@ -95,8 +95,18 @@ def no_source_note(turn: Any) -> str:
         return "Not from your documents: no search was needed for this message, so nothing is cited."
     if not turn.sources:
         return "No sources: nothing in your library matched this question."
+    if getattr(turn, "abstained", False):
+        if getattr(turn, "draft", ""):
+            return "The model's answer was withheld: most of it is not in your documents."
+        return "Not in your documents: nothing found is close enough to this question."
     if not turn.citations:
         return "Not grounded: this answer cites none of the sources found, so check it against them."
+    unsupported = sum(v.get("support") == "unsupported" for v in getattr(turn, "verdicts", []) or [])
+    if unsupported == 1:
+        return "Not grounded: one sentence of this answer is not found in your documents; check it against the sources."
+    if unsupported:
+        return (f"Not grounded: {unsupported} sentences of this answer are not found in your documents; "
+                "check them against the sources.")
     return ""
 
 

@@ -59,6 +59,29 @@ def test_index_ask_search_status(capsys, corpus, tmp_path, embedder):
     assert status["files_indexed"] == 3 and status["chunks"] == status["vectors"] > 0
 
 
+def test_ask_reports_the_check_of_every_sentence(capsys, tmp_path, embedder):
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[2] / "resources" / "sample"
+    lib = str(tmp_path / "lib")
+    assert run(capsys, "--library", lib, "index", str(sample))[0] == 0
+    code, out, _ = run(capsys, "--library", lib, "ask", "How does EdgeChat keep my documents private?",
+                       "--extractive", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["verdicts"] and data["abstained"] is False and data["draft"] == ""
+    assert data["support_ratio"] == 1.0 and data["grounded"] is True
+    claims = [v for v in data["verdicts"] if v["support"] != "no_claim"]
+    assert claims and all(v["support"] == "supported" and v["evidence"] for v in claims)
+    assert all(v["sentence"] in data["answer"] and v["markers_written"] for v in claims)
+
+    code, out, _ = run(capsys, "--library", lib, "ask", "Who won the 2018 football world cup?", "--extractive", "--json")
+    data = json.loads(out)
+    assert data["abstained"] is True and data["grounded"] is False
+    assert data["answer"].startswith("Your documents don't say")
+    code, out, _ = run(capsys, "--library", lib, "ask", "Who won the 2018 football world cup?", "--extractive")
+    assert code == 0 and "Your documents don't say" in out and "The closest passages:" in out
+
+
 def test_errors_are_one_line_without_traceback(capsys, tmp_path, embedder):
     lib = str(tmp_path / "lib")
     code, out, err = run(capsys, "--library", lib, "index", str(tmp_path / "nope"))

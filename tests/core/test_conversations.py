@@ -153,3 +153,40 @@ def test_export_markdown_lists_sources_and_flags_ungrounded():
 def test_turn_from_response_records_skipped_search():
     t = Turn.from_response("hi", _response("Hello!", search_skipped=True))
     assert t.search_skipped is True and t.grounded is False
+
+
+def test_verdicts_abstention_and_draft_are_saved_and_reopened(tmp_path):
+    from edgechat.core.records import Evidence, SentenceVerdict, Support
+
+    response = _response("About 465 degrees. [1]")
+    response.verdicts = [SentenceVerdict(0, 22, Support.SUPPORTED, sources=[1], evidence=[Evidence(1, 0, 47)],
+                                         markers_written=[1])]
+    response.abstained, response.draft, response.support_ratio = True, "Venus is cold.", 0.0
+    response.draft_verdicts = [SentenceVerdict(0, 14, Support.UNSUPPORTED, reason="no source says it")]
+    store = ConversationStore(tmp_path / "conversations")
+    conv = Conversation()
+    conv.add(Turn.from_response("How hot is Venus?", response))
+    raw = json.loads(store.save(conv).read_text(encoding="utf-8"))
+    assert raw["format"] == 2 and raw["turns"][0]["verdicts"][0]["support"] == "supported"
+    t = store.load(conv.id).turns[0]
+    assert t.abstained and t.draft == "Venus is cold." and t.support_ratio == 0.0
+    assert t.sentence_verdicts == response.verdicts
+    assert t.draft_verdicts[0]["reason"] == "no source says it"
+
+
+def test_a_version_1_chat_still_loads(tmp_path):
+    folder = tmp_path / "conversations"
+    folder.mkdir()
+    old = {"format": 1, "id": "20261130-080512-3f9a1c", "title": "Venus", "created": 1.0, "updated": 2.0,
+           "turns": [{"question": "How hot is Venus?", "answer": "About 465 degrees. [1]",
+                      "citations": [{"number": 1, "title": "The Solar System", "path": "/docs/space.md",
+                                     "file_id": "f1", "page": 1, "snippet": "Venus", "start": 0, "end": 5,
+                                     "spans": [[19, 22]]}],
+                      "sources": [], "grounded": True, "stop_reason": "eos", "search_skipped": False,
+                      "unmatched_markers": 0, "note": "", "asked": 1.0, "found": None}]}
+    (folder / "20261130-080512-3f9a1c.json").write_text(json.dumps(old), encoding="utf-8")
+    store = ConversationStore(folder)
+    t = store.load("20261130-080512-3f9a1c").turns[0]
+    assert t.answer == "About 465 degrees. [1]" and t.grounded and t.cited_numbers == [1]
+    assert t.verdicts == [] and t.support_ratio == 1.0 and not t.abstained and t.draft == ""
+    assert t.citations[0].get("added", False) is False

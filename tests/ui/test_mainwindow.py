@@ -545,3 +545,46 @@ def test_how_this_was_found_shows_the_search_of_an_answer(qtbot, make_window, tm
     # Small talk: the record says the search was skipped.
     turn = ask(qtbot, w, "thanks!")
     assert turn.found["search_skipped"] and not turn.sources
+
+
+class ScriptedClient(SlowClient):
+    """A fake language model that "writes" a fixed paragraph the sources do not support."""
+
+    name = "scripted"
+    TEXT = ("Venus is the coldest planet, at minus 200 degrees [1]. Its atmosphere is made of pure "
+            "oxygen. The European probe Stardust landed there in 2019.")
+
+    def stream(self, messages, options, cancel=None):
+        from edgechat.core.records import ChatUpdate
+
+        text = ""
+        self.started.set()
+        for i, word in enumerate(self.TEXT.split(" ")):
+            delta = word if i == 0 else " " + word
+            text += delta
+            yield ChatUpdate(delta=delta, text=text)
+            time.sleep(self.delay)
+        yield ChatUpdate(done=True, text=text, stop_reason="eos")
+
+
+def test_a_withheld_draft_streams_then_gives_way_to_not_found(qtbot, make_window, tmp_path):
+    from edgechat.core.answering.answer import WITHHELD
+
+    docs = make_corpus(tmp_path / "docs")
+    w = make_window(client=ScriptedClient(delay=0.01))
+    w.add_paths([str(docs)])
+    qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
+    wait_idle(qtbot, w)
+    seen: list[str] = []
+    w.workers.answer.sig_delta.connect(lambda ev: seen.append(w.chat.transcript.toPlainText()))
+    turn = ask(qtbot, w, "How hot is the surface of Venus?")
+    assert any("coldest planet" in s for s in seen)  # the draft streamed in as it was written
+    shown = w.chat.transcript.toPlainText()
+    assert turn.abstained and not turn.grounded and turn.answer.startswith(WITHHELD)
+    assert "coldest planet" in turn.draft and "coldest planet" not in turn.answer
+    assert WITHHELD in shown and "coldest planet" not in shown  # the transcript keeps the final text
+    assert "The model's answer was withheld" in shown
+    assert turn.sentence_verdicts and turn.draft_verdicts
+    w.controller.io.flush()
+    reopened = w.controller.store.load(w.controller.conversation.id).turns[-1]
+    assert reopened.abstained and reopened.draft == turn.draft

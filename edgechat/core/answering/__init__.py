@@ -2,8 +2,11 @@
 
     prompt.py       the system prompt, sources fenced as data, fitted to the model's context
     history.py      earlier turns under a token budget (the sources are never evicted)
-    answer.py       streams the chat client's answer, then builds the response and its citations
+    answer.py       says "not in your documents" when nothing relevant was found; else streams the
+                    chat client's answer, checks it (verify.py), withholds a mostly unsupported one,
+                    then builds the response and its citations
     citations.py    [n] markers -> citations, and the answer's sentences each one supports
-    attribution.py  supplies a marker a small model left out, where a source clearly supports it
+    verify.py       every sentence: supported by source n (with the evidence span), unsupported
+                    (and why), or no claim; supplies the marker a small model left out, only there
     extractive.py   the answerer with no model: quotes the sources' best sentences
 """

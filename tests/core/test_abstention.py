@@ -1,0 +1,106 @@
+"""Saying "not in your documents": when nothing relevant is found (no model call), and when the
+model's answer is mostly unsupported (withheld, kept as the draft). Real embedder, real Chroma."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from edgechat.core.answering.answer import CLOSEST, NOT_IN_DOCUMENTS, WITHHELD
+from edgechat.core.engine import Engine
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, RagRequest, StopReason, Support
+from tests.helpers import make_corpus
+
+
+class ScriptedClient:
+    """A fake language model: "writes" the given text, word by word, whatever it is asked."""
+
+    name = "scripted"
+    kind = ClientKind.MODEL
+    context_length = 4096
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.calls = 0
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def stream(self, messages: Sequence[ChatMessage], options: ChatOptions,
+               cancel: threading.Event | None = None) -> Iterator[ChatUpdate]:
+        self.calls += 1
+        text = ""
+        for i, word in enumerate(self.text.split(" ")):
+            delta = word if i == 0 else " " + word
+            text += delta
+            yield ChatUpdate(delta=delta, text=text)
+        yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS)
+
+
+@pytest.fixture
+def engine(tmp_path, embedder):
+    corpus = make_corpus(tmp_path / "docs")
+    with Engine(tmp_path / "lib", embedder=embedder) as e:
+        e.index([corpus])
+        yield e
+
+
+def _ask(engine: Engine, question: str, client: ScriptedClient):
+    updates = list(engine.ask(RagRequest(question), client=client))
+    return updates, updates[-1].response
+
+
+def test_nothing_relevant_says_so_with_quotes_and_no_model_call(engine):
+    client = ScriptedClient("The 2018 World Cup was won by France [1].")
+    updates, r = _ask(engine, "Who won the 2018 football world cup?", client)
+    assert client.calls == 0  # the model was not needed
+    assert r.abstained and not r.grounded and r.draft == ""
+    assert r.text.startswith(NOT_IN_DOCUMENTS) and CLOSEST in r.text
+    quotes = r.text.split(CLOSEST, 1)[1].strip().splitlines()
+    assert quotes and all(q.rstrip().endswith("]") for q in quotes)  # each quote with its marker
+    assert r.citations and r.sources
+    assert r.diagnostics["relevance"]["relevant"] is False
+    assert r.diagnostics["relevance"]["best_vector_cosine"] < 0.25
+    assert "".join(u.delta for u in updates) == r.text
+    assert r.verdicts[0].support == Support.NO_CLAIM
+    assert all(v.support != Support.UNSUPPORTED for v in r.verdicts)
+
+
+def test_a_relevant_question_still_reaches_the_model(engine):
+    client = ScriptedClient("A year on Mercury lasts 88 Earth days.")
+    _, r = _ask(engine, "How long is a year on Mercury?", client)
+    assert client.calls == 1 and not r.abstained
+    assert r.text == "A year on Mercury lasts 88 Earth days [1]."  # the marker the model left out
+    assert r.grounded and r.support_ratio == 1.0
+    [v] = r.verdicts
+    assert v.support == Support.SUPPORTED and v.markers_added == [1] and v.markers_written == []
+    assert r.citations[0].added is True
+    src = r.sources[v.evidence[0].number - 1]
+    assert "88 Earth days" in src.content[v.evidence[0].start : v.evidence[0].end]
+
+
+def test_a_mostly_unsupported_answer_is_withheld_and_kept_as_the_draft(engine):
+    draft = ("Mercury is a gas giant with 14 moons [1]. Its year lasts 365 Earth days, like ours. "
+             "NASA plans to land a crew there in 2031. Mercury is the closest planet to the Sun.")
+    client = ScriptedClient(draft)
+    updates, r = _ask(engine, "Tell me about Mercury", client)
+    assert client.calls == 1
+    assert "".join(u.delta for u in updates[:-1]).startswith("Mercury is a gas giant")  # streamed before the check
+    assert r.abstained and not r.grounded
+    assert r.draft == draft and r.text.startswith(WITHHELD) and "gas giant" not in r.text
+    assert r.draft_verdicts[0].support == Support.UNSUPPORTED and r.draft_verdicts[0].wrong_markers == [1]
+    assert any("2031" in v.reason for v in r.draft_verdicts)
+    assert r.diagnostics["draft_support_ratio"] < 0.5
+    assert CLOSEST in r.text and r.citations  # the closest passages instead
+
+
+def test_one_unsupported_sentence_after_supported_ones_is_flagged_not_withheld(engine):
+    client = ScriptedClient("Mercury is the smallest planet and the closest to the Sun [1]. "
+                            "A year on Mercury lasts 88 Earth days. Its surface is covered in 40 lakes.")
+    _, r = _ask(engine, "Tell me about Mercury", client)
+    assert not r.abstained and not r.grounded  # a claim is unsupported: not grounded
+    assert [v.support for v in r.verdicts] == [Support.SUPPORTED, Support.SUPPORTED, Support.UNSUPPORTED]
+    assert r.verdicts[2].reason == "the figure 40 appears in no source"
+    assert abs(r.support_ratio - 2 / 3) < 1e-9

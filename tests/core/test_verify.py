@@ -1,0 +1,94 @@
+"""Every sentence of an answer checked against its sources (edgechat.core.answering.verify), with
+the real embedder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from edgechat.core.answering.citations import build_citations
+from edgechat.core.answering.verify import attribute, figures, verify
+from edgechat.core.records import Source, Support, support_ratio
+
+ROOT = Path(__file__).resolve().parents[2]
+WELCOME = (ROOT / "resources" / "sample" / "welcome-to-edgechat.md").read_text(encoding="utf-8")
+
+
+def _src(n: int, text: str) -> Source:
+    return Source(ordinal=n, content=text, title=f"Doc {n}", path=f"/d{n}.txt", score=0.9, page=1, start=0, end=len(text))
+
+
+SOURCES = [
+    _src(1, "Sourdough bread rises with a starter of wild yeast and lactic acid bacteria instead of baker's yeast."),
+    _src(2, "Jupiter is the largest planet. Its Great Red Spot is a storm larger than the Earth."),
+]
+
+
+def test_the_echoserver_sentence_is_unsupported_by_the_sample(embedder):
+    answer = "EdgeChat stores documents in a database called Echoserver, which is a cloud service."
+    [v] = verify(answer, [_src(1, WELCOME)], embedder.embed)
+    assert v.support == Support.UNSUPPORTED and v.sources == [] and "Echoserver" in v.reason
+    # Without the invented name, shared vocabulary ("EdgeChat", "documents", "stores") is still no evidence.
+    [v] = verify("EdgeChat stores your documents in a cloud database.", [_src(1, WELCOME)], embedder.embed)
+    assert v.support == Support.UNSUPPORTED and v.reason.startswith("no source says it")
+    [v] = verify("EdgeChat uploads your documents to a server to index them.", [_src(1, WELCOME)], embedder.embed)
+    assert v.support == Support.UNSUPPORTED
+
+
+def test_a_copied_sentence_is_supported_with_its_evidence_span(embedder):
+    sources = [_src(1, "Keyboard shortcuts: Ctrl+N opens a new chat."), _src(2, WELCOME)]
+    copied = "The only time EdgeChat connects to the internet is when you ask it to download a model."
+    paraphrase = "Everything runs on your computer and nothing is sent over the network."
+    answer = f"Here is what I found: {copied}\n{paraphrase}"
+    first, second = verify(answer, sources, embedder.embed)
+    assert first.support == Support.SUPPORTED and first.sources[0] == 2
+    ev = first.evidence[0]
+    assert ev.number == 2 and " ".join(WELCOME[ev.start : ev.end].split()) == copied
+    assert second.support == Support.SUPPORTED and second.sources[0] == 2
+    assert "nothing is sent over the" in WELCOME[second.evidence[0].start : second.evidence[-1].end]
+
+
+def test_an_invented_figure_makes_a_sentence_unsupported(embedder):
+    src = [_src(1, "Mercury is the smallest planet. A year on Mercury lasts 88 Earth days.")]
+    [ok] = verify("A year on Mercury lasts 88 Earth days.", src, embedder.embed)
+    [bad] = verify("A year on Mercury lasts 225 Earth days.", src, embedder.embed)
+    assert ok.support == Support.SUPPORTED
+    assert bad.support == Support.UNSUPPORTED and bad.reason == "the figure 225 appears in no source"
+    # Commas, currency and percent signs are normalised before the comparison.
+    assert [f for f, _ in figures("$1,200.50 and 15 % and 15.0%, in 2022")] == ["1200.5", "15", "15", "2022"]
+    [v] = verify("The plan costs 1200 dollars a year.", [_src(1, "The plan costs $1,200 a year.")], embedder.embed)
+    assert v.support == Support.SUPPORTED
+
+
+def test_a_model_written_wrong_marker_is_flagged(embedder):
+    answer = "Jupiter is the largest planet [1]. Sourdough rises with a starter of wild yeast [1]."
+    first, second = verify(answer, SOURCES, embedder.embed)
+    assert first.support == Support.SUPPORTED and first.sources == [2]
+    assert first.markers_written == [1] and first.wrong_markers == [1]
+    assert second.markers_written == [1] and second.wrong_markers == []
+
+
+def test_no_claim_sentences_are_not_counted(embedder):
+    verdicts = verify("Here is what I found:\nJupiter is the largest planet.", SOURCES, embedder.embed)
+    assert [v.support for v in verdicts] == [Support.NO_CLAIM, Support.SUPPORTED]
+    assert support_ratio(verdicts) == 1.0 and support_ratio([]) == 1.0
+
+
+def test_attribution_marks_only_supported_sentences_with_their_source(embedder):
+    answer = ("Sourdough rises with a starter of wild yeast and lactic acid bacteria. "
+              "The stock market closed higher on Friday after a volatile week. Jupiter is the largest planet [2].")
+    verdicts = verify(answer, SOURCES, embedder.embed)
+    assert [v.support for v in verdicts] == [Support.SUPPORTED, Support.UNSUPPORTED, Support.SUPPORTED]
+    text, moved, spans = attribute(answer, verdicts)
+    assert text == ("Sourdough rises with a starter of wild yeast and lactic acid bacteria [1]. "
+                    "The stock market closed higher on Friday after a volatile week. Jupiter is the largest planet [2].")
+    assert [v.markers_added for v in moved] == [[1], [], []] and moved[2].markers_written == [2]
+    assert [text[s:e] for s, e in spans] == ["[1]"]
+    for before, after in zip(verdicts, moved):  # the spans follow the inserted markers
+        assert text[after.start : after.end].replace(" [1]", "") == answer[before.start : before.end]
+    assert {c.number for c in build_citations(text, SOURCES).citations} == {1, 2}
+
+
+def test_nothing_to_check():
+    assert verify("", SOURCES) == []
+    [v] = verify("Jupiter is the largest planet.", [])
+    assert v.support == Support.UNSUPPORTED

@@ -149,10 +149,8 @@ def test_close_mid_index_then_reopen_finishes_the_job(qtbot, make_window, tmp_pa
     w.add_paths([str(docs)])
     box = w.library_panel.progress
     qtbot.waitUntil(lambda: box.last is not None and box.last.files_done >= 3, timeout=60000)
-    t0 = time.monotonic()
     w.close()
-    assert not w.workers.running  # joined
-    assert time.monotonic() - t0 < 20
+    assert not w.workers.running  # joined (how long closing takes: benchmarks/gui_responsiveness.py)
     from edgechat.core.store import Store
 
     with Store(lib, readonly=True) as store:
@@ -303,9 +301,8 @@ def test_stop_cancels_and_no_token_appears_afterwards(qtbot, make_window, tmp_pa
     qtbot.waitUntil(lambda: len(w.controller.turns[-1].answer.split()) >= 2, timeout=30000)
     assert w.chat.stop_button.isEnabled()
     w.activateWindow()
-    qtbot.keyClick(w.chat.input, Qt.Key.Key_Escape)  # Esc stops
-    if w.controller.answering:  # no active window for shortcuts on this platform
-        w.act_stop.trigger()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is w, timeout=5000)
+    qtbot.keyClick(w.chat.input, Qt.Key.Key_Escape)  # Esc stops: the key itself, no fallback
     assert not w.controller.answering
     shown = w.chat.transcript.toPlainText()
     emitted = len(client.emitted)
@@ -454,17 +451,8 @@ def test_settings_apply_to_the_next_question(qtbot, make_window, tmp_path, setti
 
 
 @pytest.mark.slow
-def test_real_local_model_answers_with_chips(qtbot, make_window, tmp_path):
-    try:
-        from edgechat.core.llm.manager import load_active_client
-    except ImportError:
-        pytest.skip("edgechat.core.llm.manager is not available")
-    try:
-        client = load_active_client()
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"the local model could not be loaded: {e}")
-    if client is None:
-        pytest.skip("no language model is installed (edgechat models install)")
+def test_real_local_model_answers_with_chips(qtbot, make_window, tmp_path, client):
+    """`client` is the real SmolLM2 model (tests/conftest.py): missing, it fails, never skips."""
     docs = make_corpus(tmp_path / "docs")
     w = make_window(client=client)
     w.add_paths([str(docs)])
@@ -475,9 +463,9 @@ def test_real_local_model_answers_with_chips(qtbot, make_window, tmp_path):
     turn = ask(qtbot, w, "How hot is the surface of Venus?", timeout=120000)
     assert turn.answer and len(deltas) >= 2
     assert set(w.chat.transcript.chip_numbers(0)) == set(turn.cited_numbers)
-    if turn.cited_numbers:
-        click_chip(qtbot, w, 0, turn.cited_numbers[0])
-        qtbot.waitUntil(lambda: w.sources.viewer.text_view.highlighted_text() != "", timeout=10000)
+    assert turn.cited_numbers  # an answer, or "not in your documents" with cited quotes
+    click_chip(qtbot, w, 0, turn.cited_numbers[0])
+    qtbot.waitUntil(lambda: w.sources.viewer.text_view.highlighted_text() != "", timeout=10000)
 
 
 def test_a_password_protected_pdf_is_indexed_once_its_password_is_given(qtbot, make_window, tmp_path):

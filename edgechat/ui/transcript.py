@@ -23,6 +23,7 @@ from PySide6.QtGui import (
     QFontMetricsF,
     QPainter,
     QPalette,
+    QPen,
     QPyTextObject,
     QTextBlockFormat,
     QTextCharFormat,
@@ -34,10 +35,12 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QToolTip, QWidget
 
 from edgechat.core.engine import cited_sentence_spans, marker_spans
+from edgechat.core.records import Support
 
 CHIP_TYPE = int(QTextFormat.ObjectTypes.UserObject) + 7
 CHIP_NUMBER = int(QTextFormat.Property.UserProperty) + 1
 CHIP_TURN = int(QTextFormat.Property.UserProperty) + 2
+CHIP_ADDED = int(QTextFormat.Property.UserProperty) + 3  # EdgeChat added the marker, the writer did not
 OBJECT_CHAR = "\ufffc"
 
 
@@ -134,6 +137,7 @@ class ChipHandler(QPyTextObject):
         pal = self.view.palette()
         number = int(fmt.property(CHIP_NUMBER))
         active = (int(fmt.property(CHIP_TURN)), number) == self.view.active_chip
+        added = bool(fmt.property(CHIP_ADDED))
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         body = rect.adjusted(1.5, 1, -1.5, -1)
@@ -141,6 +145,11 @@ class ChipHandler(QPyTextObject):
         if active:
             painter.setBrush(hl)
             painter.setPen(Qt.PenStyle.NoPen)
+        elif added:  # EdgeChat put this marker, not the writer: an outline only, dashed
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            pen = QPen(tint(hl, 200))
+            pen.setStyle(Qt.PenStyle.DashLine)
+            painter.setPen(pen)
         else:
             painter.setBrush(tint(hl, 56))
             painter.setPen(tint(hl, 150))
@@ -317,12 +326,63 @@ class TranscriptView(QTextBrowser):
         if pos < len(text):
             amap.runs.append((pos, len(text), cursor.position()))
             cursor.insertText(text[pos:], fmt)
+        self._mark_unsupported(cursor, i, turn, amap)
+
+    def _mark_unsupported(self, cursor: QTextCursor, i: int, turn: Any, amap: _AnswerMap) -> None:
+        """Sentences no source supports: a wavy underline, and "not found in your documents"
+        (with the reason) on hover. Chips inside them keep their own look."""
+        verdicts = turn.sentence_verdicts if hasattr(turn, "sentence_verdicts") else []
+        spans = [(v.start, v.end) for v in verdicts if v.support == Support.UNSUPPORTED]
+        if not spans or i == self._live:
+            return
+        warn = QTextCharFormat()
+        warn.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        warn.setUnderlineColor(QColor(214, 120, 0))
+        for k, (a, b) in enumerate(spans):
+            warn.setAnchor(True)
+            warn.setAnchorHref(f"unsupported:{i}:{k}")
+            for r0, r1, d0 in amap.runs:
+                lo, hi = max(a, r0), min(b, r1)
+                if lo >= hi:
+                    continue
+                c = QTextCursor(self.document())
+                c.setPosition(d0 + lo - r0)
+                c.setPosition(d0 + hi - r0, QTextCursor.MoveMode.KeepAnchor)
+                c.mergeCharFormat(warn)
+
+    def unsupported_texts(self, turn_index: int) -> list[str]:
+        """The answer's text marked unsupported, sentence by sentence (for tests and access)."""
+        out: dict[str, list[str]] = {}
+        block = self.document().begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                frag = it.fragment()
+                href = frag.charFormat().anchorHref()
+                if href.startswith(f"unsupported:{turn_index}:"):
+                    out.setdefault(href, []).append(frag.text())
+                it += 1
+            block = block.next()
+        return ["".join(parts).strip() for parts in out.values()]
+
+    def unsupported_tooltip(self, href: str) -> str:
+        try:
+            _, turn_index, k = href.split(":")
+            turn = self._turns[int(turn_index)]
+            verdicts = [v for v in turn.sentence_verdicts if v.support == Support.UNSUPPORTED]
+            reason = verdicts[int(k)].reason
+        except (ValueError, IndexError, AttributeError):
+            reason = ""
+        return ("<p style='white-space:pre-wrap'><b>Not found in your documents.</b>"
+                + (f"<br/>{html.escape(reason)}" if reason else "") + "</p>")
 
     def _chip_format(self, turn_index: int, number: int, turn: Any) -> QTextCharFormat:
         f = QTextCharFormat()
         f.setObjectType(CHIP_TYPE)
         f.setProperty(CHIP_NUMBER, number)
         f.setProperty(CHIP_TURN, turn_index)
+        cit = next((c for c in turn.citations if int(c.get("number") or 0) == number), {})
+        f.setProperty(CHIP_ADDED, bool(cit.get("added")))
         f.setAnchor(True)
         f.setAnchorHref(f"cite:{turn_index}:{number}")
         f.setVerticalAlignment(QTextCharFormat.VerticalAlignment.AlignMiddle)
@@ -353,6 +413,8 @@ class TranscriptView(QTextBrowser):
 
     def _on_anchor(self, url: QUrl) -> None:
         href = url.toString()
+        if href.startswith("unsupported:"):
+            return  # a marked sentence: its tooltip says why; nothing to open
         if href.startswith("found:") and href[6:].isdigit():
             self.sig_found_clicked.emit(int(href[6:]))
             return
@@ -419,6 +481,10 @@ class TranscriptView(QTextBrowser):
             if cite is not None:
                 QToolTip.showText(event.globalPos(), self.chip_tooltip(*cite), self.viewport())
                 return True
+            href = self.anchorAt(event.pos())
+            if href.startswith("unsupported:"):
+                QToolTip.showText(event.globalPos(), self.unsupported_tooltip(href), self.viewport())
+                return True
             QToolTip.hideText()
         return super().viewportEvent(event)
 
@@ -432,8 +498,9 @@ class TranscriptView(QTextBrowser):
         title = html.escape(str(info.get("title") or info.get("path") or "source"))
         page = info.get("page") or 1
         snippet = html.escape(str(info.get("snippet") or ""))
+        added = "<br/>Added by EdgeChat: the answer's writer did not cite this source." if cit and cit.get("added") else ""
         return (f"<p style='white-space:pre-wrap'><b>[{number}] {title}</b><br/>page {page}"
-                f"<br/><i>{snippet}</i></p>")
+                f"<br/><i>{snippet}</i>{added}</p>")
 
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802
         """Copying an answer gives its [n] markers back instead of object characters."""

@@ -1,0 +1,49 @@
+"""The window shows what the check found: a sentence no source supports is marked (and says so
+on hover), and a chip EdgeChat added is told apart from one the writer put."""
+
+from __future__ import annotations
+
+from edgechat.core.records import ChatUpdate, StopReason
+from tests.helpers import make_corpus
+from tests.ui.conftest import SlowClient, wait_idle
+from tests.ui.test_mainwindow import ask, indexed_paths
+
+
+class MixedClient(SlowClient):
+    """A fake language model (named as such) that writes two sentences of the astronomy page,
+    the first cited, the second not, then one sentence that no document says."""
+
+    name = "mixed-fake"
+    TEXT = ("A year on Mercury lasts 88 Earth days [1]. Jupiter is the largest planet. "
+            "The probe Stardust landed on Venus in 2019.")
+
+    def stream(self, messages, options, cancel=None):
+        text = ""
+        self.started.set()
+        for i, word in enumerate(self.TEXT.split(" ")):
+            delta = word if i == 0 else " " + word
+            text += delta
+            yield ChatUpdate(delta=delta, text=text)
+        yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS)
+
+
+def test_unsupported_sentences_are_marked_and_added_chips_told_apart(qtbot, make_window, tmp_path):
+    docs = make_corpus(tmp_path / "docs")
+    w = make_window(client=MixedClient(delay=0.0))
+    w.add_paths([str(docs)])
+    qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
+    wait_idle(qtbot, w)
+    turn = ask(qtbot, w, "Tell me about the planets")
+    view = w.chat.transcript
+    assert not turn.abstained, turn.answer
+    marked = view.unsupported_texts(0)
+    assert len(marked) == 1 and "Stardust" in marked[0]
+    assert "Not found in your documents" in view.unsupported_tooltip("unsupported:0:0")
+    added = [c for c in turn.citations if c.get("added")]
+    written = [c for c in turn.citations if not c.get("added")]
+    assert written, "the writer's [1] is kept"
+    for c in added:
+        assert "Added by EdgeChat" in view.chip_tooltip(0, int(c["number"]))
+    for c in written:
+        assert "Added by EdgeChat" not in view.chip_tooltip(0, int(c["number"]))
+    w.grab().save(str(tmp_path / "verdicts.png"))

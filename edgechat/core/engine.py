@@ -277,11 +277,12 @@ class Engine:
     # ------------------------------------------------------------------ the source viewer
 
     def check_source(self, path: str, *, page: int = 1, start: int = 0, end: int = 0, chunk_id: str = "",
-                     content: str = "") -> SourceCheck:
+                     content: str = "", focus: tuple[int, int] | None = None) -> SourceCheck:
         """Is a cited file still the one indexed (stat, then sha256 if the stat changed)? The
         passage's text comes from the answer (`content`) or, for a saved chat, from the library;
         for formats other than PDF the document's text comes parsed exactly as the indexer
-        parsed it (the last one cached)."""
+        parsed it (the last one cached). `focus` narrows the passage to a part of it (characters
+        of the passage: the sentences that support an answer)."""
         check = SourceCheck(path=path, status=SourceStatus.OK, page=page, start=start, end=end)
         if not path or not os.path.isfile(path):
             check.status = SourceStatus.MISSING
@@ -303,6 +304,9 @@ class Engine:
                 text = rows[chunk_id].text
             else:
                 changed = True  # the chunk is gone: the file was indexed again since
+        if focus is not None and text and 0 <= focus[0] < focus[1] <= len(text):
+            text = text[focus[0]:focus[1]]
+            check.start, check.end = start + focus[0], start + focus[0] + len(text)
         check.chunk_text = text
         check.format = "pdf" if Path(path).suffix.lower() == ".pdf" else (rec.format if rec and rec.format else "text")
         if changed:

@@ -185,7 +185,7 @@ class EngineService:
             ref = item.source
             try:
                 check = engine.check_source(ref.path, page=ref.page, start=ref.start, end=ref.end,
-                                            chunk_id=ref.chunk_id, content=ref.content)
+                                            chunk_id=ref.chunk_id, content=ref.content, focus=ref.focus)
             except Exception as e:  # noqa: BLE001 - shown in the viewer
                 log.exception("checking %s for the viewer failed", ref.path)
                 check = SourceCheck(ref.path, SourceStatus.ERROR, describe_error(e), page=ref.page)

@@ -114,6 +114,7 @@ class SourceRef:
     end: int = 0
     chunk_id: str = ""
     content: str = ""  # the passage's text when the answer carried it
+    focus: tuple[int, int] | None = None  # the part of the passage to highlight (the supporting sentences)
 
 
 @dataclass(frozen=True)

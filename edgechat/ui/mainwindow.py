@@ -10,6 +10,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QKeySequence
@@ -71,6 +72,22 @@ NO_MODEL_NOTICE = (
 )
 
 
+def evidence_span(turn: Any, number: int) -> tuple[int, int] | None:
+    """Where, inside source `number`'s passage, the sentence(s) are that support the first
+    sentence of the answer citing it, or None when the check found none."""
+    for v in getattr(turn, "sentence_verdicts", []):
+        spans = [(e.start, e.end) for e in v.evidence if e.number == number and e.end > e.start]
+        if spans:
+            return min(a for a, _ in spans), max(b for _, b in spans)
+    return None
+
+
+def narrowed(source: dict, span: tuple[int, int] | None) -> dict:
+    """The source with the part of its passage to highlight: `span`, in characters of the
+    passage (the engine cuts the passage's text to it)."""
+    return source if span is None else {**source, "focus": list(span)}
+
+
 class ChatList(QWidget):
     """Past chats of this library: New chat, open on click, Delete and Export."""
 
@@ -125,6 +142,7 @@ class MainWindow(QMainWindow):
         self.models: list[tuple[str, str]] = []
         self.active_model = ""
         self.client_info: ClientInfo | None = None
+        self._evidence: tuple[int, tuple[int, int] | None] | None = None  # while a chip is followed
         self._index_titles = {JobKind.INDEX: "Indexing", JobKind.REFRESH: "Checking the library for changes",
                               JobKind.REMOVE: "Removing"}
 
@@ -523,10 +541,18 @@ class MainWindow(QMainWindow):
         if self.sources.turn_index != turn:
             self.sources.set_sources(turn, turns[turn].sources, turns[turn].cited_numbers)
         self.chat.transcript.highlight(turn, number)
-        self.sources.select_number(number)
+        self._evidence = (number, evidence_span(turns[turn], number))
+        try:
+            self.sources.select_number(number)
+        finally:
+            self._evidence = None
 
     def show_source(self, source: dict) -> None:
-        """Open a source (a saved chat's or an answer's, as a dict) in the viewer."""
+        """Open a source (a saved chat's or an answer's, as a dict) in the viewer. Followed
+        from a chip, the passage shown is the source sentence(s) that support the answer's
+        sentence, when the check found them; else the whole passage."""
+        if self._evidence is not None and int(source.get("ordinal") or 0) == self._evidence[0]:
+            source = narrowed(source, self._evidence[1])
         self.sources.viewer.show_loading(source)
         self.workers.docs.show(source)
 

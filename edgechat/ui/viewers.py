@@ -458,7 +458,7 @@ class DocumentViewer(QWidget):
         ok = check.status == SourceStatus.OK
         passage = check.chunk_text or str(source.get("content") or "")
         page = int(source.get("page") or 1)
-        start, end = int(source.get("start") or 0), int(source.get("end") or 0)
+        start, end = check.start, check.end  # the passage, or the part of it the answer rests on
         if loaded.pdf is not None:
             viewer = self.pdf_view
             self.stack.setCurrentWidget(viewer)

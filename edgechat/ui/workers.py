@@ -153,7 +153,8 @@ class DocumentWorker(QObject):
         self._host.send(CheckSource(request_id, SourceRef(
             path=str(source.get("path") or ""), page=int(source.get("page") or 1),
             start=int(source.get("start") or 0), end=int(source.get("end") or 0),
-            chunk_id=str(source.get("chunk_id") or ""), content=str(source.get("content") or ""))))
+            chunk_id=str(source.get("chunk_id") or ""), content=str(source.get("content") or ""),
+            focus=tuple(source["focus"]) if source.get("focus") else None)))
 
     def checked(self, event: SourceChecked) -> None:
         """The engine's answer (any thread)."""

@@ -47,3 +47,19 @@ def test_unsupported_sentences_are_marked_and_added_chips_told_apart(qtbot, make
     for c in written:
         assert "Added by EdgeChat" not in view.chip_tooltip(0, int(c["number"]))
     w.grab().save(str(tmp_path / "verdicts.png"))
+
+
+def test_a_chip_shows_the_source_sentence_that_supports_the_answer(qtbot, make_window, tmp_path):
+    docs = make_corpus(tmp_path / "docs")
+    w = make_window(client=MixedClient(delay=0.0))
+    w.add_paths([str(docs)])
+    qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
+    wait_idle(qtbot, w)
+    turn = ask(qtbot, w, "Tell me about the planets")
+    number = next(int(c["number"]) for c in turn.citations if not c.get("added"))
+    w.follow_citation(0, number)
+    view = w.sources.viewer.text_view
+    qtbot.waitUntil(lambda: w.sources.viewer.current_kind() == "text" and view.highlighted_text() != "", timeout=20000)
+    shown = " ".join(view.highlighted_text().split())
+    assert "88 Earth days" in shown  # the supporting sentence ...
+    assert "Jupiter" not in shown and "Venus" not in shown  # ... not the whole passage

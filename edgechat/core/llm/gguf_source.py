@@ -273,6 +273,12 @@ _APACHE_NOTE = (
     "Qwen publishes {repo} (and its AWQ variant), verbatim."
 )
 
+# int4 with int8 activations in the matrix products (accuracy level 4); logits for the last
+# prompt position only (prune_lm_head): the 151,936-word output layer is a quarter of the 0.5B
+# model, and computing it for every prompt position cost a 600-token prompt about a quarter of its
+# time to first token and ~360 MB of memory (measured: 12.6 s -> 9.6 s, same tokens out).
+QWEN_BUILDER_OPTIONS = ("int4_accuracy_level=4", "prune_lm_head=true")
+
 QWEN25_CODER_05B = GGUFSource(
     key="qwen2.5-coder-0.5b-instruct",
     title="Qwen2.5-Coder-0.5B-Instruct",
@@ -298,7 +304,7 @@ QWEN25_CODER_05B = GGUFSource(
         "Qwen/Qwen2.5-Coder-0.5B-Instruct-AWQ. " + _APACHE_NOTE.format(repo="Qwen2.5-Coder-0.5B-Instruct")
     ),
     tie_word_embeddings=True,
-    builder_options=("int4_accuracy_level=4",),
+    builder_options=QWEN_BUILDER_OPTIONS,
     extra_convert_modules=("onnxscript",),
     approx_download_bytes=477_000_000,
 )
@@ -344,7 +350,7 @@ QWEN25_CODER_15B = GGUFSource(
         "Qwen/Qwen2.5-Coder-1.5B-Instruct. " + _APACHE_NOTE.format(repo="Qwen2.5-Coder-1.5B-Instruct")
     ),
     tie_word_embeddings=True,
-    builder_options=("int4_accuracy_level=4",),
+    builder_options=QWEN_BUILDER_OPTIONS,
     extra_convert_modules=("onnxscript",),
     approx_download_bytes=1_100_000_000,
 )

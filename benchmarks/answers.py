@@ -14,6 +14,8 @@ Sets:
 Each question is asked once even when it belongs to two sets.
 
 Measures (per set and client; rates over the questions they apply to, n beside each):
+  draft_correct   the same on response.draft (the writer's text when the answer shown is not it),
+                  when the answering code provides it
   correct         debian: every key fact is in the answer (key_fact_found); sec10q: every figure of
                   the reference answer is in the answer (figures as in the set's README: numbers of 3+
                   digits or with %, years excluded, commas ignored); figure_recall: the mean share
@@ -30,7 +32,9 @@ Measures (per set and client; rates over the questions they apply to, n beside e
 
 The library is indexed once per corpus into the user cache (eval-libraries/debian, shared with
 benchmarks.followups and citation_rate; eval-libraries/sec10q-dev) and then opened read-only.
-A question that fails is recorded with its error and the run goes on.
+A question that fails is recorded with its error and the run goes on. Each answer is appended to
+a progress file as it comes (OUT.progress.jsonl): --resume continues an interrupted run, --no-ask
+scores what it holds without asking anything.
 --verify checks the debian set against the PDFs' text (pypdf): each key fact on one of the
 question's pages, each absent_term of an unanswerable question on no page, and exits.
 """
@@ -337,6 +341,7 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
         "has_verdicts": hasattr(response, "verdicts"),
         "support_ratio": getattr(response, "support_ratio", None),
         "abstained": getattr(response, "abstained", None),
+        "draft": getattr(response, "draft", None),  # the writer's own text when it was not shown
         "stop_reason": str(response.stop_reason),
         "grounded": response.grounded,
         "ttft_s": ttft,
@@ -363,6 +368,12 @@ def score(q: Question, r: dict) -> dict:
         targets = sorted(set(figures(q.answer)))
         def holds(c: str) -> bool:
             return bool(set(figures(c)) & set(targets))
+    draft = r.get("draft") or ""
+    if draft and q.answerable:  # the model's withheld text, scored the same way
+        if q.set == "debian":
+            out["draft_correct"] = len(facts_found(draft, q.key_facts)) == len(q.key_facts) and bool(q.key_facts)
+        elif figures(q.answer):
+            out["draft_correct"] = figure_recall(q.answer, draft) == 1.0
     inv = invented_figures(text, contents.values(), q.question)
     out["invented"] = inv
     verdicts = r.get("verdicts") or []
@@ -399,6 +410,7 @@ def summarise(scored: list[dict], errors: int) -> dict:
         "n": len(scored) + errors,
         "errors": errors,
         "correct": rate(correct),
+        "draft_correct": rate([bool(s["draft_correct"]) for s in ans if "draft_correct" in s]),
         "figure_recall_mean": (sum(recalls) / len(recalls)) if recalls else None,
         "supported_share_mean": (sum(supported) / len(supported)) if supported else None,
         "supported_n": len(supported),
@@ -450,6 +462,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", help="the debian set's folder (default ../shared/data/corpus/pdf/debian); "
                                      "a smaller one keeps only the questions its files answer")
     ap.add_argument("--out", help="write the JSON here")
+    ap.add_argument("--progress", help="one JSON line per answered question (default: OUT.progress.jsonl)")
+    ap.add_argument("--resume", action="store_true", help="keep the answers already in the progress file")
+    ap.add_argument("--no-ask", action="store_true", help="only score what the progress file holds "
+                                                          "(an interrupted run's figures)")
     ap.add_argument("--verify", action="store_true", help="check the debian set against the PDFs and exit")
     args = ap.parse_args(argv)
 
@@ -475,12 +491,28 @@ def main(argv: list[str] | None = None) -> int:
         groups[key] += [q for q in qs if q.id not in seen]
     corpora = {"debian": corpus or DEBIAN_CORPUS, "sec10q": SEC10Q / "docs"}
 
+    progress = Path(args.progress) if args.progress else (Path(args.out + ".progress.jsonl") if args.out else None)
+    done: dict[tuple[str, str], dict] = {}
+    if progress is not None and (args.resume or args.no_ask) and progress.is_file():
+        for line in progress.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                d = json.loads(line)
+                done[(d["client"], d["id"])] = d["record"]
+    elif progress is not None:
+        progress.parent.mkdir(parents=True, exist_ok=True)
+        progress.write_text("")
+
     results: dict[str, dict] = {}
     t_start = time.perf_counter()
     for setting in clients:
-        client_name = setting
-        records: dict[str, dict] = {}
+        label = setting or "active"
+        client_name = label
+        records: dict[str, dict] = {q.id: done[(label, q.id)] for qs in groups.values() for q in qs
+                                    if (label, q.id) in done}
         for key, qs in groups.items():
+            todo = [q for q in qs if q.id not in records]
+            if not todo or args.no_ask:
+                continue
             engine = open_library(corpora[key])
             try:
                 choice = engine.choose_client(setting)
@@ -488,14 +520,17 @@ def main(argv: list[str] | None = None) -> int:
                 client_name = setting or getattr(client, "name", "") or str(client.kind)
                 if choice.note:
                     print(f"note: {choice.note}", file=sys.stderr)
-                for i, q in enumerate(qs, 1):
+                for i, q in enumerate(todo, 1):
                     try:
                         records[q.id] = ask_one(engine, client, q)
                     except Exception as e:  # noqa: BLE001 - record it, go on
                         records[q.id] = {"error": f"{type(e).__name__}: {e}",
                                          "traceback": traceback.format_exc(limit=5)}
                     r = records[q.id]
-                    print(f"[{client_name}] {key} {i}/{len(qs)} {q.id}: "
+                    if progress is not None:
+                        with open(progress, "a", encoding="utf-8") as f:
+                            f.write(json.dumps({"client": label, "id": q.id, "record": r}, default=str) + "\n")
+                    print(f"[{client_name}] {key} {i}/{len(todo)} {q.id}: "
                           + (r.get("error") or f"{r['total_s']:.1f} s"), file=sys.stderr, flush=True)
             finally:
                 engine.close()
@@ -503,6 +538,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, qs in sets.items():
             scored, errors, per_q = [], 0, []
             for q in qs:
+                if q.id not in records:  # --no-ask: not asked yet
+                    continue
                 r = records[q.id]
                 if "error" in r:
                     errors += 1

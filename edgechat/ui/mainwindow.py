@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from edgechat.core import paths
 from edgechat.core.conversations import ConversationStore, export_markdown
-from edgechat.core.engine import installed_models
+from edgechat.core.engine import installed_models, marker_spans
 from edgechat.core.records import ClientKind, FileState, IndexPhase, Role
 from edgechat.service.protocol import (
     AskRequest,
@@ -72,10 +72,15 @@ NO_MODEL_NOTICE = (
 )
 
 
-def evidence_span(turn: Any, number: int) -> tuple[int, int] | None:
-    """Where, inside source `number`'s passage, the sentence(s) are that support the first
-    sentence of the answer citing it, or None when the check found none."""
-    for v in getattr(turn, "sentence_verdicts", []):
+def evidence_span(turn: Any, number: int, occurrence: int = 0) -> tuple[int, int] | None:
+    """Where, inside source `number`'s passage, the sentence(s) are that support the sentence
+    of the answer holding the `occurrence`-th [number] (else the first sentence citing it with
+    evidence), or None when the check found none."""
+    verdicts = list(getattr(turn, "sentence_verdicts", []))
+    places = [s for s, _, numbers in marker_spans(turn.answer) if number in numbers]
+    if 0 <= occurrence < len(places):
+        verdicts.sort(key=lambda v: not (v.start <= places[occurrence] < v.end))  # that sentence first
+    for v in verdicts:
         spans = [(e.start, e.end) for e in v.evidence if e.number == number and e.end > e.start]
         if spans:
             return min(a for a, _ in spans), max(b for _, b in spans)
@@ -455,6 +460,7 @@ class MainWindow(QMainWindow):
 
     def _job_finished(self, event: JobFinished) -> None:
         kind, summary = event.kind, event.summary
+        self._restarts = 0  # the engine works again: a later crash gets its own restarts
         self.library_panel.model.set_busy_roots([])
         if kind == JobKind.REMOVE:
             n = summary.removed
@@ -541,7 +547,7 @@ class MainWindow(QMainWindow):
         if self.sources.turn_index != turn:
             self.sources.set_sources(turn, turns[turn].sources, turns[turn].cited_numbers)
         self.chat.transcript.highlight(turn, number)
-        self._evidence = (number, evidence_span(turns[turn], number))
+        self._evidence = (number, evidence_span(turns[turn], number, self.chat.transcript.followed_occurrence))
         try:
             self.sources.select_number(number)
         finally:

@@ -80,14 +80,22 @@ def tint(color: QColor, alpha: int) -> QColor:
 
 
 def parse_cite(href: str) -> tuple[int, int] | None:
-    """``cite:<turn>:<n>`` -> (turn, n)."""
+    """``cite:<turn>:<n>[:<occurrence>]`` -> (turn, n)."""
+    found = parse_chip(href)
+    return None if found is None else (found[0], found[1])
+
+
+def parse_chip(href: str) -> tuple[int, int, int] | None:
+    """``cite:<turn>:<n>[:<occurrence>]`` -> (turn, n, occurrence of [n] in the answer, from 0)."""
     if not href.startswith("cite:"):
         return None
     try:
-        turn, number = href[5:].split(":")
-        return int(turn), int(number)
+        parts = [int(p) for p in href[5:].split(":")]
     except ValueError:
         return None
+    if len(parts) == 2:
+        return parts[0], parts[1], 0
+    return (parts[0], parts[1], parts[2]) if len(parts) == 3 else None
 
 
 def no_source_note(turn: Any) -> str:
@@ -190,6 +198,7 @@ class TranscriptView(QTextBrowser):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.followed_occurrence = 0  # while a chip click is being followed: which [n] it was
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.setReadOnly(True)
@@ -318,7 +327,9 @@ class TranscriptView(QTextBrowser):
             for n in numbers:
                 if n in accepted:
                     amap.chips.setdefault(n, []).append(cursor.position())
-                    cursor.insertText(OBJECT_CHAR, self._chip_format(i, n, turn))
+                    chip = self._chip_format(i, n, turn)
+                    chip.setAnchorHref(f"cite:{i}:{n}:{len(amap.chips[n]) - 1}")
+                    cursor.insertText(OBJECT_CHAR, chip)
                 else:
                     cursor.insertText(f"[{n}]", fmt)
             amap.markers.append((start, end, d0, cursor.position()))
@@ -418,11 +429,13 @@ class TranscriptView(QTextBrowser):
         if href.startswith("found:") and href[6:].isdigit():
             self.sig_found_clicked.emit(int(href[6:]))
             return
-        cite = parse_cite(href)
-        if cite is None:
+        chip = parse_chip(href)
+        if chip is None:
             return
-        self.highlight(*cite)
-        self.sig_chip_clicked.emit(*cite)
+        self.followed_occurrence = chip[2]  # which [n] of the answer was clicked
+        self.highlight(chip[0], chip[1])
+        self.sig_chip_clicked.emit(chip[0], chip[1])
+        self.followed_occurrence = 0
 
     def highlight(self, turn_index: int, number: int | None) -> None:
         """Highlight the sentences of answer `turn_index` that cite `number` (None clears)."""

@@ -95,5 +95,14 @@ def test_anchor_at_chip_is_a_cite_link(qtbot):
     view.set_turns([_turn()])
     qtbot.waitExposed(view)
     rect = view.chip_rect(0, 3)
-    assert view.anchorAt(rect.center()) == "cite:0:3"
+    assert view.anchorAt(rect.center()) == "cite:0:3:0"  # turn 0, source 3, its first [3]
     assert view.anchorAt(QPoint(2, 2)) == ""
+
+
+def test_a_chip_link_names_which_marker_was_clicked():
+    from edgechat.ui.transcript import parse_chip, parse_cite
+
+    assert parse_chip("cite:2:5:1") == (2, 5, 1)
+    assert parse_chip("cite:2:5") == (2, 5, 0)  # links saved before occurrences were named
+    assert parse_cite("cite:2:5:1") == (2, 5)
+    assert parse_chip("cite:x:5") is None and parse_chip("found:1") is None

@@ -63,3 +63,21 @@ def test_a_chip_shows_the_source_sentence_that_supports_the_answer(qtbot, make_w
     shown = " ".join(view.highlighted_text().split())
     assert "88 Earth days" in shown  # the supporting sentence ...
     assert "Jupiter" not in shown and "Venus" not in shown  # ... not the whole passage
+
+
+def test_each_chip_shows_the_sentence_behind_its_own_marker(qtbot, make_window, tmp_path):
+    from PySide6.QtCore import QUrl
+
+    docs = make_corpus(tmp_path / "docs")
+    w = make_window(client=MixedClient(delay=0.0))
+    w.add_paths([str(docs)])
+    qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
+    wait_idle(qtbot, w)
+    turn = ask(qtbot, w, "Tell me about the planets")
+    number = next(int(c["number"]) for c in turn.citations if not c.get("added"))
+    if w.chat.transcript.chip_numbers(0).count(number) < 2:
+        raise AssertionError(f"expected [{number}] twice (written and added): {turn.answer!r}")
+    view = w.sources.viewer.text_view
+    w.chat.transcript._on_anchor(QUrl(f"cite:0:{number}:1"))  # the second [n]: after the Jupiter sentence
+    qtbot.waitUntil(lambda: "Jupiter" in view.highlighted_text(), timeout=20000)
+    assert "88 Earth days" not in view.highlighted_text()

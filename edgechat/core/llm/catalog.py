@@ -64,8 +64,8 @@ CATALOG: tuple[CatalogEntry, ...] = (
         description=(
             "Qwen's 0.5-billion-parameter instruction model (code and text), built on this machine "
             "from a Q4_K_M GGUF in 6 PyPI wheels (about 490 MB to download; building needs the "
-            "conversion extras and about 4 minutes). 329 MB installed; on two busy cores it read a "
-            "600-token prompt in about 12 s and wrote 12 tokens/s (the default model: 3 s, 25/s)."
+            "conversion extras and about 4 minutes). 329 MB installed, 0.65 GB in memory; on two shared "
+            "cores it read a 600-token prompt in about 7 s and wrote 16 tokens/s."
         ),
         license="Apache-2.0",
         homepage=f"{HF}/Qwen/Qwen2.5-Coder-0.5B-Instruct",
@@ -81,8 +81,8 @@ CATALOG: tuple[CatalogEntry, ...] = (
         description=(
             "Qwen's 1.5-billion-parameter instruction model (code and text), built on this machine "
             "from a Q4_K_M GGUF in 22 PyPI wheels (about 1.1 GB to download; building needs the "
-            "conversion extras and about 7 minutes). 994 MB installed, 1.5-2 GB in memory; on two "
-            "busy cores it read a 600-token prompt in about 48 s and wrote 3.5 tokens/s."
+            "conversion extras and about 7 minutes). 994 MB installed, 1.6 GB in memory; on two shared "
+            "cores it read a 600-token prompt in about 14-18 s and wrote 9-10 tokens/s."
         ),
         license="Apache-2.0",
         homepage=f"{HF}/Qwen/Qwen2.5-Coder-1.5B-Instruct",

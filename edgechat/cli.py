@@ -383,7 +383,7 @@ def cmd_models(args: argparse.Namespace) -> int:
                 line = f"{p.file}: {pct} at {p.rate / 1e6:.1f} MB/s"
                 print(("\r" + line.ljust(80)) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
 
-            info = install_from_catalog(entry, progress=progress)
+            info = install_from_catalog(entry, progress=progress, status=_status_line)
         print(f"Installed {info.name} at {info.path}")
         return 0
     if c == "import":

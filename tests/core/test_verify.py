@@ -92,3 +92,11 @@ def test_nothing_to_check():
     assert verify("", SOURCES) == []
     [v] = verify("Jupiter is the largest planet.", [])
     assert v.support == Support.UNSUPPORTED
+
+
+def test_a_bare_marker_is_not_a_claim_and_does_not_break_the_check(embedder):
+    """Found by benchmarks.answers: a "sentence" that is only markers and symbols left the
+    check with no word to weigh (a division by zero)."""
+    verdicts = verify("Jupiter is the largest planet [2]. ( ) [1]. [2].", SOURCES, embedder.embed)
+    assert verdicts and verdicts[0].support == Support.SUPPORTED
+    assert all(v.support == Support.NO_CLAIM for v in verdicts[1:])

@@ -189,6 +189,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex]) -> 
             return _Check(Support.UNSUPPORTED, reason=f"the name {name} appears in no source")
     if not terms:
         terms = _terms(body)
+    if not terms:  # a marker with nothing to check beside it ("[2].", "( ) [1]")
+        return _Check(Support.NO_CLAIM)
     if not index:
         return _Check(Support.UNSUPPORTED, reason="there are no sources")
     found: list[tuple[float, int, list[int]]] = []  # (score, number, sentence indices)

@@ -182,7 +182,7 @@ def _print_sources(sources) -> None:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from edgechat.core.engine import EXTRACTIVE, how_found
-    from edgechat.core.records import ChatOptions, RagRequest, Scope
+    from edgechat.core.records import ChatOptions, ClientKind, RagRequest, Scope
 
     scope = Scope("folder", str(Path(args.scope).expanduser().resolve())) if args.scope else None
     request = RagRequest(query=args.question, max_results=args.sources, scope=scope, min_score=args.min_score)
@@ -195,6 +195,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if choice.note:
             _status_line(choice.note)
         client = choice.client
+        if client.kind == ClientKind.MODEL and not args.json:
+            _status_line("(The model's answer streams as it is written; it is checked against your documents "
+                         "when it ends.)")
         updates = engine.ask(request, options=options, cancel=cancel, client=client)
         response = None
         stream_out = not args.json

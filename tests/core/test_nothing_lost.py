@@ -147,3 +147,16 @@ def test_a_read_only_open_after_a_crash_rebuilds_the_vector_index(library, embed
         assert [s.chunk_id for s in e.search(VENUS, k=3).sources] == before
     with Engine(library, embedder=embedder) as e:
         consistent(e.parts.store)
+
+
+def test_an_added_file_is_removed_when_deleted_and_kept_when_its_folder_is_gone(library, embedder, tmp_path):
+    one = write(tmp_path / "a" / "one.md", "# One\n\nThe lighthouse keeper lit the lamp at dusk every evening.\n")
+    two = write(tmp_path / "b" / "two.md", "# Two\n\nSourdough bread rises with a starter of wild yeast.\n")
+    with Engine(library, embedder=embedder) as e:
+        e.index([one, two])
+        one.unlink()  # its folder is here: the file is really gone
+        (tmp_path / "b").rename(tmp_path / "b-away")  # the drive holding it is unplugged
+        summary = e.refresh()
+        assert [Path(p).name for p in summary.removed] == ["one.md"]
+        assert summary.offline == [str(two.resolve())]
+        assert e.counts().files_indexed == 1

@@ -66,6 +66,25 @@ class SlowClient(ExtractiveClient):
         yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS)
 
 
+class ScriptedClient(SlowClient):
+    """A fake language model (named as such) that "writes" its fixed TEXT a word at a time,
+    whatever it is asked: for what the app does with an answer it did not choose."""
+
+    name = "scripted-fake"
+    TEXT = ""
+
+    def stream(self, messages: Sequence[ChatMessage], options: ChatOptions,
+               cancel: threading.Event | None = None) -> Iterator[ChatUpdate]:
+        text = ""
+        self.started.set()
+        for i, word in enumerate(self.TEXT.split(" ")):
+            delta = word if i == 0 else " " + word
+            text += delta
+            yield ChatUpdate(delta=delta, text=text)
+            time.sleep(self.delay)
+        yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS)
+
+
 @pytest.fixture
 def settings_file(tmp_path: Path) -> QSettings:
     return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)

@@ -16,7 +16,7 @@ from edgechat.core.records import IndexPhase
 from edgechat.service.protocol import Progress
 from edgechat.ui.models import LibraryModel, SourceListModel
 from tests.helpers import make_corpus, write
-from tests.ui.conftest import SlowClient, wait_idle
+from tests.ui.conftest import ScriptedClient, SlowClient, wait_idle
 from tests.ui.pdfmaker import make_pdf
 
 LIGHTHOUSE = [
@@ -541,31 +541,18 @@ def test_how_this_was_found_shows_the_search_of_an_answer(qtbot, make_window, tm
     assert turn.found["search_skipped"] and not turn.sources
 
 
-class ScriptedClient(SlowClient):
-    """A fake language model that "writes" a fixed paragraph the sources do not support."""
+class UnsupportedClient(ScriptedClient):
+    """Writes a paragraph the sources do not support."""
 
-    name = "scripted"
     TEXT = ("Venus is the coldest planet, at minus 200 degrees [1]. Its atmosphere is made of pure "
             "oxygen. The European probe Stardust landed there in 2019.")
-
-    def stream(self, messages, options, cancel=None):
-        from edgechat.core.records import ChatUpdate
-
-        text = ""
-        self.started.set()
-        for i, word in enumerate(self.TEXT.split(" ")):
-            delta = word if i == 0 else " " + word
-            text += delta
-            yield ChatUpdate(delta=delta, text=text)
-            time.sleep(self.delay)
-        yield ChatUpdate(done=True, text=text, stop_reason="eos")
 
 
 def test_a_withheld_draft_streams_then_gives_way_to_not_found(qtbot, make_window, tmp_path):
     from edgechat.core.answering.answer import WITHHELD
 
     docs = make_corpus(tmp_path / "docs")
-    w = make_window(client=ScriptedClient(delay=0.01))
+    w = make_window(client=UnsupportedClient(delay=0.01))
     w.add_paths([str(docs)])
     qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
     wait_idle(qtbot, w)

@@ -3,37 +3,31 @@ on hover), and a chip EdgeChat added is told apart from one the writer put."""
 
 from __future__ import annotations
 
-from edgechat.core.records import ChatUpdate, StopReason
 from tests.helpers import make_corpus
-from tests.ui.conftest import SlowClient, wait_idle
+from tests.ui.conftest import ScriptedClient, wait_idle
 from tests.ui.test_mainwindow import ask, indexed_paths
 
 
-class MixedClient(SlowClient):
-    """A fake language model (named as such) that writes two sentences of the astronomy page,
-    the first cited, the second not, then one sentence that no document says."""
+class MixedClient(ScriptedClient):
+    """Two sentences of the astronomy page, the first cited, the second not, then one sentence
+    that no document says."""
 
-    name = "mixed-fake"
     TEXT = ("A year on Mercury lasts 88 Earth days [1]. Jupiter is the largest planet. "
             "The probe Stardust landed on Venus in 2019.")
 
-    def stream(self, messages, options, cancel=None):
-        text = ""
-        self.started.set()
-        for i, word in enumerate(self.TEXT.split(" ")):
-            delta = word if i == 0 else " " + word
-            text += delta
-            yield ChatUpdate(delta=delta, text=text)
-        yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS)
 
-
-def test_unsupported_sentences_are_marked_and_added_chips_told_apart(qtbot, make_window, tmp_path):
+def answered(qtbot, make_window, tmp_path):
+    """A window over the sample corpus whose first answer is MixedClient's."""
     docs = make_corpus(tmp_path / "docs")
     w = make_window(client=MixedClient(delay=0.0))
     w.add_paths([str(docs)])
     qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
     wait_idle(qtbot, w)
-    turn = ask(qtbot, w, "Tell me about the planets")
+    return w, ask(qtbot, w, "Tell me about the planets")
+
+
+def test_unsupported_sentences_are_marked_and_added_chips_told_apart(qtbot, make_window, tmp_path):
+    w, turn = answered(qtbot, make_window, tmp_path)
     view = w.chat.transcript
     assert not turn.abstained, turn.answer
     marked = view.unsupported_texts(0)
@@ -50,12 +44,7 @@ def test_unsupported_sentences_are_marked_and_added_chips_told_apart(qtbot, make
 
 
 def test_a_chip_shows_the_source_sentence_that_supports_the_answer(qtbot, make_window, tmp_path):
-    docs = make_corpus(tmp_path / "docs")
-    w = make_window(client=MixedClient(delay=0.0))
-    w.add_paths([str(docs)])
-    qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
-    wait_idle(qtbot, w)
-    turn = ask(qtbot, w, "Tell me about the planets")
+    w, turn = answered(qtbot, make_window, tmp_path)
     number = next(int(c["number"]) for c in turn.citations if not c.get("added"))
     w.follow_citation(0, number)
     view = w.sources.viewer.text_view
@@ -68,12 +57,7 @@ def test_a_chip_shows_the_source_sentence_that_supports_the_answer(qtbot, make_w
 def test_each_chip_shows_the_sentence_behind_its_own_marker(qtbot, make_window, tmp_path):
     from PySide6.QtCore import QUrl
 
-    docs = make_corpus(tmp_path / "docs")
-    w = make_window(client=MixedClient(delay=0.0))
-    w.add_paths([str(docs)])
-    qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
-    wait_idle(qtbot, w)
-    turn = ask(qtbot, w, "Tell me about the planets")
+    w, turn = answered(qtbot, make_window, tmp_path)
     number = next(int(c["number"]) for c in turn.citations if not c.get("added"))
     if w.chat.transcript.chip_numbers(0).count(number) < 2:
         raise AssertionError(f"expected [{number}] twice (written and added): {turn.answer!r}")

@@ -104,19 +104,19 @@ class _Parsed:
 UNCHANGED_STATES = (FileState.DONE, FileState.STALE, FileState.FAILED)
 
 
-def is_offline(root: Path, holds_files: bool) -> bool:
+def is_offline(root: Path, holds_files: bool, added_file: bool = False) -> bool:
     """A library folder (or added file) that is not there now, while the library knows files in
-    it: missing (an unplugged drive, an unmounted share, a renamed folder), a single added file
-    whose folder is gone too, or an empty mount point (a folder with nothing in it at all).
-    Deleting every file of a folder by hand looks the same as the last case: taking the folder
-    out of the library is then the user's explicit step."""
+    it: missing (an unplugged drive, an unmounted share, a renamed folder), an added file whose
+    folder is gone too, or an empty mount point (a folder with nothing in it at all). Deleting
+    every file of a folder by hand looks the same as the last case: taking the folder out of
+    the library is then the user's explicit step."""
     if not holds_files:
         return False
     try:
         if root.is_file():
             return False
         if not root.exists():
-            return True
+            return not root.parent.is_dir() if added_file else True
         return root.is_dir() and next(iter(root.iterdir()), None) is None
     except OSError:  # a share that answers with an error is as good as gone
         return True
@@ -152,9 +152,7 @@ class Indexer:
         for root in roots:
             root_s = str(root)
             known = {f.path: f for f in self.store.files(root=root_s)}
-            if root_s in known and len(known) == 1 and not root.exists() and root.parent.is_dir():
-                pass  # an added file that was deleted from a folder that is here: removed below
-            elif is_offline(root, bool(known)):
+            if is_offline(root, bool(known), added_file=list(known) == [root_s]):
                 # An unplugged drive or an unmounted share: nothing is removed (re-embedding a
                 # large library takes hours); the folder is checked again when it is back.
                 summary.offline.append(root_s)

@@ -33,13 +33,36 @@ def _mb(n: int) -> str:
     return f"{n / (1024 * 1024):.1f} MB"
 
 
+# Deflate cannot expand data more than about 1032 to 1 (a 258-byte match in two bits); stored
+# entries not at all. A header claiming more than that is damaged, not a zip bomb.
+_DEFLATE_MAX_RATIO = 1100
+
+
+def _impossible_size(info: zipfile.ZipInfo) -> bool:
+    if info.compress_type == zipfile.ZIP_STORED:
+        return info.file_size > info.compress_size
+    if info.compress_type == zipfile.ZIP_DEFLATED:
+        return info.file_size > info.compress_size * _DEFLATE_MAX_RATIO + 1024
+    return False  # bzip2, lzma: ratios can be far higher; the claim is believed
+
+
 def _check_zip_size(data: bytes, max_bytes: int) -> None:
-    """A zip (DOCX, EPUB) that unpacks to far more than the size limit is refused, not unpacked."""
+    """A zip (DOCX, EPUB) that unpacks to far more than the size limit is refused, not unpacked.
+    A size its compressed bytes cannot hold is a damaged header: malformed, not too large."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            total = sum(info.file_size for info in zf.infolist())
+            infos = zf.infolist()
     except zipfile.BadZipFile as exc:
         raise DocumentError(Problem.MALFORMED, f"not a valid zip container ({_describe(exc)})") from None
+    for info in infos:
+        if _impossible_size(info):
+            name = _clean_title(info.filename) or "?"
+            raise DocumentError(
+                Problem.MALFORMED,
+                f"damaged zip container: entry '{name}' claims {_mb(info.file_size)} "
+                f"from {info.compress_size} compressed bytes",
+            )
+    total = sum(info.file_size for info in infos)
     if total > 4 * max_bytes:
         raise DocumentError(Problem.TOO_LARGE, f"unpacks to {_mb(total)}")
 

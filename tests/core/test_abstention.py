@@ -104,3 +104,25 @@ def test_one_unsupported_sentence_after_supported_ones_is_flagged_not_withheld(e
     assert [v.support for v in r.verdicts] == [Support.SUPPORTED, Support.SUPPORTED, Support.UNSUPPORTED]
     assert r.verdicts[2].reason == "the figure 40 appears in no source"
     assert abs(r.support_ratio - 2 / 3) < 1e-9
+
+
+def test_a_subject_no_passage_mentions_is_named_and_the_model_not_asked(engine):
+    # The library is about planets; "Kubernetes" is in none of its passages, although the rest of
+    # the question ("cluster", "deploy") could match something.
+    client = ScriptedClient("Use kubectl apply to deploy it [1].")
+    _, r = _ask(engine, "How do I deploy a container on a Kubernetes cluster?", client)
+    assert client.calls == 0 and r.abstained and not r.grounded
+    rel = r.diagnostics["relevance"]
+    assert rel["missing_words"] == ["kubernetes"]
+    assert r.text.startswith(NOT_IN_DOCUMENTS) and "\u201ckubernetes\u201d" in r.text.split(CLOSEST)[0]
+    assert all(v.support != Support.UNSUPPORTED for v in r.verdicts)  # EdgeChat's own words are no claim
+
+
+def test_one_present_alternative_keeps_the_question_answerable(engine):
+    # "storm or zorblax": the library describes the Great Red Spot as a storm; one alternative is enough.
+    counts = engine.parts.store.passages_with(["storm", "zorblax"])
+    assert counts["storm"] > 0 and counts["zorblax"] == 0
+    client = ScriptedClient("The Great Red Spot is a storm larger than the Earth.")
+    _, r = _ask(engine, "Is Jupiter's Great Red Spot a storm or a zorblax?", client)
+    assert r.diagnostics["relevance"]["missing_words"] == []
+    assert client.calls == 1 and not r.abstained

@@ -12,6 +12,17 @@ from the library 0.02-0.13 (one, "What is the price of EdgeChat Pro?", 0.38: it 
 So nothing is relevant when the cosine is under `MIN_RELEVANT_COSINE` (0.25, between the groups)
 AND no candidate holds `MIN_KEYWORD_COVERAGE` (2/3) of the question's content words.
 
+Missing subjects. A question about something the library never mentions ("What learning rate
+does xgboost use?" over the Debian manuals) still finds passages that look close (cosine 0.35-0.64
+for 17 such questions, against 0.50-0.83 for 45 answerable ones). What gives it away is a name or term of
+art in the question (not an everyday word: not one whole token of the embedder's 30,000-word
+vocabulary, or capitalised inside the question) that no passage contains (FTS5's stemmed match, `Store.passages_with`): 14 of the 17
+had one, and of 126 answerable questions (Debian and 10-Q filings) none did once words about the
+asking ("analyze", "latest", "mentioned": `ASKING_WORDS`, not looked up) are set aside and one side
+of an "A or B" is enough ("acquisitions or divestitures"). So nothing is relevant when a subject
+word is in no passage AND the best cosine is under `MAX_COSINE_WITH_MISSING` (0.6): a strong
+match elsewhere means the word is likely a paraphrase. The answer names the word.
+
 Withholding. A written answer is withheld when fewer than half of its claim sentences are
 supported (`support_ratio` < 0.5) or when its first claim sentence is unsupported: the first
 sentence is what a reader takes as the answer (the Echoserver opening line was the answer's
@@ -22,6 +33,7 @@ still hold an unsupported sentence later on: its verdict says so, and it is not 
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -64,22 +76,70 @@ register_own_text(NOTHING_FOUND, NOT_IN_DOCUMENTS, WITHHELD, CLOSEST)
 
 MIN_RELEVANT_COSINE = 0.25
 MIN_KEYWORD_COVERAGE = 2 / 3
+MAX_COSINE_WITH_MISSING = 0.6
+#: Words about the asking, not the subject: a question can use them although no document does.
+ASKING_WORDS = frozenset(
+    """analyse analyze analysed analyzed assess breakdown compare compared comparison correlate
+    correlated correlates correlation describe detail details discuss discussed effect effects
+    examine explain happen happened identify impact impacts implication implications insight insights
+    latest list main major mention mentioned mentions notable noted overall please primary recent
+    relationship show significant significantly specific specifically suggest suggests summarise
+    summarize tell trend trends way ways""".split()
+)
 MIN_SUPPORT_RATIO = 0.5
 MAX_QUOTES_SOURCES = 3
 
 
-def relevance(pq: ProcessedQuery, sources: Sequence[Source]) -> dict[str, Any]:
-    """Is anything retrieved relevant to the question? See the module docstring."""
+_ALTERNATIVES_RE = re.compile(r"(\w+),? or (?:an? |the |any )?(\w+)")
+
+
+def subject_words(question: str, is_common: Callable[[str], bool] = lambda w: False) -> list[str]:
+    """The question's words that name what it is about: content words of 3+ letters, without
+    digits, not `ASKING_WORDS`, and either not common (`is_common`: a whole word of the
+    embedder's vocabulary) or written as a name (capitalised after the first word: "Sway")."""
+    names = {m.group().lower() for m in re.finditer(r"(?<=\s)[A-Z]\w*", question)}
+    return [w for w in keywords_of(question)
+            if len(w) >= 3 and w.isalpha() and w not in ASKING_WORDS and (w in names or not is_common(w))]
+
+
+def relevance(
+    pq: ProcessedQuery,
+    sources: Sequence[Source],
+    passages_with: Callable[[list[str]], dict[str, int]] | None = None,
+    is_common: Callable[[str], bool] = lambda w: False,
+) -> dict[str, Any]:
+    """Is anything retrieved relevant to the question? See the module docstring.
+    `passages_with` (the store's) counts the passages holding each word; without it the
+    missing-subject check is skipped. `is_common` tells an everyday word ("long", which a small
+    library may well never use) from a name or a term of art ("xgboost")."""
+    question = pq.rewritten_query or pq.original_query
     cosine = max((c.vector_score or 0.0 for c in pq.raw_candidates), default=0.0)
-    words = {stem(w) for w in keywords_of(pq.rewritten_query or pq.original_query)}
+    words = {stem(w) for w in keywords_of(question)}
     coverage = 0.0
     if words:
         for src in sources:
             have = {stem(w) for w in keywords_of(src.content)}
             coverage = max(coverage, len(words & have) / len(words))
-    relevant = bool(sources) and (cosine >= MIN_RELEVANT_COSINE or coverage >= MIN_KEYWORD_COVERAGE)
+    missing: list[str] = []
+    if passages_with is not None and sources and cosine < MAX_COSINE_WITH_MISSING:
+        # The original wording: a rewrite may add words of its own.
+        counts = passages_with(subject_words(pq.original_query, is_common))
+        missing = [w for w, n in counts.items() if n == 0]
+        # "acquisitions or divestitures": one alternative the library has is enough.
+        for a, b in _ALTERNATIVES_RE.findall(pq.original_query.lower()):
+            if counts.get(a, 1) > 0 or counts.get(b, 1) > 0:
+                missing = [w for w in missing if w not in (a, b)]
+    relevant = (bool(sources) and not missing
+                and (cosine >= MIN_RELEVANT_COSINE or coverage >= MIN_KEYWORD_COVERAGE))
     return {"relevant": relevant, "best_vector_cosine": round(float(cosine), 4),
-            "keyword_coverage": round(coverage, 3)}
+            "keyword_coverage": round(coverage, 3), "missing_words": missing}
+
+
+def missing_sentence(words: Sequence[str]) -> str:
+    """The sentence that names the question's words no passage contains."""
+    quoted = ", ".join(f"\u201c{w}\u201d" for w in words)
+    return f"No passage in your library mentions {quoted}." if len(words) == 1 else \
+        f"No passage in your library mentions any of {quoted}."
 
 
 def should_withhold(verdicts: Sequence[SentenceVerdict]) -> bool:
@@ -147,11 +207,16 @@ class Answerer:
         elif pq.search_skipped:
             text, stop_reason, first_token = yield from self._generate(fitted.messages, call_options, cancel)
         else:
-            rel = relevance(pq, sources)
+            rel = relevance(pq, sources, self._passages_with(), self._is_common_word)
             if not rel["relevant"]:
                 # Nothing relevant: the model is not asked; the closest passages are quoted.
                 abstained = True
-                text = self._not_found(NOT_IN_DOCUMENTS if sources else NOTHING_FOUND, request.query, sources)
+                opening = NOT_IN_DOCUMENTS if sources else NOTHING_FOUND
+                if rel["missing_words"]:
+                    named = missing_sentence(rel["missing_words"])
+                    register_own_text(named)
+                    opening += " " + named
+                text = self._not_found(opening, request.query, sources)
                 yield ChatUpdate(delta=text, text=text)
             else:
                 text, stop_reason, first_token = yield from self._generate(fitted.messages, call_options, cancel)
@@ -231,6 +296,15 @@ class Answerer:
                 stop_reason = upd.stop_reason or StopReason.EOS
                 break
         return text, stop_reason, first_token
+
+    def _passages_with(self) -> Callable[[list[str]], dict[str, int]] | None:
+        store = getattr(getattr(self.pipeline, "retriever", None), "store", None)
+        return getattr(store, "passages_with", None)
+
+    def _is_common_word(self, word: str) -> bool:
+        """Is `word` one whole token of the embedder's vocabulary (about 30,000 everyday words)?"""
+        tokenizer = getattr(getattr(getattr(self.pipeline, "retriever", None), "embedder", None), "tokenizer", None)
+        return tokenizer is not None and tokenizer.token_to_id(word) is not None
 
     def _not_found(self, sentence: str, question: str, sources: Sequence[Source]) -> str:
         """The plain "not in your documents" sentence, then the closest passages quoted."""

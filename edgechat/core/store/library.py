@@ -475,6 +475,23 @@ class Store:
             return []
         return self.open_vectors().query(query_vec, k, file_ids)
 
+    def passages_with(self, words: Sequence[str]) -> dict[str, int]:
+        """How many passages contain each word (FTS5's stemmed match over text and title); -1 for
+        a word the index cannot look up. The answerer asks it for the question's words: a subject
+        that no passage mentions is one the library cannot answer about."""
+        counts: dict[str, int] = {}
+        with self._db_lock:
+            for w in words:
+                term = w.replace('"', "").strip()
+                if not term:
+                    continue
+                try:
+                    row = self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{term}"',)).fetchone()
+                    counts[w] = int(row[0])
+                except sqlite3.OperationalError:
+                    counts[w] = -1
+        return counts
+
     def lexical_search(self, match: str, k: int, file_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(chunk_id, bm25 score, higher is better) best first. `match` is an FTS5 expression."""
         if not match:

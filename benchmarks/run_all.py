@@ -24,6 +24,8 @@ Parts:
   gui             benchmarks/gui_responsiveness.py: launch-to-window, GUI stalls (offscreen Qt)
   peer_indexing   benchmarks.peer --parts indexing: EdgeChat vs LangChain indexing + answer latency
   peer_quality    benchmarks.peer --parts quality: SciFact nDCG@10 through both
+  sec10q          benchmarks.sec10q_retrieval: sec10q-dev filings, document hit@5, document
+                  precision@5 and figure recall@5 per question type (skipped without the data)
   answers         benchmarks.answers: answers to the Debian and sec10q questions scored against
                   reference answers (correct, supported, invented figures, citations, abstention)
 """
@@ -84,6 +86,7 @@ def plan(args) -> list[Part]:
             Part("peer_indexing", py_m + ["benchmarks.peer", "--parts", "indexing", "--folder", folder,
                                           "--repeats", str(r), "--rounds", "1"], 1, t),
             Part("peer_quality", py_m + ["benchmarks.peer", "--parts", "quality", "--beir", beir], 1, t),
+            Part("sec10q", py_m + ["benchmarks.sec10q_retrieval", "--smoke"], 1, t),
             Part("answers", py_m + ["benchmarks.answers", "--corpus", folder, "--sets", "debian",
                                     "--model", "extractive", "--limit", "4"], 1, t),
         ]
@@ -102,6 +105,7 @@ def plan(args) -> list[Part]:
         Part("peer_indexing", py_m + ["benchmarks.peer", "--parts", "indexing", "--folder", folder,
                                       "--repeats", str(r)], 1, t),
         Part("peer_quality", py_m + ["benchmarks.peer", "--parts", "quality", "--beir", beir], 1, t),
+        Part("sec10q", py_m + ["benchmarks.sec10q_retrieval"], 1, t),
         Part("answers", py_m + ["benchmarks.answers", "--corpus", folder, "--model", "extractive,active"], 1, t),
     ]
 

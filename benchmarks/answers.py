@@ -312,7 +312,7 @@ def _support(v: Any) -> str:
     return str(getattr(v, "support", "") or "")
 
 
-def ask_one(engine: Any, client: Any, q: Question) -> dict:
+def ask_one(engine: Any, client: Any, q: Question, options: Any = None) -> dict:
     """Ask `q`, return the raw record (text, sources, citations, verdicts, timings)."""
     from edgechat.core.records import RagRequest
 
@@ -320,7 +320,7 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
     ttft = None
     response = None
     text = ""
-    for u in engine.ask(RagRequest(q.question), client=client):
+    for u in engine.ask(RagRequest(q.question), client=client, options=options):
         if u.delta and ttft is None:
             ttft = time.perf_counter() - t0
         text = u.text or text
@@ -346,6 +346,8 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
         "grounded": response.grounded,
         "ttft_s": ttft,
         "total_s": total,
+        "prompt_tokens": (response.diagnostics or {}).get("prompt_tokens"),
+        "relevance": (response.diagnostics or {}).get("relevance"),
     }
 
 
@@ -392,6 +394,7 @@ def score(q: Question, r: dict) -> dict:
     out["abstained_by"] = "response" if ab is not None else "phrase"
     out["ttft_s"] = r.get("ttft_s")
     out["total_s"] = r.get("total_s")
+    out["prompt_tokens"] = r.get("prompt_tokens")
     return out
 
 
@@ -424,6 +427,7 @@ def summarise(scored: list[dict], errors: int) -> dict:
         "ttft_s_median": median(ttft),
         "total_s_median": median(total),
         "ttft_n": len(ttft),
+        "prompt_tokens_median": median([s["prompt_tokens"] for s in scored if s.get("prompt_tokens")]),
     }
     return out
 
@@ -459,6 +463,9 @@ def main(argv: list[str] | None = None) -> int:
                                                 "(default: active, the model engine.choose_client('') picks)")
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--limit", type=int, default=0, help="at most N questions per set")
+    ap.add_argument("--source-tokens", default="", help="tokens of source text shown to the model "
+                    "(ChatOptions.source_tokens; 0 = whole passages); several, comma-separated, are "
+                    "compared question by question and labelled MODEL@N")
     ap.add_argument("--corpus", help="the debian set's folder (default ../shared/data/corpus/pdf/debian); "
                                      "a smaller one keeps only the questions its files answer")
     ap.add_argument("--out", help="write the JSON here")
@@ -502,38 +509,56 @@ def main(argv: list[str] | None = None) -> int:
         progress.parent.mkdir(parents=True, exist_ok=True)
         progress.write_text("")
 
+    from edgechat.core.records import ChatOptions
+
+    budgets: list[int | None] = [int(b) for b in args.source_tokens.split(",") if b.strip()] or [None]
     results: dict[str, dict] = {}
     t_start = time.perf_counter()
+    runs: list[tuple[str, str, int | None]] = []  # (setting, label, budget)
     for setting in clients:
-        label = setting or "active"
-        client_name = label
-        records: dict[str, dict] = {q.id: done[(label, q.id)] for qs in groups.values() for q in qs
-                                    if (label, q.id) in done}
+        for budget in budgets:
+            label = (setting or "active") + (f"@{budget}" if len(budgets) > 1 else "")
+            runs.append((setting, label, budget))
+    all_records: dict[str, dict[str, dict]] = {
+        label: {q.id: done[(label, q.id)] for qs in groups.values() for q in qs if (label, q.id) in done}
+        for _, label, _ in runs}
+    names_of: dict[str, str] = {label: label for _, label, _ in runs}
+    for setting in clients:
+        mine = [(label, budget) for s_, label, budget in runs if s_ == setting]
         for key, qs in groups.items():
-            todo = [q for q in qs if q.id not in records]
+            todo = [q for q in qs if any(q.id not in all_records[label] for label, _ in mine)]
             if not todo or args.no_ask:
                 continue
             engine = open_library(corpora[key])
             try:
                 choice = engine.choose_client(setting)
                 client = choice.client
-                client_name = setting or getattr(client, "name", "") or str(client.kind)
                 if choice.note:
                     print(f"note: {choice.note}", file=sys.stderr)
+                for label, budget in mine:
+                    base = setting or getattr(client, "name", "") or str(client.kind)
+                    names_of[label] = base + (f"@{budget}" if len(budgets) > 1 else "")
                 for i, q in enumerate(todo, 1):
-                    try:
-                        records[q.id] = ask_one(engine, client, q)
-                    except Exception as e:  # noqa: BLE001 - record it, go on
-                        records[q.id] = {"error": f"{type(e).__name__}: {e}",
-                                         "traceback": traceback.format_exc(limit=5)}
-                    r = records[q.id]
-                    if progress is not None:
-                        with open(progress, "a", encoding="utf-8") as f:
-                            f.write(json.dumps({"client": label, "id": q.id, "record": r}, default=str) + "\n")
-                    print(f"[{client_name}] {key} {i}/{len(todo)} {q.id}: "
-                          + (r.get("error") or f"{r['total_s']:.1f} s"), file=sys.stderr, flush=True)
+                    for label, budget in mine:  # budgets alternate question by question
+                        if q.id in all_records[label]:
+                            continue
+                        options = ChatOptions() if budget is None else ChatOptions(source_tokens=budget)
+                        try:
+                            all_records[label][q.id] = ask_one(engine, client, q, options)
+                        except Exception as e:  # noqa: BLE001 - record it, go on
+                            all_records[label][q.id] = {"error": f"{type(e).__name__}: {e}",
+                                                        "traceback": traceback.format_exc(limit=5)}
+                        r = all_records[label][q.id]
+                        if progress is not None:
+                            with open(progress, "a", encoding="utf-8") as f:
+                                f.write(json.dumps({"client": label, "id": q.id, "record": r}, default=str) + "\n")
+                        print(f"[{names_of[label]}] {key} {i}/{len(todo)} {q.id}: "
+                              + (r.get("error") or f"{r['total_s']:.1f} s"), file=sys.stderr, flush=True)
             finally:
                 engine.close()
+    for _, label, _ in runs:
+        records = all_records[label]
+        client_name = names_of[label]
         per_set = {}
         for name, qs in sets.items():
             scored, errors, per_q = [], 0, []

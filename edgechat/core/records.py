@@ -50,6 +50,7 @@ class Problem(TextEnum):
     UNSUPPORTED = "unsupported format"
     EMPTY = "empty file"
     TOO_LARGE = "too large"
+    TOO_SLOW = "took too long to read"  # stopped at the per-file parse time limit
     UNREADABLE = "cannot be read"
 
 
@@ -314,6 +315,9 @@ class ChatOptions:
     # Small greedy models fall into loops; a mild penalty (onnxruntime-genai's
     # repetition_penalty) keeps answers deterministic but less repetitive. 1.0 = off.
     repetition_penalty: float = 1.1
+    # Tokens of source text a model is shown, all sources together: each source's sentences
+    # that bear on the question (edgechat.core.answering.focus). 0 = whole passages.
+    source_tokens: int = 360
     sources: tuple[Source, ...] = ()
 
 

@@ -1,5 +1,6 @@
 """Question -> processed query (edgechat.core.search.pipeline) -> is anything relevant? (if not:
-"not in your documents" and the closest quotes, no model call) -> prompt under a token budget ->
+"not in your documents" and the closest quotes, no model call) -> prompt of each source's
+sentences about the question (focus.py) under a token budget ->
 streamed answer -> every sentence checked against the sources (verify.py), markers supplied to
 supported sentences -> withheld when mostly unsupported -> citations (citations.py).
 
@@ -43,6 +44,7 @@ import types
 
 from edgechat.core.answering.citations import build_citations
 from edgechat.core.answering.extractive import ExtractiveClient
+from edgechat.core.answering.focus import focus
 from edgechat.core.answering.verify import attribute, register_own_text, verify
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.search.retrieval import keywords_of, stem
@@ -185,7 +187,12 @@ class Answerer:
         base = options or self.options
         sources = list(pq.references)
         budget = max(256, self.client.context_length - base.max_new_tokens)
-        fitted = fit_messages(request.query, sources, [m for m in history if not m.pinned], budget, self.client.count_tokens)
+        shown = sources
+        if self.client.kind != ClientKind.EXTRACTIVE and base.source_tokens > 0:
+            # A short prompt: each source's sentences about the question (focus.py). The
+            # answer is checked, cited and highlighted against the whole passages.
+            shown = focus(pq.rewritten_query or request.query, sources, self.client.count_tokens, base.source_tokens)
+        fitted = fit_messages(request.query, shown, [m for m in history if not m.pinned], budget, self.client.count_tokens)
         kept = len(sources) - fitted.trimmed_sources
         sources = sources[:kept]
         # The sources reach the client on a copy of the options made for this call.

@@ -1,0 +1,121 @@
+"""Short prompts: each source's sentences that bear on the question, not its whole passage.
+
+A local model's time to first token is the time it takes to read the prompt (about 30 tokens/s
+for Qwen2.5-Coder-1.5B on two cores), so five 200-token passages cost half a minute before a
+word appears. `focus` keeps, from each source, the sentences that share the most (IDF-weighted)
+words with the question, then the sentences next to those, in their own order, within a token
+budget shared by the sources (better-ranked sources get more of it); gaps between kept sentences
+are shown as " ... ". A sentence that shares no word with the question and is next to none
+that does is left out even when the budget would allow it.
+
+Only the prompt is shortened. The sources the answer is checked against, cited and
+highlighted from stay whole, so a claim the model takes from a kept sentence is supported
+by the same words in the full passage.
+
+A "sentence" is what `split_sentences` finds; a long one without sentence ends (a table that
+came out of a PDF as rows of figures) is cut at its line breaks so that a table row can be
+kept without the whole table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+
+from edgechat.core.answering.extractive import split_sentences
+from edgechat.core.records import Source
+from edgechat.core.search.retrieval import keywords_of, stem
+
+__all__ = ["DEFAULT_BUDGET", "focus"]
+
+#: Tokens of source text in the prompt, all sources together (see benchmarks.answers --focus).
+DEFAULT_BUDGET = 360
+LONG_PIECE = 60  # tokens: a longer "sentence" is cut at its line breaks
+GAP = " ... "
+
+
+def _pieces(text: str, count_tokens: Callable[[str], int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in split_sentences(text):
+        if count_tokens(text[s:e]) <= LONG_PIECE or "\n" not in text[s:e]:
+            out.append((s, e))
+            continue
+        pos = s
+        for line in text[s:e].split("\n"):
+            if line.strip():
+                a = pos + (len(line) - len(line.lstrip()))
+                out.append((a, a + len(line.strip())))
+            pos += len(line) + 1
+    return out
+
+
+def _terms(text: str) -> set[str]:
+    return {stem(w) for w in keywords_of(text)}
+
+
+def focus(
+    question: str,
+    sources: Sequence[Source],
+    count_tokens: Callable[[str], int],
+    budget: int = DEFAULT_BUDGET,
+) -> list[Source]:
+    """Copies of `sources` whose content is only the sentences that bear on `question`, within
+    `budget` tokens in all. A source that fits its share whole is kept whole."""
+    if not sources or budget <= 0:
+        return list(sources)
+    wanted = _terms(question)
+    pieces = [_pieces(s.content, count_tokens) for s in sources]
+    texts = [[s.content[a:b] for a, b in ps] for s, ps in zip(sources, pieces)]
+    terms = [[_terms(t) for t in ts] for ts in texts]
+    n_pieces = sum(len(t) for t in terms) or 1
+    df: dict[str, int] = {}
+    for per_source in terms:
+        for ts in per_source:
+            for w in ts & wanted:
+                df[w] = df.get(w, 0) + 1
+    idf = {w: math.log(1 + n_pieces / (1 + df.get(w, 0))) for w in wanted}
+    # Shares of the budget by rank: 1, 1/2, 1/3 ... normalised.
+    weights = [1 / (i + 1) for i in range(len(sources))]
+    total = sum(weights)
+    out: list[Source] = []
+    for i, source in enumerate(sources):
+        share = max(1, int(budget * weights[i] / total))
+        if count_tokens(source.content) <= share or not pieces[i]:
+            out.append(source)
+            continue
+        score = [sum(idf[w] for w in ts & wanted) for ts in terms[i]]
+        order = sorted((j for j in range(len(score)) if score[j] > 0), key=lambda j: (-score[j], j)) or [0]
+        # Then the sentences right after and before the best ones: the context they continue.
+        order += [k for j in list(order) for k in (j + 1, j - 1)
+                  if 0 <= k < len(score) and score[k] == 0]
+        keep: list[int] = []
+        used = 0
+        for j in dict.fromkeys(order):
+            cost = count_tokens(texts[i][j])
+            if keep and used + cost > share:
+                continue
+            if not keep and cost > share:
+                # The best piece alone is too long: keep its start.
+                keep.append(j)
+                used = share
+                break
+            keep.append(j)
+            used += cost
+        keep.sort()
+        parts: list[str] = []
+        for n, j in enumerate(keep):
+            piece = " ".join(texts[i][j].split())
+            if used >= share and len(keep) == 1 and count_tokens(piece) > share:
+                words = piece.split()
+                piece = " ".join(words[: max(1, int(len(words) * share / max(1, count_tokens(piece))))])
+            if n and j != keep[n - 1] + 1:
+                parts.append(GAP.strip())
+            parts.append(piece)
+        body = " ".join(parts)
+        if keep and keep[0] > 0:
+            body = GAP.strip() + " " + body
+        if keep and keep[-1] < len(pieces[i]) - 1:
+            body = body + " " + GAP.strip()
+        out.append(dataclasses.replace(source, content=body))
+    return out

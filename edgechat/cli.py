@@ -56,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--scope", metavar="PATH", help="only search this folder or file")
     sp.add_argument("--min-score", type=float, default=0.0)
     sp.add_argument("--extractive", action="store_true", help="answer without a language model")
+    sp.add_argument("--model", default="", metavar="NAME",
+                    help="answer with this installed model; it becomes the active one (see 'models list')")
     sp.add_argument("--max-tokens", type=int, default=384, help="longest answer in tokens")
     sp.add_argument("--temperature", type=float, default=0.0, help="0 = greedy, reproducible")
     sp.add_argument("--top-p", type=float, default=1.0)
@@ -191,7 +193,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     with _engine(args, readonly=True) as engine:
         if engine.counts().chunks == 0:
             raise CliError("the library is empty: add documents first with 'edgechat index FOLDER'")
-        choice = engine.choose_client(EXTRACTIVE if args.extractive else "")
+        choice = engine.choose_client(EXTRACTIVE if args.extractive else args.model)
         if choice.note:
             _status_line(choice.note)
         client = choice.client

@@ -51,6 +51,7 @@ class Problem(TextEnum):
     EMPTY = "empty file"
     TOO_LARGE = "too large"
     TOO_SLOW = "took too long to read"  # stopped at the per-file parse time limit
+    TOO_SLOW = "took too long to read"  # stopped at the per-file parse time limit
     UNREADABLE = "cannot be read"
 
 

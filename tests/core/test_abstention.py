@@ -126,3 +126,20 @@ def test_one_present_alternative_keeps_the_question_answerable(engine):
     _, r = _ask(engine, "Is Jupiter's Great Red Spot a storm or a zorblax?", client)
     assert r.diagnostics["relevance"]["missing_words"] == []
     assert client.calls == 1 and not r.abstained
+
+
+def test_the_model_saying_it_does_not_know_is_an_abstention_with_quotes(engine):
+    from edgechat.core.answering.answer import MODEL_FOUND_NONE
+    from edgechat.core.answering.prompt import DONT_KNOW
+
+    client = ScriptedClient(DONT_KNOW)
+    _, r = _ask(engine, "How many moons does Mercury have?", client)
+    assert client.calls == 1
+    assert r.abstained and not r.grounded and r.draft == DONT_KNOW
+    assert r.text.startswith(MODEL_FOUND_NONE) and CLOSEST in r.text
+
+
+def test_an_answer_that_says_what_is_not_mentioned_and_then_answers_is_kept(engine):
+    client = ScriptedClient("The weather is not mentioned in the sources. A year on Mercury lasts 88 Earth days [1].")
+    _, r = _ask(engine, "How long is a year on Mercury?", client)
+    assert not r.abstained and "88 Earth days" in r.text

@@ -49,7 +49,7 @@ from edgechat.core.answering.verify import attribute, register_own_text, verify
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.search.retrieval import keywords_of, stem
 from edgechat.core.search.pipeline import RagPipeline
-from edgechat.core.answering.prompt import fit_messages
+from edgechat.core.answering.prompt import DONT_KNOW, fit_messages
 from edgechat.core.records import (
     ChatMessage,
     ChatOptions,
@@ -74,7 +74,17 @@ NOT_IN_DOCUMENTS = "Your documents don't say: nothing in them is close enough to
 WITHHELD = ("Not found in your documents: the answer the model wrote is not supported by them, "
             "so it is not shown as the answer.")
 CLOSEST = "The closest passages:"
-register_own_text(NOTHING_FOUND, NOT_IN_DOCUMENTS, WITHHELD, CLOSEST)
+MODEL_FOUND_NONE = ("Your documents don't seem to say: the model found no answer in the passages closest "
+                    "to this question.")
+register_own_text(NOTHING_FOUND, NOT_IN_DOCUMENTS, WITHHELD, CLOSEST, MODEL_FOUND_NONE, DONT_KNOW)
+# The model saying it cannot answer, in the prompt's words (DONT_KNOW) or its own.
+_DONT_KNOW_RE = re.compile(
+    r"\b(?:do not|don't|cannot|can't|can not) (?:know|answer|find|determine|tell)\b"
+    r"|\b(?:does not|doesn't|do not|don't) (?:say|contain|mention|provide|include|specify|state)\b"
+    r"|\bnot (?:mentioned|provided|stated|specified|found|available) in\b"
+    r"|\bno (?:information|mention|answer)\b",
+    re.IGNORECASE,
+)
 
 MIN_RELEVANT_COSINE = 0.25
 MIN_KEYWORD_COVERAGE = 2 / 3
@@ -142,6 +152,15 @@ def missing_sentence(words: Sequence[str]) -> str:
     quoted = ", ".join(f"\u201c{w}\u201d" for w in words)
     return f"No passage in your library mentions {quoted}." if len(words) == 1 else \
         f"No passage in your library mentions any of {quoted}."
+
+
+def says_it_does_not_know(text: str, verdicts: Sequence[SentenceVerdict]) -> bool:
+    """Did the model answer that it cannot answer ("I do not know based on the documents.")?
+    Only when it claims nothing the sources support: "X is not mentioned, but Y is Z [1]" is
+    an answer."""
+    if not _DONT_KNOW_RE.search(text):
+        return False
+    return not any(v.support == Support.SUPPORTED for v in verdicts)
 
 
 def should_withhold(verdicts: Sequence[SentenceVerdict]) -> bool:
@@ -234,7 +253,12 @@ class Answerer:
         checked = not pq.search_skipped and bool(sources) and stop_reason != StopReason.CANCELLED
         if checked and not abstained:
             verdicts = verify(text, sources, self.embed)
-            if is_model and should_withhold(verdicts):
+            if is_model and says_it_does_not_know(text, verdicts):
+                # The model found no answer: say so plainly and quote the closest passages.
+                abstained = True
+                draft, draft_verdicts = text, verdicts
+                text = self._not_found(MODEL_FOUND_NONE, request.query, sources)
+            elif is_model and should_withhold(verdicts):
                 abstained = True
                 draft, draft_verdicts = text, verdicts
                 text = self._not_found(WITHHELD, request.query, sources)

@@ -35,6 +35,7 @@ SUPPORTED sentence that carries no marker, n its best supporting source, and now
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -147,6 +148,15 @@ class _Check:
     scores: dict[int, tuple[float, float]] = field(default_factory=dict)  # number -> (coverage, similarity)
 
 
+def _source_words(content: str, src: Source) -> set[str]:
+    """The words a name in the answer may come from: the passage's, and its document's title
+    and file name, which the model is shown above the passage ("R-data" from R-data.pdf)."""
+    label = " ".join((src.title or "", os.path.splitext(os.path.basename((src.path or "").replace("\\", "/")))[0]))
+    words = {w.lower() for w in _WORD_RE.findall(content + " " + label)}
+    words |= {w.lower() for w in _CAP_WORD_RE.findall(label)}
+    return words | {stem(w) for w in words}
+
+
 def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
     out = []
     for src in sources:
@@ -157,7 +167,7 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
             source=src,
             spans=spans,
             terms=[_terms(t) for t in texts],
-            words={w.lower() for w in _WORD_RE.findall(content)} | {stem(w.lower()) for w in _WORD_RE.findall(content)},
+            words=_source_words(content, src),
             figures={f for f, _ in figures(content)},
         ))
     return out

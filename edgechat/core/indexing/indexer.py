@@ -2,7 +2,9 @@
 
 Parsing runs one file ahead in a background thread while the embedder (which releases the GIL
 inside onnxruntime) works on the previous file's chunks; chunks of small files are batched
-together so the model always sees full batches. A file is written to the store only once all
+together so the model always sees full batches. The parser itself runs in a child process
+(parse_worker.py) so that a file over its time limit can be stopped and reported while the run
+goes on. A file is written to the store only once all
 its chunks are embedded, so cancelling or crashing never leaves a file half-indexed, and the
 previous version of a changed file stays searchable until its new version is complete.
 """
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from edgechat.core import documents
 from edgechat.core.indexing.chunking import ChunkSettings, chunk_pages
+from edgechat.core.indexing.parse_worker import ParseCancelled, ParseLimit, ParseWorker, ParseWorkerUnavailable
 from edgechat.core.indexing.scan import scan
 from edgechat.core.embedding.embedder import Embedder
 from edgechat.core.fileio import sha256_file
@@ -133,10 +136,16 @@ class Indexer:
         max_bytes: int = 200 * 1024 * 1024,
         passwords: dict[str, str] | None = None,
         yield_to: threading.Event | None = None,
+        isolate_parsing: bool = True,
+        parse_limit: ParseLimit | None = None,
     ) -> None:
         """`yield_to`: while this event is set (an answer is being written), indexing pauses
-        between batches so answering gets the CPU."""
+        between batches so answering gets the CPU. `isolate_parsing`: parse in a child process
+        under `parse_limit` (default ParseLimit.from_env()); False parses in this process with
+        no time limit."""
         self.yield_to = yield_to
+        self.isolate_parsing = isolate_parsing
+        self.parse_limit = parse_limit or ParseLimit.from_env()
         self.store = store
         self.embedder = embedder
         self.chunk_settings = chunk_settings
@@ -196,15 +205,26 @@ class Indexer:
 
     # ------------------------------------------------------------------ parsing
 
-    def _parse(self, job: _Job) -> _Parsed:
+    def _parse(self, job: _Job, worker: ParseWorker | None = None, cancel: threading.Event | None = None) -> _Parsed:
         try:
-            doc = documents.parse_document(job.path, password=self.passwords.get(job.path), max_bytes=self.max_bytes)
+            doc = None
+            if worker is not None and worker.usable:
+                try:
+                    doc = worker.parse(job.path, size=job.size, password=self.passwords.get(job.path),
+                                       max_bytes=self.max_bytes, cancel=cancel)
+                except ParseWorkerUnavailable:
+                    pass  # logged once by the worker; parsed here instead
+            if doc is None:
+                doc = documents.parse_document(job.path, password=self.passwords.get(job.path),
+                                               max_bytes=self.max_bytes)
             chunks = chunk_pages(doc.pages, self.embedder.tokenizer, self.chunk_settings)
             if not chunks:
                 raise DocumentError(Problem.NO_TEXT, "no text long enough to index")
             return _Parsed(job, doc, chunks)
         except DocumentError as e:
             return _Parsed(job, None, [], e)
+        except ParseCancelled:
+            raise
         except Exception as e:  # a parser bug must not stop the run
             log.exception("unexpected failure parsing %s", job.path)
             return _Parsed(job, None, [], DocumentError(Problem.MALFORMED, f"{type(e).__name__}: {e}"))
@@ -231,7 +251,22 @@ class Indexer:
         jobs = self._plan(roots_p, summary)
 
         state = IndexProgress(0, len(jobs), 0, 0, 0, sum(j.size for j in jobs))
-        self._run((self._parse(job) for job in jobs), state, summary, report, cancel)
+        worker = ParseWorker(self.parse_limit) if self.isolate_parsing and jobs else None
+        try:
+            if worker is not None:
+                worker.start()
+
+            def parsed() -> Iterable[_Parsed]:
+                for job in jobs:
+                    try:
+                        yield self._parse(job, worker, cancel)
+                    except ParseCancelled:
+                        return
+
+            self._run(parsed(), state, summary, report, cancel)
+        finally:
+            if worker is not None:
+                worker.close()
         summary.seconds = time.perf_counter() - t0
         return summary
 

@@ -1,0 +1,171 @@
+"""The per-file parse time limit: a file that takes too long to parse is stopped and reported,
+and the run goes on. Real child processes, a genuinely slow PDF (no sleeping fake), real Chroma.
+
+The slow input: a 50 KB PDF whose pages all draw one shared, deflated content stream of 20,000
+positioned text runs. pypdf decodes and interprets that stream again for every page, about 1.5 s
+a page on two shared cores, so 400 pages would take ten minutes. The tests set the limit to a few
+seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+from edgechat.core.engine import Engine
+from edgechat.core.indexing.parse_worker import ENV_LIMIT, ParseLimit, ParseWorker
+from edgechat.core.records import DocumentError, FileState, Problem
+from tests.core.test_indexing import consistent
+from tests.helpers import ASTRONOMY, make_pdf, write
+
+
+def slow_pdf(pages: int = 400, runs: int = 20_000) -> bytes:
+    """A small valid PDF that pypdf takes minutes to read (see the module docstring)."""
+    body = b"BT /F1 9 Tf\n" + b"".join(b"1 0 0 1 %d %d Tm (w) Tj\n" % (i % 500, i % 700) for i in range(runs)) + b"ET\n"
+    stream = zlib.compress(body, 9)
+    kids = " ".join(f"{4 + i} 0 R" for i in range(pages))
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ]
+    font = 4 + pages
+    objs += [f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
+             f"/Resources << /Font << /F1 {font} 0 R >> >> >>".encode()] * pages
+    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body_ in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body_ + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
+
+
+def test_the_limit_scales_with_size_and_reads_the_environment(monkeypatch):
+    limit = ParseLimit(base_s=60, per_mb_s=30, max_s=600)
+    assert limit.seconds(0) == 60
+    assert limit.seconds(2_000_000) == 120
+    assert limit.seconds(10**9) == 600
+    monkeypatch.setenv(ENV_LIMIT, "5,1")
+    assert ParseLimit.from_env().seconds(3_000_000) == 8
+    monkeypatch.setenv(ENV_LIMIT, "nonsense")
+    assert ParseLimit.from_env() == ParseLimit()
+
+
+def test_a_file_over_the_limit_is_stopped_reported_and_the_run_goes_on(library, embedder, tmp_path, monkeypatch):
+    docs = tmp_path / "docs"
+    (docs / "a-pathological.pdf").parent.mkdir(parents=True)
+    (docs / "a-pathological.pdf").write_bytes(slow_pdf())
+    (docs / "b-planets.pdf").write_bytes(make_pdf(["Venus is hotter than Mercury.", "Jupiter is the largest."]))
+    write(docs / "c-notes.md", ASTRONOMY)
+    monkeypatch.setenv(ENV_LIMIT, "3,0")
+    with Engine(library, embedder=embedder) as e:
+        summary = e.index([docs])
+        assert [(Path(p).name, problem) for p, problem, _ in summary.failed] == [
+            ("a-pathological.pdf", Problem.TOO_SLOW.value)]
+        assert "stopped after 3 s" in summary.failed[0][2]
+        # The files after it were parsed by a fresh child and indexed.
+        assert sorted(Path(p).name for p in summary.indexed) == ["b-planets.pdf", "c-notes.md"]
+        states = {Path(f.path).name: f for f in e.files()}
+        assert states["a-pathological.pdf"].state is FileState.FAILED
+        assert states["a-pathological.pdf"].problem == "took too long to read"
+        assert "Venus" in e.search("How hot is Venus?", k=1).sources[0].content
+        consistent(e.parts.store)
+        # Unchanged, it is not tried again on the next run.
+        again = e.refresh()
+        assert again.failed == [] and again.unchanged == 3
+
+
+def test_an_indexed_file_that_turns_slow_keeps_its_passages_as_stale(library, embedder, tmp_path, monkeypatch):
+    docs = tmp_path / "docs"
+    pdf = docs / "report.pdf"
+    pdf.parent.mkdir(parents=True)
+    pdf.write_bytes(make_pdf(["The harbour report says tides rose by four centimetres."]))
+    monkeypatch.setenv(ENV_LIMIT, "3,0")
+    with Engine(library, embedder=embedder) as e:
+        e.index([docs])
+        pdf.write_bytes(slow_pdf())
+        os.utime(pdf, (time.time() + 5, time.time() + 5))
+        summary = e.refresh()
+        assert summary.stale == [str(pdf.resolve())]
+        rec = {Path(f.path).name: f for f in e.files()}["report.pdf"]
+        assert rec.state is FileState.STALE and rec.problem == Problem.TOO_SLOW.value
+        assert "tides rose" in e.search("How much did the tides rise?", k=1).sources[0].content
+
+
+def test_a_child_killed_while_parsing_is_reported_and_replaced(tmp_path):
+    slow = tmp_path / "slow.pdf"
+    slow.write_bytes(slow_pdf())
+    ok = tmp_path / "ok.md"
+    write(ok, ASTRONOMY)
+    with ParseWorker(ParseLimit(base_s=600, per_mb_s=0)) as worker:
+        worker.start()
+        proc = worker._proc
+        assert proc is not None and proc.pid is not None
+        # What a crash inside a C parser or the out-of-memory killer looks like from here.
+        killer = threading.Timer(1.0, os.kill, (proc.pid, signal.SIGKILL))
+        killer.start()
+        with pytest.raises(DocumentError) as info:
+            worker.parse(str(slow), size=slow.stat().st_size)
+        killer.join()
+        assert info.value.problem is Problem.MALFORMED
+        assert "crashed" in info.value.detail and f"signal {int(signal.SIGKILL)}" in info.value.detail
+        doc = worker.parse(str(ok), size=ok.stat().st_size)  # a new child reads the next file
+        assert "Jupiter" in "".join(p.text for p in doc.pages)
+        assert worker.started == 2
+
+
+def test_cancelling_during_a_long_parse_stops_the_child_and_records_nothing(library, embedder, tmp_path,
+                                                                          monkeypatch):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "slow.pdf").write_bytes(slow_pdf())
+    monkeypatch.setenv(ENV_LIMIT, "600,0")
+    cancel = threading.Event()
+    with Engine(library, embedder=embedder) as e:
+        timer = threading.Timer(2.0, cancel.set)
+        timer.start()
+        summary = e.index([docs], cancel=cancel)  # returns once cancelled, not after ten minutes
+        timer.join()
+        assert summary.cancelled and summary.failed == [] and summary.indexed == []
+        assert e.files() == []  # nothing recorded about a file that was not finished
+
+
+UNGUARDED_SCRIPT = """
+import json, logging, sys
+from pathlib import Path
+from edgechat.core.embedding import load_default_embedder
+from edgechat.core.indexing.indexer import Indexer
+from edgechat.core.store import Store
+logging.basicConfig(level=logging.WARNING)
+with Store(Path(sys.argv[1])) as store:
+    s = Indexer(store, load_default_embedder()).index([sys.argv[2]])
+    print(json.dumps({"indexed": len(s.indexed), "failed": s.failed}))
+"""
+
+
+def test_a_worker_that_cannot_start_falls_back_to_parsing_in_process(tmp_path):
+    # A script read from stdin: spawn cannot re-run it in the child, so the child dies at start.
+    import json
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    write(docs / "notes.md", ASTRONOMY)
+    (docs / "planets.pdf").write_bytes(make_pdf(["Venus is hotter than Mercury."]))
+    r = subprocess.run([sys.executable, "-", str(tmp_path / "lib"), str(docs)], input=UNGUARDED_SCRIPT,
+                       capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[2])
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == {"indexed": 2, "failed": []}
+    assert "the parse worker could not start" in r.stderr
+    assert r.stderr.count("the parse worker could not start") == 1  # tried once, not per file

@@ -51,7 +51,6 @@ class Problem(TextEnum):
     EMPTY = "empty file"
     TOO_LARGE = "too large"
     TOO_SLOW = "took too long to read"  # stopped at the per-file parse time limit
-    TOO_SLOW = "took too long to read"  # stopped at the per-file parse time limit
     UNREADABLE = "cannot be read"
 
 
@@ -142,13 +141,25 @@ class SourceCheck:
 
 @dataclass(frozen=True)
 class Chunk:
-    """A window of one page's text. `page_text[start:end] == text` always holds."""
+    """A window of one page's text. `page_text[start:end] == text` always holds.
+
+    `context` and `search_text` are for retrieval only, never shown: the header the chunk
+    inherits from its document (title, what the document is, section, table header) and its
+    text without boilerplate lines ("" = the text itself); see indexing/context.py."""
 
     page: int
     start: int
     end: int
     text: str
     tokens: int = 0
+    context: str = ""
+    search_text: str = ""
+
+    @property
+    def embed_text(self) -> str:
+        """What the embedder reads: the header, then the text."""
+        body = self.search_text or self.text
+        return f"{self.context}\n{body}" if self.context else body
 
 
 @dataclass

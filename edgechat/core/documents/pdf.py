@@ -1,17 +1,41 @@
-"""PDF, read with pypdf: one `Page` per PDF page (1-based, in file order, empty pages kept so the
-numbers stay right). Encrypted files open with the empty password or the one given; a page that
-fails to extract is left empty rather than losing the document; a file with almost no text is a
-scan (`Problem.NO_TEXT`). Title, author, dates, producer and creator come from the info dictionary.
+"""PDF: one `Page` per PDF page (1-based, in file order, empty pages kept so the numbers stay
+right).
+
+Three readers, tried in this order:
+
+1. PDFium (pypdfium2), the engine inside QtPdf's viewer. It reads real documents about 15 times
+   faster than pypdf (benchmarks/pdf_parsers.py), and a page's text is the one QtPdf's
+   `getAllText` gives for the same page, character for character (only line ends and PDFium's
+   markers are replaced, by characters of the same length), so an offset into `Page.text` is an
+   offset QtPdf understands.
+2. pypdf, where PDFium cannot open the file, or finds no text in it (pypdf's own repairs differ;
+   its limits are raised to what real documents need, with a bound kept against hostile files).
+3. Salvage, where neither can open it (a file cut short, a lost cross-reference table): every
+   complete object is taken from the bytes (those inside object streams too), the pages among
+   them are given a new page tree, and PDFium reads that. The document is then *partly read*:
+   `metadata["partly_read"]` says what was recovered and why not all.
+
+A file whose bytes are another format (HTML, plain text, a DOCX or EPUB named .pdf) is read as
+what it is; an image or other binary named .pdf is refused saying what it is.
+
+Encrypted files open with the empty password or the one given; a page that fails is left empty
+rather than losing the document (and counted in `metadata["unreadable_pages"]`); a file with
+almost no text is a scan (`Problem.NO_TEXT`). Title, author, dates, producer and creator come
+from the info dictionary.
 """
 
 from __future__ import annotations
 
+import ctypes
 import datetime as _dt
 import io
 import logging
 import re
+import threading
 import warnings
-from collections.abc import Iterable
+import zlib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from edgechat.core.documents.common import _choose_title, _describe, _iso_date, _put, _safe
@@ -27,20 +51,336 @@ warnings.filterwarnings("ignore", module=r"pypdf(\.|$)")
 
 MIN_PDF_TEXT = 20  # fewer non-whitespace characters than this in a whole PDF: no text layer
 
+# pypdf's safety limits (pypdf.Configuration) are set for untrusted input at large; real filings
+# exceed some of them (a 10-Q's structure tree holds arrays of more than 100,000 elements:
+# "Reached maximum array element count"). These are what real documents need while a hostile
+# file still meets a bound: each element costs at least two bytes of the file, and a file is at
+# most `max_bytes` (200 MB) long.
+PYPDF_LIMITS: dict[str, int] = {
+    "array_maximum_element_count": 5_000_000,
+    "dictionary_maximum_element_count": 1_000_000,
+    "stream_parsing_work_maximum_count": 50_000_000,
+    "page_tree_maximum_entries": 1_000_000,
+    "outline_maximum_entries": 1_000_000,
+    "named_destinations_maximum_entries": 1_000_000,
+    "xform_maximum_invocations_per_extraction": 50_000,
+}
 
-def _clean_pdf_text(text: object) -> str:
-    if not isinstance(text, str):
-        return ""
-    if "\x00" in text:
-        text = text.replace("\x00", "")
+# PDFium is not thread-safe and documents are parsed in worker threads: one call at a time.
+_PDFIUM_LOCK = threading.Lock()
+_FPDF_ERR_PASSWORD = 4
+
+# Salvage bounds: objects numbered past this are not rebuilt (the new cross-reference table has
+# an entry per number), and object streams inflate to at most this much in all.
+_SALVAGE_MAX_OBJECT_NUMBER = 2_000_000
+_SALVAGE_MAX_INFLATED = 256 * 1024 * 1024
+
+
+def _parse_pdf(path: Path, data: bytes, password: str | None, max_bytes: int = 200 * 1024 * 1024) -> Document:
+    kind = sniff(data)
+    if kind != "pdf":
+        return _parse_other(path, data, kind, max_bytes)
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates from broken font maps
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    return text
+        return _read_pdfium(path, data, password)
+    except _PdfiumRefused as refused:
+        first = refused.reason
+    try:
+        return _read_pypdf(path, data, password)
+    except DocumentError as exc:
+        if exc.problem is not Problem.MALFORMED:
+            raise
+        pypdf_reason = exc.detail
+    salvaged = _salvage(path, data, password)
+    if salvaged is not None:
+        return salvaged
+    raise DocumentError(Problem.MALFORMED, _damage_reason(data, first, pypdf_reason))
 
 
-def _parse_pdf(path: Path, data: bytes, password: str | None) -> Document:
+# --------------------------------------------------------------------------- another format named .pdf
+
+_IMAGES = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"II*\x00", "a TIFF image"),
+    (b"MM\x00*", "a TIFF image"),
+    (b"BM", "a BMP image"),
+    (b"RIFF", "a RIFF file (WebP image or audio)"),
+)
+_OTHERS = (
+    (b"{\\rtf", "an RTF document"),
+    (b"%!PS", "a PostScript file"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Microsoft Office document (.doc, .xls, .ppt)"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (b"Rar!", "a RAR archive"),
+    (b"AT&TFORM", "a DjVu document"),
+)
+
+
+def sniff(data: bytes) -> str:
+    """What `data` is, from its first bytes: "pdf", "html", "text", "zip", or a phrase naming
+    another format ("a PNG image"); "unknown" for binary without a known signature. A PDF may
+    have up to 1 KB of junk before its %PDF- header (readers accept that)."""
+    if b"%PDF-" in data[:1024]:
+        return "pdf"
+    head = data[:4096]
+    for magic, name in _IMAGES + _OTHERS:
+        if head.startswith(magic):
+            if magic == b"BM" and len(head) > 14 and head[6:10] != b"\x00\x00\x00\x00":
+                continue  # "BM" text, not a bitmap header (reserved bytes are zero)
+            return name
+    if head.startswith(b"PK\x03\x04"):
+        return "zip"
+    text_head = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if text_head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")) or (
+        text_head.startswith((b"<?xml", b"<!--", b"<!doctype")) and b"<html" in text_head
+    ):
+        return "html"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or _looks_like_text(head):
+        return "text"
+    return "unknown"
+
+
+def _looks_like_text(head: bytes) -> bool:
+    if b"\x00" in head:
+        return False
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not only a character cut at the end of the sample
+            text = head.decode("cp1252", "replace")
+        else:
+            text = head[: exc.start].decode("utf-8")
+    if not text:
+        return False
+    controls = sum(1 for c in text if ord(c) < 32 and c not in "\t\r\n\x0c")
+    return controls <= len(text) // 100
+
+
+def _parse_other(path: Path, data: bytes, kind: str, max_bytes: int) -> Document:
+    """A file named .pdf whose content is another format: read as what it is, or refused
+    saying what it is."""
+    if kind == "html":
+        from edgechat.core.documents.html import _parse_html
+
+        return _as_other(_parse_html(path, data), "HTML")
+    if kind == "text":
+        from edgechat.core.documents.text import _parse_text
+
+        return _as_other(_parse_text(path, data, markdown=False), "plain text")
+    if kind == "zip":
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                names = set(zf.namelist())
+        except (zipfile.BadZipFile, ValueError, OSError):
+            names = set()
+        if "word/document.xml" in names:
+            from edgechat.core.documents.docx import _parse_docx
+
+            return _as_other(_parse_docx(path, data, max_bytes), "a Word document (DOCX)")
+        if "mimetype" in names and "META-INF/container.xml" in names:
+            from edgechat.core.documents.epub import _parse_epub
+
+            return _as_other(_parse_epub(path, data, max_bytes), "an EPUB book")
+        raise DocumentError(Problem.UNSUPPORTED, "not a PDF: the file is a zip archive")
+    if kind == "unknown":
+        raise DocumentError(Problem.MALFORMED, "not a PDF: the file has no %PDF- header")
+    raise DocumentError(Problem.UNSUPPORTED, f"not a PDF: the file is {kind}")
+
+
+def _as_other(doc: Document, what: str) -> Document:
+    doc.metadata["read_as"] = f"{what} (the file is named .pdf)"
+    return doc
+
+
+# --------------------------------------------------------------------------- PDFium
+
+
+class _PdfiumRefused(Exception):
+    """PDFium could not open the file (or read nothing from it): the next reader is tried."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _read_pdfium(path: Path, data: bytes, password: str | None, *, salvaged: bool = False) -> Document:
+    import pypdfium2 as pdfium
+
+    with _PDFIUM_LOCK:
+        try:
+            doc = _open_pdfium(data, password)
+        except DocumentError:
+            raise
+        except pdfium.PdfiumError as exc:
+            raise _PdfiumRefused(_describe(exc)) from None
+        try:
+            count = len(doc)
+            if count <= 0:
+                raise _PdfiumRefused("no pages found")
+            pages, failures, first_failure = _pdfium_pages(doc, count)
+            info = _pdfium_info(doc)
+            encrypted = _pdfium_encrypted(doc)
+        finally:
+            doc.close()
+
+    if failures == count:
+        raise _PdfiumRefused(f"no page could be read: {first_failure}")
+    if _count_visible((p.text for p in pages), MIN_PDF_TEXT) < MIN_PDF_TEXT:
+        if salvaged:
+            raise _PdfiumRefused("no text in the pages recovered")
+        try:  # pypdf decodes some fonts PDFium does not: a second opinion before "a scan"
+            return _read_pypdf(path, data, password)
+        except DocumentError:
+            pass
+        raise DocumentError(Problem.NO_TEXT, "no text layer (a scan or images only?)")
+
+    metadata: dict[str, str] = {"parser": "pdfium"}
+    if encrypted:
+        metadata["encrypted"] = "yes"
+    title = info.get("Title")
+    _put(metadata, "author", _pdf_string(info.get("Author")))
+    _put(metadata, "created", _pdf_date(info.get("CreationDate")))
+    _put(metadata, "modified", _pdf_date(info.get("ModDate")))
+    _put(metadata, "producer", _pdf_string(info.get("Producer")))
+    _put(metadata, "creator", _pdf_string(info.get("Creator")))
+    metadata["pages"] = str(count)
+    if failures:
+        metadata["unreadable_pages"] = str(failures)
+        metadata["partly_read"] = (
+            f"{count - failures} of {count} pages read; {failures} could not be read ({first_failure})"
+        )
+    return Document(str(path), _choose_title(path, _pdf_string(title)), "pdf", pages, metadata)
+
+
+def _open_pdfium(data: bytes, password: str | None):
+    """A PdfDocument, opened with the empty password or the one given; PASSWORD_REQUIRED when
+    neither opens it. Called under _PDFIUM_LOCK."""
+    import pypdfium2 as pdfium
+
+    try:
+        return pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        if getattr(exc, "err_code", None) != _FPDF_ERR_PASSWORD:
+            raise
+    # PDFium says "password" for some damaged files too: ask pypdf whether it is encrypted.
+    if not _pypdf_says_encrypted(data):
+        raise pdfium.PdfiumError("the file is damaged (PDFium took it for an encrypted one)")
+    if not password:
+        raise DocumentError(Problem.PASSWORD_REQUIRED, "the PDF is protected by a password")
+    try:
+        return pdfium.PdfDocument(data, password=password)
+    except pdfium.PdfiumError as exc:
+        if getattr(exc, "err_code", None) == _FPDF_ERR_PASSWORD:
+            raise DocumentError(Problem.PASSWORD_REQUIRED, "wrong password") from None
+        raise
+
+
+def _pypdf_says_encrypted(data: bytes) -> bool:
+    try:
+        from pypdf import PdfReader
+
+        with _pypdf_limits():
+            return bool(PdfReader(io.BytesIO(data), strict=False).is_encrypted)
+    except Exception:
+        return False
+
+
+def _pdfium_pages(doc, count: int) -> tuple[list[Page], int, str]:
+    pages: list[Page] = []
+    failures = 0
+    first_failure = ""
+    for index in range(count):
+        try:
+            page = doc.get_page(index)
+            try:
+                textpage = page.get_textpage()
+                try:
+                    text = pdfium_page_text(textpage)
+                finally:
+                    textpage.close()
+            finally:
+                page.close()
+        except Exception as exc:  # one broken page must not lose the rest of the document
+            failures += 1
+            first_failure = first_failure or f"page {index + 1}: {_describe(exc)}"
+            text = ""
+        pages.append(Page(index + 1, text))
+    return pages, failures, first_failure
+
+
+def pdfium_page_text(textpage) -> str:
+    """A page's text as QtPdf's `QPdfDocument.getAllText` gets it (FPDFText_GetText over all the
+    page's characters), with characters replaced one for one so every offset stays QtPdf's:
+    the "\\r" of PDFium's "\\r\\n" line ends becomes a space, a lone "\\r" a line end, PDFium's
+    end-of-line hyphen marker (U+FFFE) a "-", and other control characters spaces. Characters
+    outside the Basic Multilingual Plane are one Python character but two UTF-16 units in Qt."""
+    import pypdfium2.raw as raw
+
+    n = raw.FPDFText_CountChars(textpage)
+    if n <= 0:
+        return ""
+    buffer = (ctypes.c_ushort * (2 * n + 2))()  # PDFium may write more than n in rare cases
+    written = raw.FPDFText_GetText(textpage, 0, n, buffer)
+    if written <= 1:
+        return ""
+    text = ctypes.string_at(buffer, 2 * (written - 1)).decode("utf-16-le", "replace")
+    return _clean_pdfium_text(text)
+
+
+_PDFIUM_CONTROLS = {c: " " for c in range(32) if chr(c) not in "\n\t"}
+_PDFIUM_CONTROLS[0xFFFE] = "-"
+_PDFIUM_CONTROLS[0xFFFF] = " "
+
+
+def _clean_pdfium_text(text: str) -> str:
+    text = text.replace("\r\n", " \n")
+    if "\r" in text:
+        text = text.replace("\r", "\n")
+    return text.translate(_PDFIUM_CONTROLS)
+
+
+def _pdfium_info(doc) -> dict[str, str]:
+    try:
+        info = doc.get_metadata_dict(skip_empty=True)
+        return {str(k): str(v) for k, v in info.items()}
+    except Exception:
+        return {}
+
+
+def _pdfium_encrypted(doc) -> bool:
+    try:
+        import pypdfium2.raw as raw
+
+        return bool(raw.FPDF_GetSecurityHandlerRevision(doc) != -1)
+    except Exception:
+        return False
+
+
+# --------------------------------------------------------------------------- pypdf
+
+
+@contextmanager
+def _pypdf_limits() -> Iterator[None]:
+    try:
+        from pypdf import apply_configuration
+    except ImportError:  # pypdf before its Configuration: its old module-level limits apply
+        yield
+        return
+    with apply_configuration(None, **PYPDF_LIMITS):
+        yield
+
+
+def _read_pypdf(path: Path, data: bytes, password: str | None) -> Document:
+    with _pypdf_limits():
+        return _read_pypdf_configured(path, data, password)
+
+
+def _read_pypdf_configured(path: Path, data: bytes, password: str | None) -> Document:
     from pypdf import PasswordType, PdfReader
     from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 
@@ -52,8 +392,12 @@ def _parse_pdf(path: Path, data: bytes, password: str | None) -> Document:
         raise DocumentError(Problem.UNSUPPORTED, f"encryption not supported: {_describe(exc)}") from None
     except PdfReadError as exc:
         raise DocumentError(Problem.MALFORMED, _describe(exc)) from None
+    except (RecursionError, MemoryError):
+        raise
+    except Exception as exc:  # a damaged file fails in many ways inside pypdf
+        raise DocumentError(Problem.MALFORMED, _describe(exc)) from None
 
-    metadata: dict[str, str] = {}
+    metadata: dict[str, str] = {"parser": "pypdf"}
     if reader.is_encrypted:
         metadata["encrypted"] = "yes"
         try:
@@ -71,6 +415,10 @@ def _parse_pdf(path: Path, data: bytes, password: str | None) -> Document:
         count = len(reader.pages)
     except FileNotDecryptedError:
         raise DocumentError(Problem.PASSWORD_REQUIRED, "the PDF is protected by a password") from None
+    except (RecursionError, MemoryError):
+        raise
+    except Exception as exc:
+        raise DocumentError(Problem.MALFORMED, f"page tree unreadable: {_describe(exc)}") from None
     if count == 0:
         raise DocumentError(Problem.MALFORMED, "no pages found")
 
@@ -84,7 +432,7 @@ def _parse_pdf(path: Path, data: bytes, password: str | None) -> Document:
             raise DocumentError(Problem.PASSWORD_REQUIRED, "the PDF is protected by a password") from None
         except Exception as exc:  # one broken page must not lose the rest of the document
             failures += 1
-            first_failure = first_failure or _describe(exc)
+            first_failure = first_failure or f"page {index + 1}: {_describe(exc)}"
             text = ""
         pages.append(Page(index + 1, text))
 
@@ -109,7 +457,189 @@ def _parse_pdf(path: Path, data: bytes, password: str | None) -> Document:
     metadata["pages"] = str(count)
     if failures:
         metadata["unreadable_pages"] = str(failures)
+        metadata["partly_read"] = (
+            f"{count - failures} of {count} pages read; {failures} could not be read ({first_failure})"
+        )
     return Document(str(path), _choose_title(path, _pdf_string(title)), "pdf", pages, metadata)
+
+
+def _clean_pdf_text(text: object) -> str:
+    if not isinstance(text, str):
+        return ""
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates from broken font maps
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+# --------------------------------------------------------------------------- salvage
+
+_OBJ_RE = re.compile(rb"(?<![0-9])([0-9]{1,10})[ \t\r\n\f\x00]+([0-9]{1,5})[ \t\r\n\f\x00]+obj(?![A-Za-z])")
+_PAGE_RE = re.compile(rb"/Type[ \t\r\n\f\x00]*/Page(?![A-Za-z0-9])")
+_SKIP_RE = re.compile(rb"/Type[ \t\r\n\f\x00]*/(?:ObjStm|XRef|Catalog)(?![A-Za-z0-9])")
+_STREAM_RE = re.compile(rb"stream\r?\n")
+_INT_KEY_RE = {key: re.compile(rb"/" + key + rb"[ \t\r\n\f\x00]+([0-9]+)(?![0-9]*[ \t\r\n]+[0-9]+[ \t\r\n]+R)")
+               for key in (b"N", b"First")}
+
+
+def _salvage(path: Path, data: bytes, password: str | None) -> Document | None:
+    """The pages that can be read from a PDF that no reader opens: its complete objects (those in
+    object streams too) written into a new file with a page tree of the pages found, in the order
+    of their object numbers (the order writers give them), read by PDFium. None when nothing
+    readable is found."""
+    try:
+        rebuilt = rebuild_pdf(data)
+    except (MemoryError, RecursionError, ValueError):
+        return None
+    if rebuilt is None:
+        return None
+    pdf, found = rebuilt
+    try:
+        doc = _read_pdfium(path, pdf, password, salvaged=True)
+    except _PdfiumRefused:
+        return None
+    cut = b"%%EOF" not in data[-2048:]
+    why = "the file ends early (cut short)" if cut else "the file's structure is damaged"
+    doc.metadata["partly_read"] = (
+        f"{len(doc.pages)} page(s) recovered, in the order their objects appear; {why}, "
+        "so pages may be missing"
+    )
+    doc.metadata["parser"] = "salvage+pdfium"
+    doc.metadata["recovered_objects"] = str(found)
+    return doc
+
+
+def rebuild_pdf(data: bytes) -> tuple[bytes, int] | None:
+    """A new, well-formed PDF from the complete objects in `data` and a page tree of the page
+    objects among them; with the number of objects kept. None if there is no page object."""
+    objects: dict[int, tuple[int, bytes]] = {}
+    streams: list[bytes] = []
+    for m in _OBJ_RE.finditer(data):
+        number, generation = int(m.group(1)), int(m.group(2))
+        if number == 0 or number > _SALVAGE_MAX_OBJECT_NUMBER:
+            continue
+        end = data.find(b"endobj", m.end())
+        body = data[m.end(): end] if end >= 0 else data[m.end():]
+        has_stream = _STREAM_RE.search(body) is not None
+        if b"/ObjStm" in body[:512] and has_stream:
+            streams.append(body)  # complete or cut: its complete objects are taken below
+            continue
+        if end < 0:
+            continue  # cut short: not complete
+        if has_stream:
+            if b"endstream" not in body:
+                continue
+        elif _OBJ_RE.search(body):
+            continue  # another object starts before this one ends: damaged
+        objects[number] = (generation, body)  # a later definition (an update) wins
+    inflated = 0
+    for body in streams:
+        for number, body_in in _objects_in_stream(body, _SALVAGE_MAX_INFLATED - inflated):
+            inflated += len(body_in)
+            if number not in objects and 0 < number <= _SALVAGE_MAX_OBJECT_NUMBER:
+                objects[number] = (0, body_in)
+    objects = {n: gb for n, gb in objects.items() if not _SKIP_RE.search(gb[1][:1024])}
+    page_numbers = [n for n, (_, body) in sorted(objects.items())
+                    if _PAGE_RE.search(body.split(b"stream", 1)[0])]
+    if not page_numbers:
+        return None
+
+    pages_node = max(objects) + 1
+    catalog = pages_node + 1
+    out = io.BytesIO()
+    out.write(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+    offsets: dict[int, tuple[int, int]] = {}
+    for number in sorted(objects):
+        generation, body = objects[number]
+        offsets[number] = (out.tell(), generation)
+        out.write(b"%d %d obj" % (number, generation) + body + b"\nendobj\n")
+    offsets[pages_node] = (out.tell(), 0)
+    kids = b" ".join(b"%d %d R" % (n, objects[n][0]) for n in page_numbers)
+    out.write(b"%d 0 obj\n<< /Type /Pages /Kids [%s] /Count %d >>\nendobj\n" % (pages_node, kids, len(page_numbers)))
+    offsets[catalog] = (out.tell(), 0)
+    out.write(b"%d 0 obj\n<< /Type /Catalog /Pages %d 0 R >>\nendobj\n" % (catalog, pages_node))
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (catalog + 1))
+    for number in range(1, catalog + 1):
+        if number in offsets:
+            offset, generation = offsets[number]
+            out.write(b"%010d %05d n \n" % (offset, generation))
+        else:
+            out.write(b"0000000000 65535 f \n")
+    out.write(b"trailer\n<< /Size %d /Root %d 0 R%s >>\nstartxref\n%d\n%%%%EOF\n"
+              % (catalog + 1, catalog, _encryption_entries(data, objects), xref))
+    return out.getvalue(), len(objects)
+
+
+_ENCRYPT_RE = re.compile(rb"/Encrypt[ \t\r\n\f\x00]*([0-9]+)[ \t\r\n\f\x00]+([0-9]+)[ \t\r\n\f\x00]+R")
+_ID_RE = re.compile(rb"/ID[ \t\r\n\f\x00]*\[[ \t\r\n\f\x00]*<[0-9A-Fa-f \t\r\n]*>[ \t\r\n\f\x00]*<[0-9A-Fa-f \t\r\n]*>"
+                    rb"[ \t\r\n\f\x00]*\]")
+
+
+def _encryption_entries(data: bytes, objects: dict[int, tuple[int, bytes]]) -> bytes:
+    """The trailer's /Encrypt and /ID, when the original trailer (or cross-reference stream)
+    that held them survived: without them an encrypted file's objects cannot be decrypted."""
+    encrypt = ident = None
+    for encrypt in _ENCRYPT_RE.finditer(data):
+        pass
+    for ident in _ID_RE.finditer(data):
+        pass
+    if encrypt is None or int(encrypt.group(1)) not in objects:
+        return b""
+    return b" /Encrypt " + encrypt.group(0)[len(b"/Encrypt"):].strip() + (b" " + ident.group(0) if ident else b"")
+
+
+def _objects_in_stream(body: bytes, budget: int) -> list[tuple[int, bytes]]:
+    """The complete objects of an object stream (/Type /ObjStm, Flate or no filter): a stream
+    cut short gives the objects before the cut."""
+    m = _STREAM_RE.search(body)
+    if m is None or budget <= 0:
+        return []
+    head, raw = body[: m.start()], body[m.end():]
+    end = raw.rfind(b"endstream")
+    complete = end >= 0
+    if complete:
+        raw = raw[:end]
+    n_match, first_match = _INT_KEY_RE[b"N"].search(head), _INT_KEY_RE[b"First"].search(head)
+    if n_match is None or first_match is None:
+        return []
+    n, first = int(n_match.group(1)), int(first_match.group(1))
+    if b"/FlateDecode" in head or b"/Fl " in head or b"/Fl]" in head or b"/Fl/" in head:
+        inflater = zlib.decompressobj()
+        try:
+            content = inflater.decompress(raw, budget)
+        except zlib.error:
+            return []
+        complete = complete and inflater.eof
+    elif b"/Filter" in head:
+        return []  # another filter: not salvaged
+    else:
+        content = raw
+    numbers = content[:first].split()
+    pairs = [(int(numbers[i]), int(numbers[i + 1])) for i in range(0, min(len(numbers), 2 * n) - 1, 2)
+             if numbers[i].isdigit() and numbers[i + 1].isdigit()]
+    out = []
+    for k, (number, offset) in enumerate(pairs):
+        start = first + offset
+        stop = first + pairs[k + 1][1] if k + 1 < len(pairs) else len(content)
+        if k + 1 == len(pairs) and not complete:
+            break  # the last object of a stream cut short may be incomplete
+        if start >= len(content) or stop > len(content) or stop <= start:
+            continue
+        out.append((number, b"\n" + content[start:stop]))
+    return out
+
+
+def _damage_reason(data: bytes, pdfium_reason: str, pypdf_reason: str) -> str:
+    if b"%%EOF" not in data[-2048:]:
+        if re.search(rb"/Filter[ \t\r\n]*/Standard", data):
+            return ("the file ends early (cut short?) and is encrypted: its key was in the part "
+                    "that is missing, so no page can be recovered")
+        return f"the file ends early (cut short?) and no page could be recovered ({pypdf_reason})"
+    return f"damaged: neither PDFium nor pypdf can open it ({pypdf_reason or pdfium_reason})"
 
 
 def _pdf_string(value: object) -> str | None:

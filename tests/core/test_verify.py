@@ -100,3 +100,16 @@ def test_a_bare_marker_is_not_a_claim_and_does_not_break_the_check(embedder):
     verdicts = verify("Jupiter is the largest planet [2]. ( ) [1]. [2].", SOURCES, embedder.embed)
     assert verdicts and verdicts[0].support == Support.SUPPORTED
     assert all(v.support == Support.NO_CLAIM for v in verdicts[1:])
+
+
+def test_a_figure_must_be_in_the_sentence_that_supports_the_claim():
+    from edgechat.core.answering.verify import verify
+    from edgechat.core.records import Source, Support
+
+    text = ("Exchange rates reduced net sales by $5.0 billion in the third quarter. "
+            "Over the nine months exchange rates reduced net sales by $10.5 billion.")
+    src = Source(ordinal=1, content=text, title="Filing", path="/f.pdf", score=1.0, page=1, start=0, end=len(text))
+    right, wrong = verify("Over the nine months exchange rates reduced net sales by $10.5 billion [1]. "
+                          "Over the nine months exchange rates reduced net sales by $5.0 billion [1].", [src])
+    assert right.support == Support.SUPPORTED
+    assert wrong.support == Support.UNSUPPORTED and "5.0" in wrong.reason

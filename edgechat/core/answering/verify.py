@@ -136,6 +136,7 @@ class _SourceIndex:
     terms: list[set[str]]
     words: set[str]
     figures: set[str]
+    sentence_figures: list[set[str]] = field(default_factory=list)
     vecs: np.ndarray | None = None
 
 
@@ -169,8 +170,28 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
             terms=[_terms(t) for t in texts],
             words=_source_words(content, src),
             figures={f for f, _ in figures(content)},
+            sentence_figures=[{f for f, _ in figures(t)} for t in texts],
         ))
     return out
+
+
+_NUMBER_WORDS = frozenset(stem(w) for w in  # stemmed, as claim terms are
+    """one two three four five six seven eight nine ten eleven twelve first second third fourth fifth
+    sixth seventh eighth ninth tenth eleventh twelfth half quarter quarterly annual annually""".split()
+)
+
+
+def _holds_figures(ix: _SourceIndex, j: int, claim_figures: set[str], terms: set[str]) -> bool:
+    """Does source sentence j alone hold the claim's figures with what they are about: every
+    figure, every number word ("nine months", "third quarter") and most other words? "$5.0
+    billion over nine months" is not supported by "$5.0 billion in the quarter" followed by
+    "$10.5 billion over nine months"."""
+    if not claim_figures <= ix.sentence_figures[j]:
+        return False
+    words = {t for t in terms if not t.isdigit()}
+    if not {t for t in words if t in _NUMBER_WORDS} <= ix.terms[j]:
+        return False
+    return not words or len(words & ix.terms[j]) >= MIN_COVERAGE * len(words)
 
 
 def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
@@ -203,6 +224,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex]) -> 
         return _Check(Support.NO_CLAIM)
     if not index:
         return _Check(Support.UNSUPPORTED, reason="there are no sources")
+    claim_figures = {norm for norm, _ in figs}
+    figures_apart = False  # some source says it, but not with its figures
     found: list[tuple[float, int, list[int]]] = []  # (score, number, sentence indices)
     scores: dict[int, tuple[float, float]] = {}
     for ix in index:
@@ -223,6 +246,9 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex]) -> 
                     ok = ((cov >= MIN_COVERAGE and sim >= MIN_SIMILARITY)
                           or (cov >= HIGH_COVERAGE and sim >= MIN_SIMILARITY_HIGH_COVERAGE)
                           or (sim >= STRONG_SIMILARITY and cov >= MIN_COVERAGE_STRONG and len(window) == 1))
+                if ok and claim_figures and not any(_holds_figures(ix, j, claim_figures, terms) for j in window):
+                    ok = False
+                    figures_apart = True
                 if ok:
                     score = cov + sim - 0.05 * (len(window) - 1)  # one sentence beats a pair
                     if best is None or score > best[0]:
@@ -230,6 +256,10 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex]) -> 
         scores[ix.source.ordinal] = (round(best_cov, 3), round(best_sim, 3))
         if best is not None:
             found.append((best[0], ix.source.ordinal, best[1]))
+    if not found and figures_apart:
+        written = ", ".join(w for _, w in figs)
+        return _Check(Support.UNSUPPORTED, scores=scores,
+                      reason=f"the sources say it, but not with the figure(s) {written} in the same place")
     if not found:
         top = max(scores.items(), key=lambda kv: kv[1][0] + kv[1][1])
         return _Check(Support.UNSUPPORTED, scores=scores,

@@ -1,0 +1,80 @@
+"""A sheet for checking by hand that "supported" means supported.
+
+    python -m benchmarks.review_support PROGRESS.jsonl [--client NAME] [--n 40] [--seed 1] [--out FILE.md]
+
+Reads the answers a `benchmarks.answers` run recorded (its progress file: each answer with the
+full text of its sources), draws `n` answers shown as answers (not withheld) that hold at least one sentence marked supported,
+checks them again with the same code the app uses (edgechat.core.answering.verify, with the
+embedder), and writes for every supported sentence the sentence, the source number(s) it is
+credited to, and the source sentence(s) given as its evidence, side by side. A person then reads
+each pair and marks it: does the evidence say what the sentence says? The sheet has a box per
+pair; the tally goes in the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("progress", type=Path)
+    ap.add_argument("--client", default="", help="only this client's answers (the label in the file)")
+    ap.add_argument("--n", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+
+    from edgechat.core.answering.verify import verify
+    from edgechat.core.embedding.loader import load_default_embedder
+    from edgechat.core.records import Source, Support
+
+    embedder = load_default_embedder()
+    records = []
+    for line in args.progress.read_text(encoding="utf-8").splitlines():
+        d = json.loads(line)
+        r = d["record"]
+        if "error" in r or (args.client and d["client"] != args.client):
+            continue
+        if r.get("abstained"):
+            continue  # "not in your documents" and quotes: nothing the model wrote is shown
+        if any(v["support"] == "supported" for v in r.get("verdicts") or []):
+            records.append(d)
+    random.Random(args.seed).shuffle(records)
+    picked = records[: args.n]
+    out = [f"# Supported sentences, checked by hand ({len(picked)} answers from {args.progress.name})", ""]
+    pairs = 0
+    for d in picked:
+        r = d["record"]
+        sources = [Source(ordinal=s["number"], content=s["content"], title=s["file"], path=s["file"],
+                          score=0.0, page=s["page"] or 0, start=0, end=len(s["content"]))
+                   for s in r["sources"]]
+        by_number = {s.ordinal: s for s in sources}
+        text = r["text"]
+        out += [f"## {d['client']} {d['id']}", ""]
+        for v in verify(text, sources, embedder.embed):
+            if v.support != Support.SUPPORTED:
+                continue
+            pairs += 1
+            out.append(f"- [ ] **{text[v.start:v.end].strip()}**")
+            for e in v.evidence:
+                src = by_number.get(e.number)
+                quote = " ".join(src.content[e.start:e.end].split()) if src else "?"
+                out.append(f"  - [{e.number}] {src.path if src else '?'} p.{src.page if src else '?'}: {quote}")
+        out.append("")
+    out.insert(1, f"{pairs} supported sentences. Mark each [x] when its evidence says what it says.")
+    text = "\n".join(out) + "\n"
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+        print(json.dumps({"answers": len(picked), "supported_sentences": pairs, "sheet": str(args.out)}))
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -317,10 +317,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         counts = engine.counts()
         roots = engine.roots()
         offline = engine.offline_roots()
-        failed = [f for f in engine.files() if f.state == FileState.FAILED]
+        files = engine.files()
+        failed = [f for f in files if f.state == FileState.FAILED]
+        partly = [f for f in files if f.state == FileState.DONE and f.detail.startswith("partly read")]
     if args.json:
         print(json.dumps({"library": str(engine.library_dir), "roots": roots, "offline": offline, **counts.to_dict(),
-                          "problems": [{"path": f.path, "problem": f.problem, "detail": f.detail} for f in failed]},
+                          "problems": [{"path": f.path, "problem": f.problem, "detail": f.detail} for f in failed],
+                          "partly_read": [{"path": f.path, "detail": f.detail} for f in partly]},
                          indent=2))
         return 0
     print(f"Library {engine.library_dir}")
@@ -331,6 +334,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"  {len(failed)} files not indexed:")
         for f in failed[:50]:
             print(f"    - {f.path}: {f.problem}")
+    if partly:
+        print(f"  {len(partly)} files indexed in part:")
+        for f in partly[:50]:
+            print(f"    - {f.path}: {f.detail}")
     return 0
 
 

@@ -205,10 +205,12 @@ class Engine:
         return [r for r in self._store.roots() if is_offline(Path(r), holds_files=True)]
 
     def files(self) -> list[LibraryFile]:
+        """Every file of the library. An indexed file that was only partly read (a PDF cut short,
+        pages that could not be read) says so in `detail`: "partly read: ..."."""
         return [
             LibraryFile(path=f.path, root=f.root or "", state=f.state, problem=f.problem or "",
-                        detail=f.detail or "", title=f.title or "", format=f.format or "", pages=f.pages or 0,
-                        chunks=f.chunks or 0)
+                        detail=f.detail or _partly_read(f.metadata), title=f.title or "", format=f.format or "",
+                        pages=f.pages or 0, chunks=f.chunks or 0)
             for f in self._store.files()
         ]
 
@@ -410,3 +412,8 @@ def describe_error(exc: BaseException) -> str:
     if not msg:
         return name
     return msg if name in ("RuntimeError", "OSError", "Exception", "LibraryLockedError") else f"{name}: {msg}"
+
+
+def _partly_read(metadata: dict[str, str] | None) -> str:
+    note = (metadata or {}).get("partly_read", "")
+    return f"partly read: {note}" if note else ""

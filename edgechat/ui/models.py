@@ -262,7 +262,7 @@ class LibraryModel(QAbstractItemModel):
                 return f"old version kept: {f.problem}"
             if f.state == FileState.DONE:
                 n = f.chunks or 0
-                return f"{n} passage{'s' if n != 1 else ''}"
+                return f"{n} passage{'s' if n != 1 else ''}" + (", partly read" if f.detail else "")
             return STATE_TEXT.get(f.state, f.state)
         if role == Qt.ItemDataRole.ToolTipRole:
             lines = [f.path]
@@ -276,6 +276,8 @@ class LibraryModel(QAbstractItemModel):
                              f"{f.chunks or 0} passage(s).")
             elif f.state == FileState.DONE:
                 lines.append(f"{f.pages or 0} page(s), {f.chunks or 0} passage(s)")
+                if f.detail:
+                    lines.append(f.detail[:1].upper() + f.detail[1:])
             return "\n".join(lines)
         if role == Qt.ItemDataRole.DecorationRole and col == 0:
             return _icon(QStyle.StandardPixmap.SP_MessageBoxWarning if failed or stale

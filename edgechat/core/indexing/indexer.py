@@ -29,6 +29,7 @@ from edgechat.core.embedding.embedder import Embedder
 from edgechat.core.fileio import sha256_file
 from edgechat.core.records import Chunk, Document, DocumentError, FileState, IndexPhase, Problem
 from edgechat.core.store import Store
+from edgechat.core.store.diskfull import DiskFullError, disk_full_message, disk_full_reason
 
 log = logging.getLogger(__name__)
 
@@ -237,6 +238,25 @@ class Indexer:
         *,
         progress: Callable[[IndexProgress], None] | None = None,
         cancel: threading.Event | None = None,
+    ) -> IndexSummary:
+        """Index the folders (or files). Raises DiskFullError, saying so plainly, when the
+        library's disk fills up: the run stops there, the files committed before stay."""
+        try:
+            return self._index(roots, progress, cancel)
+        except DiskFullError:
+            raise
+        except Exception as e:
+            reason = disk_full_reason(e, self.store.dir)
+            if reason is None:
+                raise
+            log.error("indexing stopped, the disk is full: %s", reason)
+            raise DiskFullError(disk_full_message(reason, self.store.dir)) from e
+
+    def _index(
+        self,
+        roots: Sequence[str | Path],
+        progress: Callable[[IndexProgress], None] | None,
+        cancel: threading.Event | None,
     ) -> IndexSummary:
         t0 = time.perf_counter()
         cancel = cancel or threading.Event()

@@ -134,6 +134,9 @@ class Store:
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         self._vector_index_factory = vector_index_factory
         self._vectors: VectorIndex | None = None
+        # Set when a vector index write failed (a full disk): the library is then not marked
+        # clean on close, so the next open resyncs the vector index from SQLite.
+        self._vectors_behind = False
         row = self.db.execute("SELECT value FROM meta WHERE key='clean'").fetchone()
         # For a reader, False also while a writer has the library open (it marks it unclean then).
         self.was_clean = row is None or row[0] == "1"
@@ -156,12 +159,21 @@ class Store:
         return self._vectors
 
     def close(self) -> None:
-        with self._db_lock:
-            if not self.readonly:
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clean', '1')")
-            self.db.close()
-        self._close_vectors()
-        self._lock.release()
+        try:
+            with self._db_lock:
+                try:
+                    if not self.readonly and not self._vectors_behind:
+                        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clean', '1')")
+                except sqlite3.Error as e:  # a full disk: left unclean, the next open resyncs
+                    log.warning("could not mark the library closed cleanly: %s", e)
+                finally:
+                    self.db.close()
+            try:
+                self._close_vectors()
+            except Exception as e:  # noqa: BLE001 - the next open resyncs what it did not write
+                log.warning("closing the vector index failed: %s", e)
+        finally:
+            self._lock.release()
 
     def _close_vectors(self) -> None:
         """Close the vector index. For Chroma this releases its process-wide cached store for
@@ -188,7 +200,15 @@ class Store:
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
-            self.db.execute("COMMIT")
+            try:
+                self.db.execute("COMMIT")
+            except sqlite3.Error:
+                # A COMMIT that fails (a full disk) can leave the transaction open: roll it
+                # back so this connection neither holds the write lock nor commits it later.
+                if self.db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self.db.execute("ROLLBACK")
+                raise
 
     # ------------------------------------------------------------------ roots
 
@@ -286,13 +306,17 @@ class Store:
                 "metadata=excluded.metadata, indexed=excluded.indexed, problem=NULL, detail=NULL",
                 (fid, path, root, size, mtime, sha256, title, fmt, pages, len(chunks), json.dumps(metadata), time.time()),
             )
-        index = self.open_vectors()
-        stale = sorted(set(old) - set(ids))
-        if stale:
-            index.delete(stale)
-        if set(old) & set(ids):  # the same content again: replace its vectors too
-            index.delete(sorted(set(old) & set(ids)))
-        index.add(ids, vectors, [fid] * len(ids), [c.page for c in chunks])
+        try:
+            index = self.open_vectors()
+            stale = sorted(set(old) - set(ids))
+            if stale:
+                index.delete(stale)
+            if set(old) & set(ids):  # the same content again: replace its vectors too
+                index.delete(sorted(set(old) & set(ids)))
+            index.add(ids, vectors, [fid] * len(ids), [c.page for c in chunks])
+        except BaseException:
+            self._vectors_behind = True  # SQLite has the file; the next open adds its vectors
+            raise
         return fid
 
     def commit_file(
@@ -366,7 +390,11 @@ class Store:
             )
             db.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
         # A kill here leaves vectors without rows: invisible to searches, removed by recover().
-        self.open_vectors().delete_file(file_id)
+        try:
+            self.open_vectors().delete_file(file_id)
+        except BaseException:
+            self._vectors_behind = True
+            raise
 
     def recover(self) -> list[str]:
         """Undo what an interrupted run left half-done. Returns the paths it cleaned."""

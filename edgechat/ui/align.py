@@ -1,5 +1,8 @@
 """Finding a cited passage in a page's text when the two were extracted differently.
 
+A PDF indexed with PDFium (the reader since the pypdfium2 switch) has QtPdf's own character
+offsets: `exact_span` checks that and takes them as they are. Otherwise (a PDF read by the
+pypdf fallback, or indexed before) the texts differ:
 pypdf (which indexed the passage) and QtPdf/pdfium (which shows the page) disagree on line ends,
 spaces, ligatures and hyphens, so character offsets cannot be carried across. Both texts are
 reduced to their letters and digits (NFKC, lower case), the passage is found in the page, and
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["align_passage", "normalized"]
+__all__ = ["align_passage", "exact_span", "indexed_form", "normalized", "utf16_index"]
 
 _ANCHORS = (80, 48, 32, 20, 12)
 
@@ -86,6 +89,36 @@ def align_passage(page_text: str, passage: str, *, hint: int | None = None) -> t
             e = ends[-1]
             return span(max(0, e - n), e)
     return None
+
+
+# What the indexer does to PDFium's page text (edgechat/core/documents/pdf.py), one character
+# for one: QtPdf's getAllText is the same PDFium text before it.
+_PDFIUM_CONTROLS = {c: " " for c in range(32) if chr(c) not in "\n\t"}
+_PDFIUM_CONTROLS[0xFFFE] = "-"
+_PDFIUM_CONTROLS[0xFFFF] = " "
+
+
+def indexed_form(viewer_text: str) -> str:
+    """QtPdf's page text as the indexer stores PDFium's: same length, same offsets."""
+    text = viewer_text.replace("\r\n", " \n")
+    if "\r" in text:
+        text = text.replace("\r", "\n")
+    return text.translate(_PDFIUM_CONTROLS)
+
+
+def exact_span(viewer_text: str, passage: str, start: int, end: int) -> tuple[int, int] | None:
+    """``(start, end)`` when the indexed offsets hold `passage` in the viewer's page text as they
+    are (the page was indexed with PDFium, the engine QtPdf shows it with); None otherwise, and
+    the passage is then placed by `align_passage`."""
+    if not passage or end - start != len(passage) or not 0 <= start < end <= len(viewer_text):
+        return None
+    return (start, end) if indexed_form(viewer_text)[start:end] == passage else None
+
+
+def utf16_index(text: str, index: int) -> int:
+    """A Python index into `text` as a UTF-16 index (QtPdf counts characters outside the Basic
+    Multilingual Plane twice)."""
+    return index + sum(1 for c in text[:index] if ord(c) > 0xFFFF)
 
 
 def _find_all(haystack: str, needle: str) -> list[int]:

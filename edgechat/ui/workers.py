@@ -109,6 +109,7 @@ class PdfPlacement:
     page_index: int
     polygons: list[list[tuple[float, float]]] = field(default_factory=list)
     span: tuple[int, int] | None = None  # characters of QtPdf's page text
+    exact: bool = False  # the indexed offsets were QtPdf's (PDFium indexed it): no alignment needed
     selected_text: str = ""
     note: str = ""  # why the passage is shown without a highlight
 
@@ -176,17 +177,18 @@ class DocumentWorker(QObject):
         if check.format == "pdf" and check.status in (SourceStatus.OK, SourceStatus.CHANGED):
             try:
                 passage = check.chunk_text if check.status == SourceStatus.OK else ""
-                loaded.pdf = self._place_in_pdf(check.path, check.stamp, check.page, passage)
+                loaded.pdf = self._place_in_pdf(check.path, check.stamp, check.page, passage, check.start, check.end)
             except Exception as e:  # noqa: BLE001
                 log.exception("placing the passage in %s failed", check.path)
                 check.status, check.message = SourceStatus.ERROR, str(e) or type(e).__name__
         if self._current(event.request_id):
             self.sig_loaded.emit(loaded)
 
-    def _place_in_pdf(self, path: str, stamp: tuple | None, page: int, passage: str) -> PdfPlacement | None:
+    def _place_in_pdf(self, path: str, stamp: tuple | None, page: int, passage: str, start: int = 0,
+                      end: int = 0) -> PdfPlacement | None:
         from PySide6.QtPdf import QPdfDocument
 
-        from edgechat.ui.align import align_passage
+        from edgechat.ui.align import align_passage, exact_span, utf16_index
 
         if self._pdf is None:
             self._pdf = QPdfDocument()
@@ -202,11 +204,16 @@ class DocumentWorker(QObject):
         out = PdfPlacement(page_count=count, page_index=index)
         if not passage:
             return out
-        span = align_passage(doc.getAllText(index).text(), passage)
+        page_text = doc.getAllText(index).text()
+        span = exact_span(page_text, passage, start, end)  # indexed with PDFium: QtPdf's own offsets
+        out.exact = span is not None
+        if span is None:
+            span = align_passage(page_text, passage, hint=start)
         if span is None:
             out.note = "The cited passage could not be located on this page; it is shown without a highlight."
             return out
-        sel = doc.getSelectionAtIndex(index, span[0], span[1] - span[0])
+        a, b = utf16_index(page_text, span[0]), utf16_index(page_text, span[1])
+        sel = doc.getSelectionAtIndex(index, a, b - a)
         out.span = (span[0], span[1])
         out.polygons = [[(p.x(), p.y()) for p in poly] for poly in sel.bounds()]
         out.selected_text = sel.text()

@@ -14,6 +14,13 @@ from edgechat.core import paths  # noqa: E402
 
 os.environ.setdefault("EDGECHAT_MODELS", str(paths.models_dir()))
 
+# Property tests check behaviour, not speed: Hypothesis' default 200 ms per example failed them
+# on a loaded 2-core machine (timings belong in benchmarks).
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("edgechat", deadline=None)
+_hypothesis_settings.load_profile("edgechat")
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_home(tmp_path_factory: pytest.TempPathFactory):

@@ -113,3 +113,29 @@ def test_a_figure_must_be_in_the_sentence_that_supports_the_claim():
                           "Over the nine months exchange rates reduced net sales by $5.0 billion [1].", [src])
     assert right.support == Support.SUPPORTED
     assert wrong.support == Support.UNSUPPORTED and "5.0" in wrong.reason
+
+
+def test_number_words_belong_to_the_figure_next_to_them():
+    from edgechat.core.answering.verify import verify
+    from edgechat.core.records import Source, Support
+
+    text = ("Changes in exchange rates reduced net sales by $5.0 billion for the third quarter and by "
+            "$10.5 billion for the nine months ended September 30, 2022.")
+    src = Source(ordinal=1, content=text, title="Filing", path="/f.pdf", score=1.0, page=1, start=0, end=len(text))
+    right, wrong = verify("Exchange rates reduced net sales by $10.5 billion for the nine months ended September 30, 2022 [1]. "
+                          "Exchange rates reduced net sales by $5.0 billion for the nine months ended September 30, 2022 [1].", [src])
+    assert right.support == Support.SUPPORTED
+    assert wrong.support == Support.UNSUPPORTED
+
+
+def test_a_code_name_must_be_in_a_source_not_only_its_words():
+    from edgechat.core.answering.verify import verify
+    from edgechat.core.records import Source, Support
+
+    text = ("Package foreign reads data stored by Minitab, SAS, SPSS, Stata and Systat. "
+            "The function read.table() reads a data frame.")
+    src = Source(ordinal=1, content=text, title="R FAQ", path="/R-FAQ.pdf", score=1.0, page=1, start=0, end=len(text))
+    invented, real = verify("Package foreign reads SPSS files with the `read.systat` function [1]. "
+                            "The function `read.table()` reads a data frame [1].", [src])
+    assert invented.support == Support.UNSUPPORTED and "read.systat" in invented.reason
+    assert real.support == Support.SUPPORTED

@@ -137,6 +137,8 @@ class _SourceIndex:
     words: set[str]
     figures: set[str]
     sentence_figures: list[set[str]] = field(default_factory=list)
+    sentence_texts: list[str] = field(default_factory=list)
+    haystack: str = ""  # the passage, title and file name, lower case: where identifiers are looked up
     vecs: np.ndarray | None = None
 
 
@@ -147,6 +149,27 @@ class _Check:
     evidence: list[Evidence] = field(default_factory=list)
     reason: str = ""
     scores: dict[int, tuple[float, float]] = field(default_factory=dict)  # number -> (coverage, similarity)
+
+
+_BACKTICKED_RE = re.compile(r"`([^`\s]{2,60})`")
+_IDENT_RE = re.compile(r"(?<![\w.])[A-Za-z]\w*(?:[._]\w{2,})+(?:\(\))?")
+
+
+def _identifiers(sentence: str) -> list[str]:
+    """Code-like names in a sentence, lower case: `backticked` words and names with a dot or an
+    underscore inside ("read.table", "R_LIBS_USER", "parent.frame()"). A model that invents one
+    ("read.systat") shares every word of it with a source that lists "Systat", so words cannot
+    tell; the name itself must be in a source."""
+    out = [m.group(1) for m in _BACKTICKED_RE.finditer(sentence)]
+    out += [m.group() for m in _IDENT_RE.finditer(sentence)]
+    cleaned = []
+    for ident in out:
+        ident = ident.strip(".,;:!?\"'").lower()
+        if ident.endswith("()"):
+            ident = ident[:-2]
+        if len(ident) >= 2:
+            cleaned.append(ident)
+    return list(dict.fromkeys(cleaned))
 
 
 def _source_words(content: str, src: Source) -> set[str]:
@@ -171,6 +194,8 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
             words=_source_words(content, src),
             figures={f for f, _ in figures(content)},
             sentence_figures=[{f for f, _ in figures(t)} for t in texts],
+            sentence_texts=texts,
+            haystack=" ".join((content, src.title or "", os.path.basename((src.path or "").replace("\\", "/")))).lower(),
         ))
     return out
 
@@ -189,9 +214,38 @@ def _holds_figures(ix: _SourceIndex, j: int, claim_figures: set[str], terms: set
     if not claim_figures <= ix.sentence_figures[j]:
         return False
     words = {t for t in terms if not t.isdigit()}
-    if not {t for t in words if t in _NUMBER_WORDS} <= ix.terms[j]:
+    number_words = {t for t in words if t in _NUMBER_WORDS}
+    if not number_words <= ix.terms[j]:
+        return False
+    if number_words and not _near_figures(ix.sentence_texts[j], claim_figures, number_words):
         return False
     return not words or len(words & ix.terms[j]) >= MIN_COVERAGE * len(words)
+
+
+def _near_figures(sentence: str, claim_figures: set[str], number_words: set[str]) -> bool:
+    """Does each of the claim's figures (years aside) occur in `sentence` with the claim's number
+    words between it and the figures before and after it ("by $5.0 billion for Q3 and by $10.5
+    billion for the nine months": "nine months" belongs to 10.5, not to 5.0)?"""
+    found = [(m.start(), m.end(), _norm_figure(m)) for m in _FIGURE_RE.finditer(sentence)]
+    amounts = [(a, b, f) for a, b, f in found if not _YEAR_RE.fullmatch(f)]
+    for figure in claim_figures:
+        if _YEAR_RE.fullmatch(figure):
+            continue
+        ok = False
+        for i, (a, b, f) in enumerate(amounts):
+            if f != figure:
+                continue
+            lo = amounts[i - 1][1] if i > 0 else 0
+            hi = amounts[i + 1][0] if i + 1 < len(amounts) else len(sentence)
+            if number_words <= _terms(sentence[lo:hi]):
+                ok = True
+                break
+        if not ok:
+            return False
+    return True
+
+
+_YEAR_RE = re.compile(r"(?:19|20)\d\d")
 
 
 def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
@@ -214,6 +268,9 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex]) -> 
     for norm, written in figs:
         if norm not in all_figures:
             return _Check(Support.UNSUPPORTED, reason=f"the figure {written} appears in no source")
+    for ident in _identifiers(body):
+        if not any(ident in ix.haystack for ix in index):
+            return _Check(Support.UNSUPPORTED, reason=f"the name {ident} appears in no source")
     all_words = set().union(*(ix.words for ix in index)) if index else set()
     for name in names:
         if name.lower() not in all_words and stem(name.lower()) not in all_words:

@@ -169,3 +169,32 @@ def test_a_worker_that_cannot_start_falls_back_to_parsing_in_process(tmp_path):
     assert json.loads(r.stdout.strip().splitlines()[-1]) == {"indexed": 2, "failed": []}
     assert "the parse worker could not start" in r.stderr
     assert r.stderr.count("the parse worker could not start") == 1  # tried once, not per file
+
+
+def _limit_in_a_daemon(path: str, conn) -> None:
+    """Runs in a daemonic child, as the app's engine process does."""
+    try:
+        with ParseWorker(ParseLimit(base_s=2, per_mb_s=0)) as worker:
+            worker.parse(path, size=os.path.getsize(path))
+        conn.send(("parsed", ""))
+    except DocumentError as e:
+        conn.send((e.problem.value, e.detail))
+    except BaseException as e:  # what went wrong, for the assertion message
+        conn.send(("unexpected", f"{type(e).__name__}: {e}"))
+
+
+def test_the_limit_works_inside_a_daemonic_engine_process(tmp_path):
+    # The window starts the engine with multiprocessing (spawn, daemon=True); multiprocessing
+    # refuses children to daemonic processes unless the worker lifts that for its own child.
+    import multiprocessing
+
+    slow = tmp_path / "slow.pdf"
+    slow.write_bytes(slow_pdf())
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_limit_in_a_daemon, args=(str(slow), child), daemon=True)
+    proc.start()
+    assert parent.poll(300), "no answer from the daemonic process"
+    problem, detail = parent.recv()
+    proc.join(30)
+    assert (problem, detail) == (Problem.TOO_SLOW.value, "parsing was stopped after 2 s (the limit for a 0.1 MB file)")

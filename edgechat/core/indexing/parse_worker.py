@@ -121,6 +121,7 @@ class ParseWorkerUnavailable(Exception):
     """The child process could not be started (or died before it was ready)."""
 
 
+_START_LOCK = threading.Lock()
 STARTUP_S = 120.0  # an interpreter start and the parsers' imports, on a very busy machine
 
 
@@ -145,7 +146,20 @@ class ParseWorker:
         self._stop()
         parent, child = self._ctx.Pipe(duplex=True)
         proc = self._ctx.Process(target=_serve, args=(child, os.getpid()), name="edgechat-parse", daemon=True)
-        proc.start()
+        # The app's engine process is itself a daemonic multiprocessing child, and multiprocessing
+        # refuses children to those (they could be orphaned). This child cannot be: it exits when
+        # its parent goes (_watch_parent) and is killed by close(). So the flag is lifted while
+        # it starts.
+        me = multiprocessing.current_process()
+        daemonic = bool(me._config.get("daemon"))  # type: ignore[attr-defined]
+        with _START_LOCK:
+            if daemonic:
+                me._config["daemon"] = False  # type: ignore[attr-defined]
+            try:
+                proc.start()
+            finally:
+                if daemonic:
+                    me._config["daemon"] = True  # type: ignore[attr-defined]
         child.close()
         self._proc, self._conn = proc, parent
         self._ready = False

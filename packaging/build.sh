@@ -75,7 +75,8 @@ if [ "$(uname -s)" = Linux ] && command -v strip >/dev/null && command -v readel
   before=$(du -sm "$DIST/EdgeChat" | cut -f1)
   find "$DIST/EdgeChat" -type f \( -name '*.so' -o -name '*.so.*' \) -not -path '*.libs/*' -print0 |
     while IFS= read -r -d '' so; do
-      if readelf -S "$so" 2>/dev/null | grep -q '\.debug_info'; then strip --strip-debug "$so"; fi
+      # (not grep -q: it stops reading early, readelf gets SIGPIPE and pipefail says no)
+      if readelf -S "$so" 2>/dev/null | grep '\.debug_info' >/dev/null; then strip --strip-debug "$so"; fi
     done
   echo "== debug info stripped: $before MB -> $(du -sm "$DIST/EdgeChat" | cut -f1) MB"
 fi

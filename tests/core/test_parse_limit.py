@@ -1,10 +1,10 @@
 """The per-file parse time limit: a file that takes too long to parse is stopped and reported,
 and the run goes on. Real child processes, a genuinely slow PDF (no sleeping fake), real Chroma.
 
-The slow input: a 50 KB PDF whose pages all draw one shared, deflated content stream of 20,000
-positioned text runs. pypdf decodes and interprets that stream again for every page, about 1.5 s
-a page on two shared cores, so 400 pages would take ten minutes. The tests set the limit to a few
-seconds.
+The slow input: a 0.5 MB PDF whose 2,000 pages all draw one shared, deflated content stream of
+60,000 positioned text runs. The reader decodes and lays out that stream again for every page:
+PDFium about 0.15 s a page on two shared cores (5 minutes for the file), pypdf ten times longer.
+The tests set the limit to a few seconds.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from tests.core.test_indexing import consistent
 from tests.helpers import ASTRONOMY, make_pdf, write
 
 
-def slow_pdf(pages: int = 400, runs: int = 20_000) -> bytes:
+def slow_pdf(pages: int = 2000, runs: int = 60_000) -> bytes:
     """A small valid PDF that pypdf takes minutes to read (see the module docstring)."""
     body = b"BT /F1 9 Tf\n" + b"".join(b"1 0 0 1 %d %d Tm (w) Tj\n" % (i % 500, i % 700) for i in range(runs)) + b"ET\n"
     stream = zlib.compress(body, 9)
@@ -197,4 +197,5 @@ def test_the_limit_works_inside_a_daemonic_engine_process(tmp_path):
     assert parent.poll(300), "no answer from the daemonic process"
     problem, detail = parent.recv()
     proc.join(30)
-    assert (problem, detail) == (Problem.TOO_SLOW.value, "parsing was stopped after 2 s (the limit for a 0.1 MB file)")
+    mb = slow.stat().st_size / 1e6
+    assert (problem, detail) == (Problem.TOO_SLOW.value, f"parsing was stopped after 2 s (the limit for a {mb:.1f} MB file)")

@@ -12,9 +12,11 @@ size), writes mutated copies into a temp folder:
   bytes of an entry damaged (CRC errors), an entry's XML cut short, the main entry removed, or
   replaced by binary garbage.
 
-Each mutated file is parsed (`parse_document`, timed) and indexed (`Engine.index([file])`) in a
-worker subprocess that logs a line before and after each file. The parent enforces a wall-clock
-limit per file: a file over it is a hang (the worker is killed, the rest goes on in a new one);
+Each mutated file is parsed (`parse_document` in a parse worker, timed) and indexed
+(`Engine.index([file])`) in a worker subprocess that logs a line before and after each file. The
+indexer's own per-file parse time limit (EDGECHAT_PARSE_LIMIT, set to a third of `--limit` unless
+given) stops a file that parses too long and reports it ("took too long to read"); on top of that
+the parent enforces a wall-clock limit per file: a file over it is a hang (the worker is killed, the rest goes on in a new one);
 a worker that dies is a crash on the file it had started. At the end the library is read and
 every file's state and problem counted; a mutated file with no state at all is reported.
 
@@ -170,11 +172,11 @@ def build(folder: Path, count: int, seed: int, max_bytes: int, only: int | None 
 
 
 def worker(library: str, files: list[str], log: str) -> None:
-    from edgechat.core.documents import parse_document
     from edgechat.core.engine import Engine
+    from edgechat.core.indexing.parse_worker import ParseWorker
     from edgechat.core.records import DocumentError
 
-    with open(log, "a", buffering=1) as out, Engine(library) as engine:
+    with open(log, "a", buffering=1) as out, Engine(library) as engine, ParseWorker() as parser:
         engine.embedder  # load before the first clock starts
         out.write(json.dumps({"ready": True}) + "\n")
         for f in files:
@@ -182,7 +184,7 @@ def worker(library: str, files: list[str], log: str) -> None:
             t0 = time.perf_counter()
             problem = ""
             try:
-                parse_document(f)
+                parser.parse(f, size=os.path.getsize(f))
             except DocumentError as exc:
                 problem = str(getattr(exc, "problem", "")) or type(exc).__name__
             except Exception as exc:  # not a DocumentError: escaped the parser
@@ -206,6 +208,7 @@ def run_all(folder: Path, library: Path, files: list[str], limit: float, log_dir
     remaining = list(files)
     n = 0
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.setdefault("EDGECHAT_PARSE_LIMIT", f"{limit / 3:.1f},0")
     while remaining:
         n += 1
         log = log_dir / f"worker{n}.jsonl"

@@ -241,6 +241,12 @@ def test_image_named_pdf_is_refused_saying_what_it_is(tmp_path: Path) -> None:
     assert err.problem is Problem.UNSUPPORTED and "PNG image" in err.detail
 
 
+def test_pdf_that_lost_its_header_is_still_a_pdf(tmp_path: Path) -> None:
+    data = make_pdf(PAGES)
+    doc = parse_document(write(tmp_path, "headless.pdf", data[data.index(b"1 0 obj"):]))
+    assert doc.format == "pdf" and "Gamma" in doc.pages[2].text
+
+
 def test_binary_junk_named_pdf_is_malformed(tmp_path: Path) -> None:
     err = problem(write(tmp_path, "junk.pdf", bytes(range(256)) * 4))
     assert err.problem is Problem.MALFORMED and "%PDF-" in err.detail

@@ -78,7 +78,9 @@ _SALVAGE_MAX_INFLATED = 256 * 1024 * 1024
 
 def _parse_pdf(path: Path, data: bytes, password: str | None, max_bytes: int = 200 * 1024 * 1024) -> Document:
     kind = sniff(data)
-    if kind != "pdf":
+    if kind == "text" and _OBJ_RE.search(data[:1024]) and b"endobj" in data:
+        data = b"%PDF-1.7\n" + data  # PDF objects with no header: a damaged PDF, not text
+    elif kind != "pdf":
         return _parse_other(path, data, kind, max_bytes)
     try:
         return _read_pdfium(path, data, password)

@@ -30,6 +30,7 @@ from edgechat.core.fileio import sha256_file
 from edgechat.core.records import Chunk, Document, DocumentError, FileState, IndexPhase, Problem
 from edgechat.core.store import Store
 from edgechat.core.store.diskfull import DiskFullError, disk_full_message, disk_full_reason
+from edgechat.core.store.library import text_hash
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ class IndexSummary:
     recovered: list[str] = field(default_factory=list)
     offline: list[str] = field(default_factory=list)  # folders not there: their files are kept
     stale: list[str] = field(default_factory=list)  # failed now, last good version kept
+    resumed_chunks: int = 0  # vectors an interrupted run had kept (not embedded again)
 
     def problem_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -84,6 +86,7 @@ class IndexSummary:
             "recovered": self.recovered,
             "offline": self.offline,
             "stale": self.stale,
+            "resumed_chunks": self.resumed_chunks,
         }
 
 
@@ -103,6 +106,10 @@ class _Parsed:
     chunks: list[Chunk]
     error: DocumentError | None = None
 
+
+# A file with at least this many chunks keeps its vectors every CHECKPOINT_CHUNKS chunks embedded
+# (about 7 s of embedding on two cores), so a run killed in the middle of it resumes there.
+CHECKPOINT_CHUNKS = 128
 
 # A file in one of these states whose size and mtime did not change needs nothing done.
 UNCHANGED_STATES = (FileState.DONE, FileState.STALE, FileState.FAILED)
@@ -346,12 +353,14 @@ class Indexer:
         worker.start()
 
         pending: list[tuple[_Parsed | None, list]] = []  # files whose chunks are being embedded
+        unsaved: dict[int, list[int]] = {}  # pending index -> chunks embedded, not yet kept
         buffer: list[tuple[int, int]] = []  # (pending index, chunk index) awaiting embedding
         finished = False
         try:
             while not finished or buffer:
                 if cancel.is_set():
                     summary.cancelled = True
+                    self._checkpoint(pending, unsaved, force=True)  # a cancel keeps what it did
                     break
                 # Fill the buffer until a batch is full or the parser has nothing ready.
                 while not finished and len(buffer) < self.batch_size:
@@ -370,9 +379,15 @@ class Indexer:
                         self._file_done(state, item, report)
                         continue
                     state.chunks_total += len(item.chunks)
-                    pending.append((item, [None] * len(item.chunks)))
+                    vectors_: list = [None] * len(item.chunks)
+                    resumed = self._resume(item, vectors_)
+                    summary.resumed_chunks += resumed
+                    state.chunks_done += resumed
+                    pending.append((item, vectors_))
                     pi = len(pending) - 1
-                    buffer.extend((pi, ci) for ci in range(len(item.chunks)))
+                    buffer.extend((pi, ci) for ci in range(len(item.chunks)) if vectors_[ci] is None)
+                    if resumed == len(item.chunks):  # every vector was kept by the killed run
+                        self._commit_ready(pending, state, summary, report)
                 if not buffer or cancel.is_set():
                     continue
                 while self.yield_to is not None and self.yield_to.is_set() and not cancel.is_set():
@@ -385,14 +400,10 @@ class Indexer:
                 summary.embedded += len(texts)
                 for (pi, ci), v in zip(batch, vecs):
                     pending[pi][1][ci] = v
+                    unsaved.setdefault(pi, []).append(ci)
                 state.chunks_done += len(batch)
-                # Commit every file whose chunks are all embedded.
-                for pi, (item, vectors) in enumerate(pending):
-                    if item is None or any(v is None for v in vectors):
-                        continue
-                    self._commit(item, vectors, summary)
-                    pending[pi] = (None, [])
-                    self._file_done(state, item, report)
+                self._commit_ready(pending, state, summary, report)
+                self._checkpoint(pending, unsaved)
                 report(state)
         finally:
             stop_parsing.set()
@@ -405,6 +416,46 @@ class Indexer:
         state.phase = IndexPhase.CANCELLED if summary.cancelled else IndexPhase.FINISHED
         state.current = ""
         report(state)
+
+    def _commit_ready(self, pending: list[tuple[_Parsed | None, list]], state: IndexProgress,
+                      summary: IndexSummary, report) -> None:
+        """Commit every file whose chunks are all embedded."""
+        for pi, (item, vectors) in enumerate(pending):
+            if item is None or any(v is None for v in vectors):
+                continue
+            self._commit(item, vectors, summary)
+            pending[pi] = (None, [])
+            self._file_done(state, item, report)
+
+    def _resume(self, item: _Parsed, vectors: list) -> int:
+        """Fill in the vectors an interrupted run kept for this version of a large file (same
+        sha256, same chunk text); how many."""
+        if len(item.chunks) < CHECKPOINT_CHUNKS:
+            return 0
+        kept = self.store.load_partial(item.job.path, item.job.sha256)
+        n = 0
+        for ci, (th, vec) in kept.items():
+            if ci < len(item.chunks) and th == text_hash(item.chunks[ci].embed_text):
+                vectors[ci] = vec
+                n += 1
+        if n:
+            log.info("%s: %d of %d chunks kept by an interrupted run", item.job.path, n, len(item.chunks))
+        return n
+
+    def _checkpoint(self, pending: list[tuple[_Parsed | None, list]], unsaved: dict[int, list[int]],
+                    force: bool = False) -> None:
+        """Keep the vectors of large files still being embedded, every CHECKPOINT_CHUNKS chunks
+        (or now, when `force`): a kill then costs at most that much embedding again."""
+        for pi in list(unsaved):
+            item, vectors = pending[pi]
+            cis = unsaved[pi]
+            if item is None or len(item.chunks) < CHECKPOINT_CHUNKS:
+                del unsaved[pi]
+                continue
+            if cis and (force or len(cis) >= CHECKPOINT_CHUNKS):
+                self.store.save_partial(item.job.path, item.job.sha256,
+                                        [(ci, text_hash(item.chunks[ci].embed_text), vectors[ci]) for ci in cis])
+                unsaved[pi] = []
 
     def _file_done(self, state: IndexProgress, item: _Parsed, report) -> None:
         state.files_done += 1

@@ -73,6 +73,15 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 """
 
 
+# Vectors of a large file's chunks embedded before its run was interrupted: not searchable, used
+# by the next run of the same version (same sha256, same chunk text) instead of embedding again.
+_PARTIAL_SCHEMA = """
+CREATE TABLE IF NOT EXISTS partial_vectors (
+    file_id TEXT NOT NULL, sha256 TEXT NOT NULL, idx INTEGER NOT NULL,
+    text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (file_id, idx)
+)"""
+
+
 def file_id_for(path: str) -> str:
     return hashlib.sha1(path.encode("utf-8")).hexdigest()[:16]
 
@@ -131,6 +140,7 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
+        self.db.execute(_PARTIAL_SCHEMA)
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         self._vector_index_factory = vector_index_factory
         self._vectors: VectorIndex | None = None
@@ -291,6 +301,7 @@ class Store:
             old = [r[0] for r in db.execute("SELECT chunk_id FROM chunks WHERE file_id=?", (fid,))]
             db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE file_id=?)", (fid,))
             db.execute("DELETE FROM chunks WHERE file_id=?", (fid,))
+            db.execute("DELETE FROM partial_vectors WHERE file_id=?", (fid,))
             for cid, c, v in zip(ids, chunks, vectors):
                 cur = db.execute(
                     "INSERT INTO chunks (chunk_id, file_id, page, start, end, text, text_hash, vector) "
@@ -338,6 +349,29 @@ class Store:
             raise KeyError(f"no file {file_id} was begun")
         self.put_file(row[0], row[1], row[2], row[3], sha256, chunks, vectors, title=title, fmt=fmt, pages=pages,
                       metadata=metadata)
+
+    def save_partial(self, path: str, sha256: str, items: Sequence[tuple[int, str, np.ndarray]]) -> None:
+        """Keep vectors of some chunks (index, text hash, vector) of a file version whose other
+        chunks are still being embedded, so a killed run does not embed them again. One small
+        transaction; nothing searchable changes."""
+        fid = file_id_for(path)
+        with self._txn() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO partial_vectors (file_id, sha256, idx, text_hash, vector) VALUES (?, ?, ?, ?, ?)",
+                [(fid, sha256, int(i), th, np.asarray(v, dtype=np.float32).tobytes()) for i, th, v in items],
+            )
+
+    def load_partial(self, path: str, sha256: str) -> dict[int, tuple[str, np.ndarray]]:
+        """The vectors save_partial kept for this version of the file: {chunk index: (text hash,
+        vector)}. Those of another version are dropped."""
+        fid = file_id_for(path)
+        with self._db_lock:
+            rows = self.db.execute("SELECT idx, text_hash, vector, sha256 FROM partial_vectors WHERE file_id=?",
+                                   (fid,)).fetchall()
+        if any(r[3] != sha256 for r in rows) and not self.readonly:
+            with self._txn() as db:
+                db.execute("DELETE FROM partial_vectors WHERE file_id=? AND sha256<>?", (fid, sha256))
+        return {r[0]: (r[1], np.frombuffer(r[2], dtype=np.float32)) for r in rows if r[3] == sha256}
 
     def keep_stale(self, path: str, size: int, mtime: float, sha256: str | None, problem: str, detail: str) -> bool:
         """A file that was indexed and now cannot be read (a half-written save, a file being
@@ -389,6 +423,7 @@ class Store:
                 (file_id,),
             )
             db.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
+            db.execute("DELETE FROM partial_vectors WHERE file_id=?", (file_id,))
         # A kill here leaves vectors without rows: invisible to searches, removed by recover().
         try:
             self.open_vectors().delete_file(file_id)

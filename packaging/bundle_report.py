@@ -54,7 +54,8 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=20)
     args = ap.parse_args()
     r = report(args.bundle)
-    print(f"== {r['bundle']}: {r['total_bytes'] / 1e6:.0f} MB in {r['files']} files")
+    print(f"== {r['bundle']}: {r['total_bytes'] / 1e6:.0f} MB ({r['total_bytes'] / 2**20:.0f} MiB) "
+          f"in {r['files']} files")
     for g in r["groups"][: args.top]:
         print(f"  {g['bytes'] / 1e6:8.1f} MB  {g['name']}")
     if args.json:

@@ -39,6 +39,13 @@ for f in edgechat.desktop edgechat.svg install.sh; do
   [ -f "$APPDIR/$f" ] || [ ! -f "$TARGET" ] || fail "the archive lacks $f"
 done
 
+# A language model to try the bundle's onnxruntime-genai with: $EDGECHAT_SMOKE_LLM, else the
+# default model scripts/setup.sh builds on this machine (found before HOME changes). None: skipped.
+LLM=${EDGECHAT_SMOKE_LLM:-}
+if [ -z "$LLM" ]; then
+  LLM=$(cd "$ROOT" && { .venv/bin/python -c 'from edgechat.core import paths; print(paths.llm_dir() / "smollm2-135m-instruct-int8")' 2>/dev/null || true; })
+fi
+
 # A clean user: nothing of EdgeChat's in HOME, no EdgeChat variables, no display.
 export HOME=$WORK/home
 mkdir -p "$HOME"
@@ -86,6 +93,25 @@ EOF
 say "    asked in $(( $(date +%s) - t )) s"
 [ ! -e "$HOME/.local/share/EdgeChat/models/embedders/all-MiniLM-L6-v2" ] \
   || fail "an embedder was built in the user's folder: the bundled one was not used"
+
+# 3b. a language model imported into the bundle's app answers (onnxruntime-genai loads its
+#     onnxruntime library by path: a bundle without it falls back to quoting)
+if [ -n "$LLM" ] && [ -f "$LLM/genai_config.json" ]; then
+  t=$(date +%s)
+  "$EXE" models import "$LLM" > "$WORK/import.out" 2>&1 || fail "models import failed: $(tail -3 "$WORK/import.out")"
+  traced llm "$EXE" ask "What formats does EdgeChat read?" --max-tokens 16 --json \
+    > "$WORK/llm.json" 2> "$WORK/llm.err" || fail "ask with a model exited non-zero: $(tail -5 "$WORK/llm.err")"
+  python3 - "$WORK/llm.json" "$WORK/llm.err" <<'EOF' || fail "the language model did not answer"
+import json, sys
+answer = json.load(open(sys.argv[1]))
+err = open(sys.argv[2]).read()
+client = (answer.get("diagnostics") or {}).get("client")
+assert client and client != "extractive", f"answered by {client!r}, not the model: {err.strip()[-300:]}"
+EOF
+  say "3b  the imported model ($(basename "$LLM")) answered in $(( $(date +%s) - t )) s (import included)"
+else
+  say "3b  skipped: no language model on this machine (set EDGECHAT_SMOKE_LLM=DIR)"
+fi
 
 # 4. the window, offscreen: it shows, starts its engine process, stays up, closes on SIGTERM
 strace -f -qq -e trace=connect,sendto,sendmsg -o "$TRACES/window" "$EXE" > "$WORK/window.out" 2>&1 &

@@ -15,8 +15,8 @@ Chunk Type (Table / Text), and for the single-document questions together:
                   over the questions whose answer has figures
 
 The filings are indexed once into a cached library (user cache, eval-libraries/), rebuilt when the
-code that decides what is indexed (documents/pdf.py, indexing/chunking.py, the store's FTS
-schema) changes; `--library DIR` uses (and if needed fills) a given one instead. Without the data
+code that decides what is indexed (documents/pdf.py, indexing/chunking.py and context.py,
+the store's FTS columns) changes; `--library DIR` uses (and if needed fills) a given one instead. Without the data
 folder the part prints a JSON that says so and exits 0 (a checkout without ../shared).
 """
 
@@ -38,7 +38,7 @@ DEFAULT = ROOT.parent / "shared" / "data" / "eval" / "sec10q-dev"
 SMOKE_FILES = ("2023 Q2 AAPL.pdf", "2023 Q2 AMZN.pdf")
 # What decides a library's content: a change in any of these rebuilds the cached library.
 INDEX_CODE = ("edgechat/core/documents/pdf.py", "edgechat/core/indexing/chunking.py",
-              "edgechat/core/indexing/context.py", "edgechat/core/store/library.py")
+              "edgechat/core/indexing/context.py")
 
 
 @dataclass
@@ -104,7 +104,9 @@ def groups(rows: list[dict]) -> dict[str, dict]:
 
 
 def code_fingerprint() -> str:
-    h = hashlib.sha1()
+    from edgechat.core.store.library import FTS_COLUMNS
+
+    h = hashlib.sha1(repr(FTS_COLUMNS).encode())
     for rel in INDEX_CODE:
         p = ROOT / rel
         h.update(rel.encode())
@@ -126,14 +128,42 @@ def smoke_folder(source: Path) -> Path:
     return dst
 
 
-def open_library(docs: Path, library: Path | None):
+def settings_from(pairs: list[str]):
+    """ChunkSettings and RetrievalSettings with the --set fields applied."""
+    from dataclasses import fields, replace
+
+    from edgechat.core.indexing.chunking import ChunkSettings
+    from edgechat.core.search.retrieval import RetrievalSettings
+
+    objs = {"chunk": ChunkSettings(), "retrieval": RetrievalSettings()}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        part, _, name = key.partition(".")
+        obj = objs[part]
+        kind = {f.name: f for f in fields(obj)}[name]
+        current = getattr(obj, name)
+        if isinstance(current, tuple):
+            v: object = tuple(float(x) for x in value.split(","))
+        elif isinstance(current, bool):
+            v = value.lower() in ("1", "true", "yes")
+        else:
+            v = type(current)(value)
+        del kind
+        objs[part] = replace(obj, **{name: v})
+    return objs["chunk"], objs["retrieval"]
+
+
+def open_library(docs: Path, library: Path | None, chunk_settings=None, retrieval=None):
     """A read-only Engine over `docs`, indexed once (again when the indexing code changed)."""
     from edgechat.core import paths
     from edgechat.core.engine import Engine
+    from edgechat.core.indexing.chunking import ChunkSettings
 
-    fp = code_fingerprint()
+    chunk_settings = chunk_settings or ChunkSettings()
+    fp = code_fingerprint() + ("" if chunk_settings == ChunkSettings() else
+                               "-" + hashlib.sha1(repr(chunk_settings).encode()).hexdigest()[:6])
     if library is None:
-        key = hashlib.sha1(str(docs.resolve()).encode()).hexdigest()[:10]
+        key = hashlib.sha1((str(docs.resolve()) + fp[12:]).encode()).hexdigest()[:10]
         library = paths.cache_dir() / "eval-libraries" / f"sec10q-retrieval-{key}"
         stamp = library / "fingerprint"
         if library.exists() and (not stamp.is_file() or stamp.read_text().strip() != fp):
@@ -143,19 +173,19 @@ def open_library(docs: Path, library: Path | None):
     n_files = len([p for p in docs.iterdir() if p.is_file()])
     info = {"library": str(library), "fingerprint": fp, "indexed_now": False}
     if (library / "library.sqlite3").exists():
-        e = Engine(library, readonly=True)
+        e = Engine(library, readonly=True, retrieval=retrieval)
         if e.parts.store.counts()["files_indexed"] >= n_files:
             return e, info
         e.close()
     print(f"indexing {docs} into {library} (once)...", file=sys.stderr, flush=True)
     t = time.perf_counter()
-    with Engine(library) as e:
+    with Engine(library, chunk_settings=chunk_settings) as e:
         s = e.index([docs])
     info.update(indexed_now=True, index_seconds=round(time.perf_counter() - t, 1), chunks=s.chunks_added,
                 failed=[f[0] for f in s.failed])
     print(f"indexed in {info['index_seconds']} s ({s.chunks_added} chunks)", file=sys.stderr, flush=True)
     stamp.write_text(fp)
-    return Engine(library, readonly=True), info
+    return Engine(library, readonly=True, retrieval=retrieval), info
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="only the first N questions")
     ap.add_argument("--smoke", action="store_true", help=f"only {', '.join(SMOKE_FILES)} and their questions")
     ap.add_argument("--library", help="use (and if needed fill) this library folder")
+    ap.add_argument("--set", action="append", default=[], metavar="chunk.FIELD=V|retrieval.FIELD=V",
+                    help="a ChunkSettings or RetrievalSettings field for this run (comparisons; a chunk "
+                         "setting indexes into a library of its own)")
     ap.add_argument("--out", help="write the JSON here too")
     args = ap.parse_args(argv)
 
@@ -185,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     import edgechat.core  # noqa: F401
     from edgechat.core.records import RagRequest
 
-    engine, info = open_library(docs, Path(args.library) if args.library else None)
+    chunk_settings, retrieval = settings_from(args.set)
+    engine, info = open_library(docs, Path(args.library) if args.library else None, chunk_settings, retrieval)
     rows = []
     t0 = time.perf_counter()
     with engine:
@@ -201,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         "questions": len(qs),
         "files": len(present),
         "library": info,
+        "settings": args.set,
         "seconds": round(seconds, 2),
         "machine": machine(),
         "results": groups(rows),

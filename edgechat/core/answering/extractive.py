@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgechat.core.answering.citations import MARKER_RE
+from edgechat.core.indexing.context import boilerplate_spans
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, Source, StopReason
 
 __all__ = ["ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "quote_text", "split_sentences"]
@@ -230,23 +231,26 @@ class _Candidate:
     terms: set[str]
     noise: bool
     score: float = 0.0
+    boilerplate: bool = False  # on a contents/index line: never quoted
 
 
 def _candidates(sources: Sequence[Source]) -> list[_Candidate]:
     out: list[_Candidate] = []
     for rank, source in enumerate(sources):
         content = source.content if isinstance(source.content, str) else ""
+        skip = boilerplate_spans(content)
         for position, (s, e) in enumerate(split_sentences(content)):
             text = quote_text(content[s:e])
             if not text:
                 continue
-            out.append(_Candidate(source, rank, position, text, _terms(text), _is_noise(text)))
+            junk = any(a < e and s < b for a, b in skip)
+            out.append(_Candidate(source, rank, position, text, _terms(text), junk or _is_noise(text), boilerplate=junk))
     return out
 
 
 def _select(question: str, sources: Sequence[Source], embed: Callable[[list[str]], Any] | None = None) -> list[_Candidate]:
     cands = _candidates(sources)
-    clean = [c for c in cands if not c.noise] or cands
+    clean = [c for c in cands if not c.noise] or [c for c in cands if not c.boilerplate]
     if not clean:
         return []
     query = _terms(question)

@@ -9,16 +9,24 @@ Windows end at a sentence boundary when one lies in the last quarter of the wind
 
 Chunks never cross a page, and each keeps its character span in that page's text:
 `page.text[chunk.start:chunk.end] == chunk.text` always holds.
+
+Tables (runs of rows of figures, indexing/context.py) are kept whole in one window where they
+fit: a window that would cut a table that fits in a window ends just above it, and the next one
+starts at the table's header. A window that starts inside a table carries the table's header in
+its context. `chunk_document` gives each chunk its context header and its search text (both
+for retrieval only) and leaves out windows that are contents or index pages.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tokenizers import Tokenizer
 
-from edgechat.core.records import Chunk, Page
+from edgechat.core.indexing import context as ctx
+from edgechat.core.records import Chunk, Document, Page
 
 _SENTENCE_END = (".", "?", "!", ";", ":")
 
@@ -28,6 +36,11 @@ class ChunkSettings:
     size: int = 200
     overlap: int = 40
     min_chars: int = 20  # windows with less real text than this are noise (page numbers etc.)
+    context: bool = True  # chunk_document: a context header per chunk (document, section, table)
+    context_tokens: int = 52  # at most this many tokens of header (size + this + 2 stays within 256)
+    tables: bool = True  # keep tables whole where they fit
+    boilerplate: bool = True  # leave contents/index windows and running lines out of retrieval
+    boilerplate_share: float = 0.5  # a window with at least this share of boilerplate lines is left out
 
     def __post_init__(self) -> None:
         if self.size < 8:
@@ -36,7 +49,12 @@ class ChunkSettings:
             raise ValueError("overlap must be between 0 and half the chunk size")
 
 
-def chunk_page(page: Page, tokenizer: Tokenizer, settings: ChunkSettings = ChunkSettings()) -> Iterator[Chunk]:
+def chunk_page(
+    page: Page,
+    tokenizer: Tokenizer,
+    settings: ChunkSettings = ChunkSettings(),
+    tables: Sequence[ctx.Table] = (),
+) -> Iterator[Chunk]:
     text = page.text
     if not text or not text.strip():
         return
@@ -45,23 +63,38 @@ def chunk_page(page: Page, tokenizer: Tokenizer, settings: ChunkSettings = Chunk
     n = len(offsets)
     if n == 0:
         return
+    size = settings.size
+    starts = [o[0] for o in offsets]
+    # tables as token ranges [first, last) of those that fit in one window
+    spans = [(bisect.bisect_left(starts, t.start), bisect.bisect_left(starts, t.end)) for t in tables]
+    spans = [(a, b) for a, b in spans if 0 < b - a <= size]
     i = 0
     while i < n:
-        j = min(i + settings.size, n)
+        j = min(i + size, n)
+        whole_table = False
         if j < n:
-            j = _sentence_cut(text, offsets, i, j, settings.size)
+            floor = 0
+            for a, b in spans:
+                if i + size // 4 < a < j < b:  # the window would cut a table that fits in one
+                    j, whole_table = a, True
+                    break
+                if i <= a and b <= j:  # a table wholly inside: do not end the window within it
+                    floor = max(floor, b)
+            if not whole_table:
+                j = _sentence_cut(text, offsets, i, j, size, floor)
         start, end = offsets[i][0], offsets[j - 1][1]
         piece = text[start:end]
         if len(piece.strip()) >= settings.min_chars:
             yield Chunk(page=page.number, start=start, end=end, text=piece, tokens=j - i)
         if j >= n:
             break
-        i = max(j - settings.overlap, i + 1)
+        i = j if whole_table else max(j - settings.overlap, i + 1)
 
 
-def _sentence_cut(text: str, offsets: Sequence[tuple[int, int]], i: int, j: int, size: int) -> int:
-    """Move the window's end back to just after a sentence end in its last quarter, if any."""
-    floor = i + (3 * size) // 4
+def _sentence_cut(text: str, offsets: Sequence[tuple[int, int]], i: int, j: int, size: int, floor: int = 0) -> int:
+    """Move the window's end back to just after a sentence end in its last quarter (and not
+    before `floor`), if any."""
+    floor = max(floor, i + (3 * size) // 4)
     for k in range(j - 1, floor - 1, -1):
         tok_end = offsets[k][1]
         if text[tok_end - 1] in _SENTENCE_END:
@@ -78,5 +111,49 @@ def chunk_pages(
 ) -> list[Chunk]:
     out: list[Chunk] = []
     for page in pages:
-        out.extend(chunk_page(page, tokenizer, settings))
+        tables = ctx.find_tables(page.text) if settings.tables else ()
+        out.extend(chunk_page(page, tokenizer, settings, tables))
     return out
+
+
+def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings = ChunkSettings()) -> list[Chunk]:
+    """A document's chunks, each with its retrieval context (settings.context) and search text
+    without boilerplate (settings.boilerplate). Windows that are mostly contents or index
+    entries are left out, unless nothing else would be left."""
+    if not (settings.context or settings.boilerplate):
+        return chunk_pages(doc.pages, tokenizer, settings)
+    dctx = ctx.document_context(doc.path, doc.title, [(p.number, p.text) for p in doc.pages], doc.format == "markdown")
+    running = dctx.running if settings.boilerplate else frozenset()
+    if settings.context:  # for the retriever's document match (search/retrieval.py); never shown
+        if dctx.identity:
+            doc.metadata[ctx.LABEL_KEY] = dctx.identity
+        if dctx.period:
+            doc.metadata[ctx.PERIOD_KEY] = dctx.period
+    out: list[Chunk] = []
+    left_out: list[Chunk] = []
+    for page in doc.pages:
+        tables = ctx.find_tables(page.text) if settings.tables else []
+        for c in chunk_page(page, tokenizer, settings, tables):
+            search, share = ctx.retrieval_text(c.text, running) if settings.boilerplate else ("", 0.0)
+            header = ""
+            if settings.context:
+                parts = dctx.label.split(" | ") + [dctx.section_at(page.number, c.start)]
+                parts += [t.header for t in tables if t.start < c.start < t.end and t.header]
+                head = " ".join(c.text[:400].lower().split())
+                parts = [p for p in parts if p and " ".join(p.lower().split()) not in head]  # said already
+                header = _fit(" | ".join(parts), tokenizer, settings.context_tokens)
+            c = replace(c, context=header, search_text="" if search == c.text else search)
+            if settings.boilerplate and (share >= settings.boilerplate_share or not search.strip()):
+                left_out.append(c)
+            else:
+                out.append(c)
+    return out or left_out
+
+
+def _fit(text: str, tokenizer: Tokenizer, max_tokens: int) -> str:
+    """`text` cut to its first `max_tokens` tokens."""
+    if not text:
+        return ""
+    enc = tokenizer.encode(text, add_special_tokens=False)
+    offs = [o for o in enc.offsets if o[1] > o[0]]
+    return text if len(offs) <= max_tokens else text[: offs[max_tokens - 1][1]]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from edgechat.core import documents
-from edgechat.core.indexing.chunking import ChunkSettings, chunk_pages
+from edgechat.core.indexing.chunking import ChunkSettings, chunk_document
 from edgechat.core.indexing.parse_worker import ParseCancelled, ParseLimit, ParseWorker, ParseWorkerUnavailable
 from edgechat.core.indexing.scan import scan
 from edgechat.core.embedding.embedder import Embedder
@@ -225,7 +225,7 @@ class Indexer:
             if doc is None:
                 doc = documents.parse_document(job.path, password=self.passwords.get(job.path),
                                                max_bytes=self.max_bytes)
-            chunks = chunk_pages(doc.pages, self.embedder.tokenizer, self.chunk_settings)
+            chunks = chunk_document(doc, self.embedder.tokenizer, self.chunk_settings)
             if not chunks:
                 raise DocumentError(Problem.NO_TEXT, "no text long enough to index")
             return _Parsed(job, doc, chunks)
@@ -316,7 +316,7 @@ class Indexer:
             for key, doc in docs:
                 digest = hashlib.sha256("\f".join(p.text for p in doc.pages).encode()).hexdigest()
                 job = _Job(key, None, sum(len(p.text) for p in doc.pages), 0.0, digest)
-                chunks = chunk_pages(doc.pages, self.embedder.tokenizer, self.chunk_settings)
+                chunks = chunk_document(doc, self.embedder.tokenizer, self.chunk_settings)
                 if not chunks:
                     yield _Parsed(job, None, [], DocumentError(Problem.NO_TEXT, "no text"))
                 else:
@@ -393,7 +393,7 @@ class Indexer:
                 while self.yield_to is not None and self.yield_to.is_set() and not cancel.is_set():
                     time.sleep(0.05)
                 batch, buffer = buffer[: self.batch_size], buffer[self.batch_size :]
-                texts = [pending[pi][0].chunks[ci].text for pi, ci in batch]  # type: ignore[union-attr]
+                texts = [pending[pi][0].chunks[ci].embed_text for pi, ci in batch]  # type: ignore[union-attr]
                 te = time.perf_counter()
                 vecs = self.embedder.embed(texts)
                 summary.embed_seconds += time.perf_counter() - te

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from edgechat.core.embedding.embedder import Embedder
+from edgechat.core.indexing.context import LABEL_KEY, PERIOD_KEY
 from edgechat.core.records import Candidate, Scope
 from edgechat.core.store import Store
 
@@ -99,6 +100,14 @@ class RetrievalSettings:
     fusion: str = "zscore"  # "zscore" (default) or "rrf" (reciprocal rank fusion, for comparison)
     vector_weight: float = 0.3  # zscore: the lexical leg gets 1 - vector_weight
     rrf_k: int = 60
+    # BM25 weight of each lexical column (store.library.FTS_COLUMNS): the chunk's text, the
+    # document's title, its file name, the chunk's context header (document, section, table).
+    fts_weights: tuple[float, float, float, float] = (1.0, 0.5, 2.0, 10.0)
+    # Added to a candidate's fused score (z units) in proportion to how much of what the query
+    # says about WHICH document (the words that tell the candidates' documents apart: "Amazon",
+    # "Q2", "2023") its document's identity label holds; and, for "latest"/"most recent", to
+    # the candidates of the documents that report on the latest period. 0 turns it off.
+    document_match: float = 3.0
 
 
 @dataclass
@@ -139,6 +148,46 @@ def _logistic(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
 
+_QUARTER = {"first": "q1", "second": "q2", "third": "q3", "fourth": "q4"}
+_QUARTER_RE = re.compile(r"\b(first|second|third|fourth) (?:fiscal )?quarter\b")
+_RECENT_RE = re.compile(r"\b(?:latest|most recent|newest|last (?:quarter|report|filing|10-?[qk]))\b")
+
+
+def document_bonus(query: str, candidates) -> dict[str, float]:
+    """Per file id, 0..1: the share of the query's document-naming words that the file's
+    identity label holds, counting only words that some but not all of the candidates' labels
+    hold (so "Apple" counts among Apple and Amazon filings, "2023" only where a 2022 one
+    competes), plus 1 for the files of the latest period when the query asks for the latest.
+    Empty when nothing tells the documents apart."""
+    text = query.lower()
+    words = {stem(w) for w in keywords_of(text)}
+    words |= {_QUARTER[m] for m in _QUARTER_RE.findall(text)}
+    labels: dict[str, set[str]] = {}
+    periods: dict[str, str] = {}
+    for c in candidates:
+        if c.file_id in labels:
+            continue
+        label = str(c.metadata.get(LABEL_KEY, "") or "")
+        labels[c.file_id] = {stem(w) for w in _WORD.findall(label.lower())} & words
+        if c.metadata.get(PERIOD_KEY):
+            periods[c.file_id] = str(c.metadata[PERIOD_KEY])
+    out: dict[str, float] = {}
+    if len(labels) > 1:
+        common = set.intersection(*labels.values())
+        telling = set().union(*labels.values()) - common
+        if telling:
+            out = {f: len(m & telling) / len(telling) for f, m in labels.items()}
+    if periods and _RECENT_RE.search(text):
+        # "the latest": among the documents that match best on the telling words
+        best = max(out.values(), default=0.0)
+        pool = [f for f in periods if out.get(f, 0.0) >= best] or list(periods)
+        latest = max(periods[f] for f in pool)
+        for f in pool:
+            if periods[f] == latest:
+                out[f] = out.get(f, 0.0) + 1.0
+    return out
+
+
 class Retriever:
     def __init__(self, store: Store, embedder: Embedder, settings: RetrievalSettings = RetrievalSettings()) -> None:
         self.store = store
@@ -176,7 +225,7 @@ class Retriever:
         if mode in ("hybrid", "lexical"):
             t = time.perf_counter()
             words = list(keywords) if keywords else keywords_of(query)
-            lex_hits = self.store.lexical_search(fts_query(words), s.depth, file_ids)
+            lex_hits = self.store.lexical_search(fts_query(words), s.depth, file_ids, s.fts_weights)
             timings["lexical"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -194,6 +243,11 @@ class Retriever:
             fused = zscore_fusion(vec_hits, lex_hits, s.vector_weight)
             squash = _logistic
         rows = self.store.chunk_rows(fused)
+        if s.document_match and rows and s.fusion != "rrf":  # in z units: the z-score fusion only
+            bonus = document_bonus(" ".join([query, *(keywords or [])]), rows.values())
+            if bonus:
+                for cid, row in rows.items():
+                    fused[cid] += s.document_match * bonus.get(row.file_id, 0.0)
         candidates: list[Candidate] = []
         seen_text: set[str] = set()
         for cid in sorted(fused, key=lambda c: -fused[c]):
@@ -201,6 +255,8 @@ class Retriever:
             if cand is None:  # a vector whose file is not (or no longer) fully indexed
                 continue
             th = cand.metadata.pop("text_hash", "")
+            cand.metadata.pop(LABEL_KEY, None)
+            cand.metadata.pop(PERIOD_KEY, None)
             if th in seen_text:  # the same passage in a copy of the file
                 continue
             seen_text.add(th)

@@ -42,7 +42,11 @@ from edgechat.core.store.vectors import ChromaVectorIndex, VectorIndex
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: chunks_fts gained the columns name and context (migrated on open)
+
+# The lexical index's columns: the chunk's text (boilerplate lines left out), the document's title,
+# its file name, and the context header the chunk inherits (indexing/context.py).
+FTS_COLUMNS = ("text", "title", "name", "context")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -68,9 +72,15 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, title, tokenize='porter unicode61 remove_diacritics 2'
+    text, title, name, context, tokenize='porter unicode61 remove_diacritics 2'
 );
 """
+
+
+def name_words(path: str) -> str:
+    """A file's name as the lexical index reads it: the stem, '_' and '-' as spaces."""
+    stem = Path(path).stem or Path(path).name
+    return stem.replace("_", " ").replace("-", " ")
 
 
 # Vectors of a large file's chunks embedded before its run was interrupted: not searchable, used
@@ -142,6 +152,7 @@ class Store:
         self.db.executescript(_SCHEMA)
         self.db.execute(_PARTIAL_SCHEMA)
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        self._fts_columns = self._migrate_fts()
         self._vector_index_factory = vector_index_factory
         self._vectors: VectorIndex | None = None
         # Set when a vector index write failed (a full disk): the library is then not marked
@@ -152,6 +163,31 @@ class Store:
         self.was_clean = row is None or row[0] == "1"
         if not readonly:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clean', '0')")
+
+    def _migrate_fts(self) -> tuple[str, ...]:
+        """Bring a library written by an older EdgeChat to FTS_COLUMNS: the lexical index is
+        derived from the chunk rows, so it is rebuilt from them in one transaction (context
+        stays empty until a file is indexed again). A reader leaves the file alone and searches
+        the columns it finds. Returns the columns in use."""
+        cols = tuple(r[1] for r in self.db.execute("PRAGMA table_info(chunks_fts)"))
+        if cols == FTS_COLUMNS or self.readonly:
+            return cols
+        log.info("rebuilding the lexical index with columns %s (was %s)", FTS_COLUMNS, cols)
+        with self._txn() as db:
+            rows = db.execute(
+                "SELECT c.rowid, c.text, COALESCE(f.title, ''), f.path FROM chunks c JOIN files f ON f.file_id = c.file_id"
+            ).fetchall()
+            db.execute("DROP TABLE chunks_fts")
+            db.execute(
+                f"CREATE VIRTUAL TABLE chunks_fts USING fts5({', '.join(FTS_COLUMNS)}, "
+                "tokenize='porter unicode61 remove_diacritics 2')"
+            )
+            db.executemany(
+                "INSERT INTO chunks_fts (rowid, text, title, name, context) VALUES (?, ?, ?, ?, '')",
+                [(r[0], r[1], r[2], name_words(r[3])) for r in rows],
+            )
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        return FTS_COLUMNS
 
     # ------------------------------------------------------------------ vector index
 
@@ -308,7 +344,8 @@ class Store:
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (cid, fid, c.page, c.start, c.end, c.text, text_hash(c.text), v.tobytes()),
                 )
-                db.execute("INSERT INTO chunks_fts (rowid, text, title) VALUES (?, ?, ?)", (cur.lastrowid, c.text, title))
+                db.execute("INSERT INTO chunks_fts (rowid, text, title, name, context) VALUES (?, ?, ?, ?, ?)",
+                           (cur.lastrowid, c.search_text or c.text, title, name_words(path), c.context))
             db.execute(
                 "INSERT INTO files (file_id, path, root, size, mtime, sha256, state, title, format, pages, chunks, "
                 "metadata, indexed) VALUES (?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
@@ -555,12 +592,20 @@ class Store:
                     counts[w] = -1
         return counts
 
-    def lexical_search(self, match: str, k: int, file_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
-        """(chunk_id, bm25 score, higher is better) best first. `match` is an FTS5 expression."""
+    def lexical_search(
+        self,
+        match: str,
+        k: int,
+        file_ids: Sequence[str] | None = None,
+        weights: Sequence[float] = (1.0, 0.5, 0.5, 0.5),
+    ) -> list[tuple[str, float]]:
+        """(chunk_id, bm25 score, higher is better) best first. `match` is an FTS5 expression;
+        `weights`: BM25 weight per column of FTS_COLUMNS (text, title, name, context)."""
         if not match:
             return []
+        w = ", ".join(str(float(x)) for x in list(weights)[: len(self._fts_columns)])
         sql = (
-            "SELECT c.chunk_id, -bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts "
+            f"SELECT c.chunk_id, -bm25(chunks_fts, {w}) AS s FROM chunks_fts "
             "JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
         )
         args: list = [match]
@@ -569,7 +614,7 @@ class Store:
                 return []
             sql += f" AND c.file_id IN ({','.join('?' * len(file_ids))})"
             args += list(file_ids)
-        sql += " ORDER BY bm25(chunks_fts, 1.0, 0.5) LIMIT ?"
+        sql += f" ORDER BY bm25(chunks_fts, {w}) LIMIT ?"
         args.append(k)
         with self._db_lock:
             try:

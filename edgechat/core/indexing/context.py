@@ -1,0 +1,408 @@
+"""What a chunk inherits from its document, for retrieval only: a short context header, and the
+lines of a page that are boilerplate.
+
+A passage from page 30 of a quarterly filing does not say whose filing it is; a row of a table
+split across two windows does not say which columns its numbers are in. The header gives each
+chunk what a reader would know from where it stands:
+
+- the document: its file name, its title (when it says more than the file name), what its first
+  pages say it is (the registrant's name above "(Exact name of registrant ...)", a "FORM 10-Q"
+  line, "for the quarterly period ended June 30, 2023"), and its running header or footer
+  ("Apple Inc. | Q3 2023 Form 10-Q", page number left out);
+- the section heading path at the chunk's start (Part / Item / Note, numbered headings,
+  Markdown headings, short upper-case captions), from detected heading lines;
+- inside a table, the table's caption and column-header lines, when the chunk starts below them.
+
+The header is embedded together with the chunk's text and indexed in its own FTS5 column; it is
+never displayed: a chunk's text, span and highlight stay the page's text.
+
+Boilerplate. Running headers and footers (a line that recurs at the top or bottom of many
+pages), table-of-contents entries ("Item 2. Management's Discussion ... 15", dot leaders) and
+index entries ("read.csv, 26, 28") are left out of the text that is embedded and indexed; a
+window that is mostly such lines (a contents or index page) is not indexed at all, unless that
+would leave the document with nothing.
+
+Everything here is plain line heuristics over the parser's text: cheap (one pass per page) and
+independent of any one kind of document.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_LABEL_CHARS = 160
+# Keys of Document.metadata (stored with the file) that the retriever reads and removes from
+# what it returns: the document's identity label and its period's end date.
+LABEL_KEY = "retrieval_label"
+PERIOD_KEY = "retrieval_period"  # the document part of a header
+MAX_SECTION_CHARS = 90
+MAX_TABLE_CHARS = 160
+
+_DIGITS = re.compile(r"\d+")
+_SPACE = re.compile(r"\s+")
+_LETTER_WORD = re.compile(r"[^\W\d_]{2,}")
+
+# --------------------------------------------------------------------------- boilerplate lines
+
+_LEADER = re.compile(r"(?:\.\s?){4,}|(?:\u2026\s?){2,}|(?:_\s?){6,}")
+# A contents entry: words, then a page number (or roman numeral) at the end of a short line.
+_TOC_ENTRY = re.compile(r"^[^\W\d_].{2,90}?[^\d,.$%\s]\s+\d{1,3}\s*$")
+# An index entry: a term, a comma, page numbers ("read.csv, 26, 28", "factor, 12-14").
+_INDEX_ENTRY = re.compile(r"^[^\d\s][^,]{0,60}?[^\d\s,],\s*\d{1,4}(?:\s*[,\u2013-]\s*\d{1,4})*\s*$")
+_CONTENTS_TITLE = re.compile(r"^(?:table of )?contents$|^index$", re.IGNORECASE)
+
+
+def norm_line(line: str) -> str:
+    """A line as running headers/footers are compared: digits as '#', spaces collapsed, lower."""
+    return _DIGITS.sub("#", _SPACE.sub(" ", line.strip().lower()))
+
+
+def is_contents_line(line: str) -> bool:
+    """A table-of-contents or index entry, or a dot-leader line."""
+    s = line.strip()
+    if not s:
+        return False
+    if _LEADER.search(s):
+        return True
+    if len(s.split()) <= 14 and _TOC_ENTRY.match(s):
+        return True
+    return bool(_INDEX_ENTRY.match(s)) and len(s.split()) <= 8
+
+
+def running_lines(pages: Sequence[str], edge: int = 2) -> frozenset[str]:
+    """Normalised lines that recur at the top or bottom (first/last `edge` non-blank lines) of
+    at least 30 % of the pages with text (and 3 of them): running headers and footers. A bare
+    page number is one too."""
+    counts: Counter[str] = Counter()
+    texts = [t for t in pages if t.strip()]
+    if len(texts) < 4:
+        return frozenset()
+    for t in texts:
+        lines = [ln for ln in t.splitlines() if ln.strip()]
+        counts.update({norm_line(ln) for ln in lines[:edge] + lines[-edge:]})
+    need = max(3, int(0.3 * len(texts) + 0.999))
+    return frozenset(k for k, n in counts.items() if n >= need)
+
+
+def boilerplate_line(line: str, running: frozenset[str] = frozenset()) -> bool:
+    s = line.strip()
+    if not s:
+        return False
+    return norm_line(s) in running or is_contents_line(s)
+
+
+# --------------------------------------------------------------------------- document label
+
+_REGISTRANT = re.compile(r"^\(?\s*exact name of (?:the )?registrant", re.IGNORECASE)
+_FORM = re.compile(r"^form\s+([0-9][0-9a-z/-]*|[a-z]{1,3}-?\d[0-9a-z-]*)$", re.IGNORECASE)
+_PERIOD = re.compile(
+    r"\bfor the\s+((?:quarterly|fiscal|annual)?\s*(?:period|quarter|year)\s+end(?:ed|ing)\s+"
+    r"[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4})", re.IGNORECASE)
+
+
+def _clean(s: str) -> str:
+    return _SPACE.sub(" ", s).strip(" |-\u2013\u2014:;,")
+
+
+def _meaningful(s: str | None) -> bool:
+    return bool(s) and len(_LETTER_WORD.findall(s or "")) >= 1
+
+
+def cover_identity(pages: Sequence[str]) -> list[str]:
+    """What the first two pages say the document is: registrant, form, period (each when a line
+    says it)."""
+    lines = [ln.strip() for t in pages[:2] for ln in t.splitlines() if ln.strip()]
+    company = form = period = ""
+    for i, ln in enumerate(lines):
+        if not company and _REGISTRANT.match(ln):
+            for back in range(i - 1, max(-1, i - 4), -1):
+                cand = lines[back]
+                if _meaningful(cand) and not set(cand) <= set("_-= "):
+                    company = _clean(cand)
+                    break
+        if not form:
+            m = _FORM.match(_clean(ln))
+            if m:
+                form = f"Form {m.group(1).upper()}"
+        if not period:
+            m2 = _PERIOD.search(ln)
+            if m2:
+                period = _clean(m2.group(1))
+    return [p for p in (company, form, period) if p]
+
+
+def running_label(pages: Sequence[str], running: frozenset[str]) -> str:
+    """The most frequent running header/footer that says something (two words with letters;
+    not a contents link), as first written, page number stripped."""
+    if not running:
+        return ""
+    counts: Counter[str] = Counter()
+    first: dict[str, str] = {}
+    for t in pages:
+        lines = [ln for ln in t.splitlines() if ln.strip()]
+        for ln in lines[:2] + lines[-2:]:
+            n = norm_line(ln)
+            if n in running and len(_LETTER_WORD.findall(ln)) >= 2 and not _CONTENTS_TITLE.match(_clean(ln)):
+                counts[n] += 1
+                first.setdefault(n, ln)
+    if not counts:
+        return ""
+    best = counts.most_common(1)[0][0]
+    text = re.sub(r"(?:\b(?:page\s+)?\d{1,4}(?:\s+of\s+\d{1,4})?)\s*$", "", first[best].strip(), flags=re.IGNORECASE)
+    text = re.sub(r"^\s*\d{1,4}\b", "", text)
+    return _clean(text)
+
+
+def _dedupe(parts: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for p in parts:
+        key = _SPACE.sub(" ", p.lower())
+        if not key or any(key in _SPACE.sub(" ", o.lower()) for o in out):
+            continue
+        out = [o for o in out if _SPACE.sub(" ", o.lower()) not in key]
+        out.append(p)
+    return out
+
+
+def document_label(path: str, title: str, pages: Sequence[str], running: frozenset[str],
+                   with_title: bool = True) -> str:
+    """File name, title (`with_title`), cover identity and running label, " | " between."""
+    name = re.sub(r"[_]+", " ", Path(path).stem).strip()
+    parts = [name] if _meaningful(name) else []
+    if with_title and _meaningful(title):
+        parts.append(_clean(title))
+    parts += cover_identity(pages)
+    label = running_label(pages, running)
+    if label:
+        parts.append(label)
+    text = " | ".join(_dedupe([p for p in parts if p]))
+    return text[:MAX_LABEL_CHARS]
+
+
+_MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december".split(), 1)}
+_DATE = re.compile(r"([A-Z][a-z]+)\.?\s+(\d{1,2}),?\s+(\d{4})")
+
+
+def period_end(pages: Sequence[str]) -> str:
+    """The ISO date of the period a report covers ("for the quarterly period ended June 30,
+    2023" on its first pages), or ""."""
+    for t in pages[:2]:
+        m = _PERIOD.search(t)
+        if m:
+            d = _DATE.search(m.group(1))
+            if d and d.group(1).lower() in _MONTHS:
+                return f"{int(d.group(3)):04d}-{_MONTHS[d.group(1).lower()]:02d}-{int(d.group(2)):02d}"
+    return ""
+
+
+# --------------------------------------------------------------------------- headings
+
+_PART = re.compile(r"^part\s+[ivx]+\b", re.IGNORECASE)
+_ITEM = re.compile(r"^item\s+\d+[a-z]?\b", re.IGNORECASE)
+_NOTE = re.compile(r"^note\s+\d+\b", re.IGNORECASE)
+_NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3})\s+[A-Z][^\n]{2,70}$")
+_MD = re.compile(r"^(#{1,6})\s+\S")
+
+
+def heading_level(line: str, markdown: bool = False) -> int | None:
+    """The level of a heading line (0 = top), or None for an ordinary line. `markdown`: '#'
+    lines are headings (elsewhere they are comments in code)."""
+    s = line.strip()
+    if not s or len(s) > 100 or is_contents_line(s):
+        return None
+    m = _MD.match(s)
+    if m:
+        return len(m.group(1)) if markdown else None
+    if _PART.match(s):
+        return 0
+    if _ITEM.match(s):
+        return 1
+    if _NOTE.match(s) and len(s.split()) <= 12:
+        return 3
+    m = _NUMBERED.match(s)
+    if m and len(s.split()) <= 10 and not s.endswith((".", ",", ";")) and not _NUM_TOKEN.match(s.split()[-1]):
+        return 1 + m.group(1).count(".")
+    words = s.split()
+    letters = sum(ch.isalpha() for ch in s)
+    if (2 <= len(words) <= 10 and letters >= 0.7 * len(s.replace(" ", "")) and s.upper() == s
+            and len(_LETTER_WORD.findall(s)) >= 2 and not re.search(r"[$\\/=<>]", s)):
+        return 4  # an upper-case caption
+    return None
+
+
+# --------------------------------------------------------------------------- tables
+
+_NUM_TOKEN = re.compile(r"^\(?[$\u20ac\u00a3]?\(?[-\u2013\u2014]?\d[\d,]*(?:\.\d+)?\)?%?\)?$|^[\u2014\u2013-]$|^\$$|^%$")
+_SENTENCE_END = re.compile(r"[.!?]$")
+
+
+def _numbers(line: str) -> int:
+    return sum(1 for t in line.split() if _NUM_TOKEN.match(t) and t not in ("$", "%"))
+
+
+_MONTH_RE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b", re.IGNORECASE)
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+
+
+def is_row(line: str) -> bool:
+    """A table row: at least two numeric cells, or a label ending in one formatted number.
+    Column headers of dates or years ("March 31, 2024 March 31, 2023", "2024 2023") are not."""
+    toks = line.split()
+    if _MONTH_RE.search(line):
+        return False
+    nums = [t for t in toks if _NUM_TOKEN.match(t) and t not in ("$", "%")]
+    if nums and all(_YEAR.match(t) for t in nums):
+        return False
+    n = _numbers(line)
+    if n >= 2:
+        return True
+    if n == 1 and len(toks) >= 2 and _NUM_TOKEN.match(toks[-1]) and re.search(r"[,.$%()]", toks[-1] + toks[-2]):
+        return not is_contents_line(line)
+    return False
+
+
+@dataclass
+class Table:
+    start: int  # char offset of the first header line (or first row)
+    body: int  # char offset of the first row
+    end: int  # char offset just after the last row
+    header: str  # caption and column-header lines, one line
+
+
+def find_tables(text: str, min_rows: int = 3) -> list[Table]:
+    """Runs of table rows (label-only lines of up to 2 allowed between rows), with the short
+    lines just above the first row as the table's header."""
+    lines: list[tuple[int, int, str]] = []
+    pos = 0
+    for ln in text.splitlines(keepends=True):
+        lines.append((pos, pos + len(ln.rstrip("\r\n")), ln.strip()))
+        pos += len(ln)
+    tables: list[Table] = []
+    i, n = 0, len(lines)
+    while i < n:
+        if not is_row(lines[i][2]):
+            i += 1
+            continue
+        first = i
+        last = i
+        rows = 1
+        j = i + 1
+        gap = 0
+        while j < n:
+            s = lines[j][2]
+            if is_row(s):
+                rows += 1
+                last = j
+                gap = 0
+            elif s and len(s.split()) <= 10 and not _SENTENCE_END.search(s) and gap < 2:
+                gap += 1
+            else:
+                break
+            j += 1
+        if rows >= min_rows:
+            head: list[str] = []
+            k = first - 1
+            while k >= 0 and len(head) < 6:
+                s = lines[k][2]
+                words = len(s.split())
+                if not s or _SENTENCE_END.search(s) and not s.startswith("(") or words > (24 if s.startswith("(") else 12):
+                    break
+                head.insert(0, s)
+                k -= 1
+            start = lines[k + 1][0] if head else lines[first][0]
+            header = _clean(" ".join(head))[:MAX_TABLE_CHARS]
+            tables.append(Table(start, lines[first][0], lines[last][1], header))
+        i = last + 1
+    return tables
+
+
+# --------------------------------------------------------------------------- per document
+
+
+@dataclass
+class DocumentContext:
+    """What the chunker needs to give a document's chunks their headers."""
+
+    label: str
+    running: frozenset[str] = frozenset()
+    identity: str = ""  # the label without the title: what names this document among others
+    period: str = ""  # ISO end date of the period the document reports on, if it says
+    # per page number: (char offset, level, heading text) in page order
+    headings: dict[int, list[tuple[int, int, str]]] = field(default_factory=dict)
+    # the heading path in force at the start of each page
+    page_path: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
+
+    def section_at(self, page: int, offset: int) -> str:
+        path = list(self.page_path.get(page, []))
+        for off, level, text in self.headings.get(page, []):
+            if off > offset:
+                break
+            path = [p for p in path if p[0] < level] + [(level, text)]
+        names = [t for _, t in path]
+        while len(names) > 1 and len(" > ".join(names)) > MAX_SECTION_CHARS:
+            names.pop(0)  # the innermost headings say the most
+        return " > ".join(names)[:MAX_SECTION_CHARS]
+
+
+def document_context(path: str, title: str, pages: Sequence[tuple[int, str]], markdown: bool = False) -> DocumentContext:
+    """`pages`: (page number, text) in order. `markdown`: '#' lines are headings."""
+    texts = [t for _, t in pages]
+    running = running_lines(texts)
+    ctx = DocumentContext(document_label(path, title, texts, running), running,
+                          document_label(path, title, texts, running, with_title=False), period_end(texts))
+    path_now: list[tuple[int, str]] = []
+    for number, text in pages:
+        ctx.page_path[number] = list(path_now)
+        lines = text.splitlines(keepends=True)
+        contents = sum(is_contents_line(ln) for ln in lines if ln.strip())
+        if contents >= 5 and contents >= 0.4 * sum(1 for ln in lines if ln.strip()):
+            continue  # a contents page: its entries are not the sections of what follows
+        found: list[tuple[int, int, str]] = []
+        pos = 0
+        for ln in lines:
+            s = ln.strip()
+            if s and norm_line(s) not in running:
+                level = heading_level(s, markdown)
+                if level is not None:
+                    text_h = _clean(s)[:60]
+                    found.append((pos, level, text_h))
+                    path_now = [p for p in path_now if p[0] < level] + [(level, text_h)]
+            pos += len(ln)
+        ctx.headings[number] = found
+    return ctx
+
+
+def boilerplate_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the contents/index lines of a passage: leader lines always, other
+    contents entries where they are at least a third of its lines. The extractive answerer
+    never quotes from them."""
+    spans: list[tuple[int, int, bool, bool]] = []
+    pos = 0
+    for ln in text.splitlines(keepends=True):
+        if ln.strip():
+            spans.append((pos, pos + len(ln), bool(_LEADER.search(ln)), is_contents_line(ln)))
+        pos += len(ln)
+    many = sum(c for *_, c in spans) >= max(1, len(spans)) / 3
+    return [(a, b) for a, b, leader, contents in spans if leader or (contents and many)]
+
+
+def retrieval_text(text: str, running: frozenset[str]) -> tuple[str, float]:
+    """The chunk text as embedded and indexed, and the share of its non-blank lines that are
+    boilerplate. Running headers/footers and leader lines are always left out; contents and
+    index entries only where they are at least a third of the lines (a prose line may end in
+    "see Note 5" too)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return "", 0.0
+    run = [norm_line(ln) in running for ln in lines]
+    contents = [is_contents_line(ln) for ln in lines]
+    share = sum(a or b for a, b in zip(run, contents)) / len(lines)
+    many = sum(contents) >= len(lines) / 3
+    kept = [ln for ln, r, c in zip(lines, run, contents)
+            if not (r or (c and (many or _LEADER.search(ln))))]
+    return "\n".join(kept), share

@@ -224,6 +224,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
             # The model's text was streamed above; it is withheld: say so, then the answer.
             print("\n\n[The text above is withheld: it is not supported by your documents.]\n", flush=True)
             print(response.text, end="", flush=True)
+        elif stream_out and response is not None and response.draft:
+            # Partly supported: only the supported sentences are the answer.
+            print("\n\n[Only part of the text above is supported by your documents. That part:]\n", flush=True)
+            print(response.text, end="", flush=True)
     if response is None:
         raise CliError("no answer was produced")
     if args.json:
@@ -272,6 +276,13 @@ def _print_verdicts(response: Any) -> None:
                     if v.reason:
                         print(f"  ({v.reason})")
         return
+    if response.draft:
+        left_out = [v for v in response.draft_verdicts if v.support == "unsupported"]
+        print(f"\n(Left out: {len(left_out)} sentence(s) of the model's answer that your documents do not support.)")
+        for v in left_out:
+            print(f"Not found in your documents: {_one_line(response.draft[v.start:v.end])}")
+            if v.reason:
+                print(f"  ({v.reason})")
     unsupported = [v for v in response.verdicts if v.support == "unsupported"]
     for v in unsupported:
         print(f"\nNot found in your documents: {_one_line(response.text[v.start:v.end])}")

@@ -108,8 +108,11 @@ def no_source_note(turn: Any) -> str:
         return "No sources: nothing in your library matched this question."
     if getattr(turn, "abstained", False):
         if getattr(turn, "draft", ""):
-            return "The model's answer was withheld: most of it is not in your documents."
+            return "The model's answer was withheld: your documents do not support it."
         return "Not in your documents: nothing found is close enough to this question."
+    if getattr(turn, "draft", ""):
+        return ("Only the sentences of the model's answer that your documents support are shown; "
+                "the rest was left out.")
     if not turn.citations:
         return "Not grounded: this answer cites none of the sources found, so check it against them."
     unsupported = sum(v.get("support") == "unsupported" for v in getattr(turn, "verdicts", []) or [])
@@ -212,6 +215,7 @@ class TranscriptView(QTextBrowser):
         self._maps: dict[int, _AnswerMap] = {}
         self._stream_cursor: QTextCursor | None = None
         self.active_chip: tuple[int, int] | None = None
+        self.open_drafts: set[int] = set()  # turns whose unverified draft is unfolded
         self.anchorClicked.connect(self._on_anchor)
 
     # ---------------------------------------------------------------- content
@@ -220,6 +224,7 @@ class TranscriptView(QTextBrowser):
         """Show these turns (edgechat.core.conversations.Turn); turn `live` is streaming."""
         self._turns = turns
         self._live = live
+        self.open_drafts = {i for i in self.open_drafts if i < len(turns)}
         if self.active_chip and self.active_chip[0] >= len(turns):
             self.active_chip = None
         self.render()
@@ -301,6 +306,8 @@ class TranscriptView(QTextBrowser):
             nf.setFontItalic(True)
             nf.setForeground(pal.color(QPalette.ColorRole.PlaceholderText))
             cursor.insertText(("⚠ " if not turn.grounded or turn.stop_reason == "error" else "") + note, nf)
+        if getattr(turn, "draft", ""):
+            self._insert_draft(cursor, i, turn)
         if getattr(turn, "found", None):
             lb = QTextBlockFormat()
             lb.setTopMargin(2)
@@ -311,6 +318,35 @@ class TranscriptView(QTextBrowser):
             lf.setForeground(pal.color(QPalette.ColorRole.Link))
             lf.setFontPointSize(max(7.0, self.font().pointSizeF() * 0.85))
             cursor.insertText("How this was found", lf)
+
+    def _insert_draft(self, cursor: QTextCursor, i: int, turn: Any) -> None:
+        """The model's unverified text, folded away behind a link until asked for."""
+        pal = self.palette()
+        lb = QTextBlockFormat()
+        lb.setTopMargin(2)
+        cursor.insertBlock(lb, QTextCharFormat())
+        lf = QTextCharFormat()
+        lf.setAnchor(True)
+        lf.setAnchorHref(f"draft:{i}")
+        lf.setForeground(pal.color(QPalette.ColorRole.Link))
+        lf.setFontPointSize(max(7.0, self.font().pointSizeF() * 0.85))
+        is_open = i in self.open_drafts
+        cursor.insertText(("Hide" if is_open else "Show") + " the model's unverified answer", lf)
+        if not is_open:
+            return
+        db = QTextBlockFormat()
+        db.setLeftMargin(14)
+        db.setTopMargin(2)
+        df = QTextCharFormat()
+        df.setForeground(pal.color(QPalette.ColorRole.PlaceholderText))
+        df.setFontItalic(True)
+        for n, paragraph in enumerate(turn.draft.split("\n")):
+            cursor.insertBlock(db, df)
+            cursor.insertText(("Unverified: " if n == 0 else "") + paragraph, df)
+
+    def toggle_draft(self, turn_index: int) -> None:
+        self.open_drafts ^= {turn_index}
+        self.render()
 
     def _insert_answer_text(self, cursor: QTextCursor, i: int, turn: Any, amap: _AnswerMap) -> None:
         text = turn.answer
@@ -426,6 +462,9 @@ class TranscriptView(QTextBrowser):
         href = url.toString()
         if href.startswith("unsupported:"):
             return  # a marked sentence: its tooltip says why; nothing to open
+        if href.startswith("draft:") and href[6:].isdigit():
+            self.toggle_draft(int(href[6:]))
+            return
         if href.startswith("found:") and href[6:].isdigit():
             self.sig_found_clicked.emit(int(href[6:]))
             return

@@ -81,9 +81,9 @@ def test_a_relevant_question_still_reaches_the_model(engine):
     assert "88 Earth days" in src.content[v.evidence[0].start : v.evidence[0].end]
 
 
-def test_a_mostly_unsupported_answer_is_withheld_and_kept_as_the_draft(engine):
+def test_an_answer_with_no_supported_claim_is_withheld_and_kept_as_the_draft(engine):
     draft = ("Mercury is a gas giant with 14 moons [1]. Its year lasts 365 Earth days, like ours. "
-             "NASA plans to land a crew there in 2031. Mercury is the closest planet to the Sun.")
+             "NASA plans to land a crew there in 2031.")
     client = ScriptedClient(draft)
     updates, r = _ask(engine, "Tell me about Mercury", client)
     assert client.calls == 1
@@ -92,8 +92,18 @@ def test_a_mostly_unsupported_answer_is_withheld_and_kept_as_the_draft(engine):
     assert r.draft == draft and r.text.startswith(WITHHELD) and "gas giant" not in r.text
     assert r.draft_verdicts[0].support == Support.UNSUPPORTED and r.draft_verdicts[0].wrong_markers == [1]
     assert any("2031" in v.reason for v in r.draft_verdicts)
-    assert r.diagnostics["draft_support_ratio"] < 0.5
+    assert r.diagnostics["draft_support_ratio"] == 0.0
     assert CLOSEST in r.text and r.citations  # the closest passages instead
+
+
+def test_a_mostly_unsupported_answer_shows_only_its_supported_sentences(engine):
+    draft = ("Mercury is a gas giant with 14 moons [1]. Its year lasts 365 Earth days, like ours. "
+             "NASA plans to land a crew there in 2031. Mercury is the closest planet to the Sun.")
+    _, r = _ask(engine, "Tell me about Mercury", ScriptedClient(draft))
+    assert not r.abstained and r.draft == draft  # the whole text stays available, unverified
+    assert r.text == "Mercury is the closest planet to the Sun [1]."
+    assert [v.support for v in r.verdicts] == [Support.SUPPORTED] and r.grounded
+    assert r.diagnostics["sentences_left_out"] == 3 and r.diagnostics["draft_support_ratio"] == 0.25
 
 
 def test_one_unsupported_sentence_after_supported_ones_is_flagged_not_withheld(engine):

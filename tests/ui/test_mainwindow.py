@@ -565,6 +565,16 @@ def test_a_withheld_draft_streams_then_gives_way_to_not_found(qtbot, make_window
     assert "coldest planet" in turn.draft and "coldest planet" not in turn.answer
     assert WITHHELD in shown and "coldest planet" not in shown  # the transcript keeps the final text
     assert "The model's answer was withheld" in shown
+    # The draft is folded away behind a link, and unfolds (marked unverified) when asked for.
+    from PySide6.QtCore import QUrl
+
+    assert "Show the model's unverified answer" in shown
+    index = len(w.controller.conversation.turns) - 1
+    w.chat.transcript.anchorClicked.emit(QUrl(f"draft:{index}"))
+    unfolded = w.chat.transcript.toPlainText()
+    assert "Unverified: Venus is the coldest planet" in unfolded and "Hide the model's unverified answer" in unfolded
+    w.chat.transcript.anchorClicked.emit(QUrl(f"draft:{index}"))
+    assert "coldest planet" not in w.chat.transcript.toPlainText()
     assert turn.sentence_verdicts and turn.draft_verdicts
     w.controller.io.flush()
     reopened = w.controller.store.load(w.controller.conversation.id).turns[-1]

@@ -24,11 +24,16 @@ of an "A or B" is enough ("acquisitions or divestitures"). So nothing is relevan
 word is in no passage AND the best cosine is under `MAX_COSINE_WITH_MISSING` (0.6): a strong
 match elsewhere means the word is likely a paraphrase. The answer names the word.
 
-Withholding. A written answer is withheld when fewer than half of its claim sentences are
-supported (`support_ratio` < 0.5) or when its first claim sentence is unsupported: the first
+Withholding. A written answer is not shown as written when fewer than half of its claim sentences
+are supported (`support_ratio` < 0.5) or when its first claim sentence is unsupported: the first
 sentence is what a reader takes as the answer (the Echoserver opening line was the answer's
-headline), so a wrong one is not rescued by true sentences after it. An answer that passes can
-still hold an unsupported sentence later on: its verdict says so, and it is not `grounded`.
+headline), so a wrong one is not rescued by true sentences after it. Then only its supported
+sentences are shown, in order, and the whole text is kept as the unverified `draft`; with none
+supported, the answer is withheld ("Not found in your documents", the closest passages, the
+draft). On the Debian questions with Qwen2.5-Coder-0.5B, withholding whole answers threw away 13
+drafts that held the right fact out of 29 withheld. An answer that passes can still hold an
+unsupported sentence later on: its verdict says so (the window marks it), and it is not
+`grounded`.
 """
 
 from __future__ import annotations
@@ -224,6 +229,7 @@ class Answerer:
         abstained = False
         draft = ""
         draft_verdicts: list[SentenceVerdict] = []
+        trimmed = 0  # unsupported sentences left out of a partly supported answer
         verdicts: list[SentenceVerdict] = []
         added_spans: list[tuple[int, int]] = []
         is_model = self.client.kind != ClientKind.EXTRACTIVE
@@ -259,9 +265,17 @@ class Answerer:
                 draft, draft_verdicts = text, verdicts
                 text = self._not_found(MODEL_FOUND_NONE, request.query, sources)
             elif is_model and should_withhold(verdicts):
-                abstained = True
+                supported = [v for v in verdicts if v.support == Support.SUPPORTED]
                 draft, draft_verdicts = text, verdicts
-                text = self._not_found(WITHHELD, request.query, sources)
+                if supported:
+                    # Only what the documents support is shown; the rest stays in the draft.
+                    text = " ".join(text[v.start:v.end].strip() for v in supported)
+                    trimmed = sum(v.support == Support.UNSUPPORTED for v in verdicts)
+                    verdicts = verify(text, sources, self.embed)
+                    text, verdicts, added_spans = attribute(text, verdicts)
+                else:
+                    abstained = True
+                    text = self._not_found(WITHHELD, request.query, sources)
             elif is_model:
                 text, verdicts, added_spans = attribute(text, verdicts)
         if checked and abstained:
@@ -288,6 +302,7 @@ class Answerer:
             "relevance": rel,
             "support_ratio": ratio,
             "draft_support_ratio": support_ratio(draft_verdicts) if draft else None,
+            "sentences_left_out": trimmed,
         }
         stats = getattr(self.client, "last_stats", None)
         if isinstance(stats, dict):

@@ -211,7 +211,10 @@ class _PdfiumRefused(Exception):
 
 
 def _read_pdfium(path: Path, data: bytes, password: str | None, *, salvaged: bool = False) -> Document:
-    import pypdfium2 as pdfium
+    try:
+        import pypdfium2 as pdfium
+    except ImportError:  # an environment without it (a helper virtualenv): pypdf reads alone
+        raise _PdfiumRefused("pypdfium2 is not installed") from None
 
     with _PDFIUM_LOCK:
         try:

@@ -81,8 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     fp = msub.add_parser("fetch", help="download, convert and verify the embedding model and the default language model")
     fp.add_argument("--embedder-only", action="store_true", help="only the embedding model")
     msub.add_parser("list", help="installed language models")
-    ip = msub.add_parser("install", help="install a language model: 'smollm2' (built locally) or a catalog name")
-    ip.add_argument("name", nargs="?", default="smollm2")
+    ip = msub.add_parser("install", help="install a language model: 'default' (the default model), 'smollm2' (small and fast) or a catalog name")
+    ip.add_argument("name", nargs="?", default="smollm2", help="default: smollm2 (it builds without the conversion extras)")
     ip.add_argument("--precision", choices=["int4", "int8"], default=None)
     ip = msub.add_parser("import", help="import a local onnxruntime-genai model folder")
     ip.add_argument("folder")
@@ -388,14 +388,14 @@ def cmd_models(args: argparse.Namespace) -> int:
             print(f"{'*' if m.active else ' '} {m.name:32s} {m.size / 1e6:8.0f} MB  {m.precision or '':6s} {m.path}")
         return 0
     if c == "install":
-        if args.name.lower() in ("smollm2", "default"):
+        if args.name.lower() == "smollm2":
             info = manager.install_default(args.precision, _status_line)
         else:
-            from edgechat.core.llm.catalog import get_entry
+            from edgechat.core.llm.catalog import DEFAULT_MODEL, get_entry
             from edgechat.core.llm.download import install_from_catalog
 
             try:
-                entry = get_entry(args.name)
+                entry = get_entry(DEFAULT_MODEL if args.name.lower() == "default" else args.name)
             except Exception:
                 raise CliError(f"no model called {args.name!r}: see 'edgechat models catalog'") from None
             tty = sys.stderr.isatty()

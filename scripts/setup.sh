@@ -15,15 +15,36 @@ fi
 if [ "${SKIP_MODELS:-0}" != "1" ]; then
   # The embedding model: converted to ONNX with numpy + onnx, no torch.
   .venv/bin/edgechat models fetch --embedder-only
-  # The default language model: converting it needs torch, transformers and gguf once, so that
-  # happens in a separate virtualenv (.venv-convert) and the app's own never holds torch.
-  if ! .venv/bin/python -c 'from edgechat.core.llm import manager; raise SystemExit(0 if manager.list_models() else 1)'; then
+  # Language models: converting them needs torch, transformers and gguf once, so that happens
+  # in a separate virtualenv (.venv-convert) and the app's own never holds torch.
+  #   SmolLM2-135M (small and fast): the test suite's model, built always.
+  #   The default model (edgechat.core.llm.catalog.DEFAULT_MODEL, Qwen2.5-Coder-0.5B): what the
+  #   app answers with; skipped by scripts/test.sh (SETUP_FOR=tests), which does not need it.
+  installed() {
+    .venv/bin/python - "$1" <<'PY'
+import sys
+from edgechat.core.llm import manager
+sys.exit(0 if any(m.name.startswith(sys.argv[1]) for m in manager.list_models()) else 1)
+PY
+  }
+  DEFAULT_MODEL=$(.venv/bin/python -c 'from edgechat.core.llm.catalog import DEFAULT_MODEL; print(DEFAULT_MODEL)')
+  need_smollm2=0; need_default=0
+  installed smollm2 || need_smollm2=1
+  if [ "${SETUP_FOR:-app}" != "tests" ] && ! installed "$DEFAULT_MODEL"; then need_default=1; fi
+  if [ "$need_smollm2$need_default" != "00" ]; then
     if [ ! -x .venv-convert/bin/python ]; then
       "$PY" -m venv .venv-convert
     fi
     .venv-convert/bin/python -m pip install -q --upgrade pip
     # torch==2.13.0 (CPU) installs from this machine's local wheel; see pyproject's "convert" extra.
     .venv-convert/bin/python -m pip install -q -e '.[convert]'
+  fi
+  if [ "$need_smollm2" = 1 ]; then
     .venv-convert/bin/python -m edgechat.core.llm.install_smollm2
+  fi
+  if [ "$need_default" = 1 ]; then
+    echo "Building the default language model, $DEFAULT_MODEL (once; about 500 MB to download and 4 minutes)..." >&2
+    .venv-convert/bin/edgechat models install "$DEFAULT_MODEL"
+    .venv/bin/edgechat models use "$DEFAULT_MODEL"
   fi
 fi

@@ -3,7 +3,7 @@
 # (edgechat/core and edgechat/service, settings in pyproject.toml), then run the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+SETUP_FOR=tests scripts/setup.sh  # the tests need SmolLM2, not the default model
 .venv/bin/python -m mypy
 export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}
 exec .venv/bin/python -m pytest "$@"

@@ -106,6 +106,12 @@ def _spec(merged: dict) -> list[tuple]:
         add((f"quality.rerank.{method}.latency_ms", qs, f"Hybrid + {method} reranker: latency median", "ms",
              "rerank", ["results", method, "latency_ms_median"]))
 
+    sq = "Retrieval over quarterly filings (sec10q-dev, top 5 sources through the pipeline)"
+    for group, name in (("single_doc", "single-document questions"), ("all", "all questions")):
+        for m, label in (("doc_hit", "document hit@5"), ("doc_precision", "document precision@5"),
+                         ("figure_recall", "figure recall@5")):
+            add((f"sec10q.{group}.{m}", sq, f"{label.capitalize()}, {name}", "", "sec10q", ["results", group, m]))
+
     la = "Answering"
     sizes = sorted((_get(runs0("latency"), ["scale", "sizes"]) or {}), key=int)
     for s in sizes:

@@ -50,7 +50,10 @@ _LETTER_WORD = re.compile(r"[^\W\d_]{2,}")
 
 _LEADER = re.compile(r"(?:\.\s?){4,}|(?:\u2026\s?){2,}|(?:_\s?){6,}")
 # A contents entry: words, then a page number (or roman numeral) at the end of a short line.
-_TOC_ENTRY = re.compile(r"^[^\W\d_].{2,90}?[^\d,.$%\s]\s+\d{1,3}\s*$")
+# Only the page number and a leading section number are figures: "www (http) 80 https 443" is a row.
+_TOC_ENTRY = re.compile(
+    r"^(?:(?:\d{1,2}(?:\.\d{1,2})*\.?|(?:item|part|chapter|section|note|appendix)\s+\w{1,4}[.:]?)\s+)?"
+    r"[^\W\d_][^\d]{2,90}?[^\d,.$%\s]\s+\d{1,3}\s*$", re.IGNORECASE)
 # An index entry: a term, a comma, page numbers ("read.csv, 26, 28", "factor, 12-14").
 _INDEX_ENTRY = re.compile(r"^[^\d\s][^,]{0,60}?[^\d\s,],\s*\d{1,4}(?:\s*[,\u2013-]\s*\d{1,4})*\s*$")
 _CONTENTS_TITLE = re.compile(r"^(?:table of )?contents$|^index$", re.IGNORECASE)

@@ -103,10 +103,11 @@ class RetrievalSettings:
     # BM25 weight of each lexical column (store.library.FTS_COLUMNS): the chunk's text, the
     # document's title, its file name, the chunk's context header (document, section, table).
     fts_weights: tuple[float, float, float, float] = (1.0, 0.5, 2.0, 10.0)
-    # Added to a candidate's fused score (z units) in proportion to how much of what the query
+    # Taken off a candidate's fused score (z units) in proportion to how much less of what the query
     # says about WHICH document (the words that tell the candidates' documents apart: "Amazon",
-    # "Q2", "2023") its document's identity label holds; and, for "latest"/"most recent", to
-    # the candidates of the documents that report on the latest period. 0 turns it off.
+    # "Q2", "2023") its document's identity label holds than the best-matching document's does;
+    # for "latest"/"most recent", the documents that report on the latest period count as
+    # matching one more. 0 turns it off.
     document_match: float = 3.0
 
 
@@ -246,8 +247,12 @@ class Retriever:
         if s.document_match and rows and s.fusion != "rrf":  # in z units: the z-score fusion only
             bonus = document_bonus(" ".join([query, *(keywords or [])]), rows.values())
             if bonus:
+                # As a penalty below the best-matching documents, so their chunks keep their own
+                # scores (a bonus would push them all to ~1.0 through the logistic, and MMR could
+                # no longer tell them apart).
+                top = max(bonus.values())
                 for cid, row in rows.items():
-                    fused[cid] += s.document_match * bonus.get(row.file_id, 0.0)
+                    fused[cid] += s.document_match * (bonus.get(row.file_id, 0.0) - top)
         candidates: list[Candidate] = []
         seen_text: set[str] = set()
         for cid in sorted(fused, key=lambda c: -fused[c]):

@@ -320,9 +320,12 @@ def ask_one(engine: Any, client: Any, q: Question, options: Any = None) -> dict:
     ttft = None
     response = None
     text = ""
+    written = ""  # what the writer streamed, before EdgeChat checked it
     for u in engine.ask(RagRequest(q.question), client=client, options=options):
         if u.delta and ttft is None:
             ttft = time.perf_counter() - t0
+        if u.delta:
+            written += u.delta
         text = u.text or text
         if u.done:
             response = u.response
@@ -332,6 +335,7 @@ def ask_one(engine: Any, client: Any, q: Question, options: Any = None) -> dict:
     verdicts = list(getattr(response, "verdicts", None) or [])
     return {
         "text": response.text or text,
+        "written": written,
         "sources": [{"number": s.ordinal, "file": Path(s.path).name, "page": s.page, "content": s.content}
                     for s in response.sources],
         "cited": sorted({c.number for c in response.citations}),
@@ -349,6 +353,48 @@ def ask_one(engine: Any, client: Any, q: Question, options: Any = None) -> dict:
         "prompt_tokens": (response.diagnostics or {}).get("prompt_tokens"),
         "relevance": (response.diagnostics or {}).get("relevance"),
     }
+
+
+class ReplayClient:
+    """A stand-in for a language model (a fake, named so): it streams what the real model wrote
+    for the same question in an earlier run of this benchmark, so that a change to what EdgeChat
+    does after the model (checking, withholding, citations) is measured on the model's own
+    answers without asking it again. Decoding is greedy, so the model writes the same text for
+    the same prompt (checked on the Debian set: identical drafts in two runs); the prompt must not
+    have changed between the runs. Times are the recorded run's."""
+
+    def __init__(self, real: Any, records: dict[str, dict]) -> None:
+        self.real = real
+        self.records = records
+        self.name = getattr(real, "name", "replay")
+        self.kind = real.kind
+        self.context_length = real.context_length
+        self.question_id = ""
+
+    def count_tokens(self, text: str) -> int:
+        return self.real.count_tokens(text)
+
+    def stream(self, messages: Any, options: Any, cancel: Any = None) -> Any:
+        from edgechat.core.records import ChatUpdate, StopReason
+
+        r = self.records[self.question_id]
+        # The model's own text: recorded as streamed, else the withheld draft, else the text shown
+        # (older runs; it may then carry markers EdgeChat added).
+        text = r.get("written") or r.get("draft") or r["text"]
+        if text:
+            yield ChatUpdate(delta=text, text=text)
+        yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS)
+
+
+def replay_records(path: Path, label: str) -> dict[str, dict]:
+    """The answers `label` gave in an earlier run (its progress file), by question id."""
+    out: dict[str, dict] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            d = json.loads(line)
+            if d["client"] == label and "error" not in d["record"]:
+                out[d["id"]] = d["record"]
+    return out
 
 
 def score(q: Question, r: dict) -> dict:
@@ -473,6 +519,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", action="store_true", help="keep the answers already in the progress file")
     ap.add_argument("--no-ask", action="store_true", help="only score what the progress file holds "
                                                           "(an interrupted run's figures)")
+    ap.add_argument("--replay", help="a progress file of an earlier run: each model's answers are streamed "
+                    "from it (ReplayClient) instead of asked again; the model asked only where the "
+                    "earlier run did not reach it; times are the earlier run's")
     ap.add_argument("--verify", action="store_true", help="check the debian set against the PDFs and exit")
     args = ap.parse_args(argv)
 
@@ -523,6 +572,7 @@ def main(argv: list[str] | None = None) -> int:
         label: {q.id: done[(label, q.id)] for qs in groups.values() for q in qs if (label, q.id) in done}
         for _, label, _ in runs}
     names_of: dict[str, str] = {label: label for _, label, _ in runs}
+    replays = {label: replay_records(Path(args.replay), label) for _, label, _ in runs} if args.replay else {}
     for setting in clients:
         mine = [(label, budget) for s_, label, budget in runs if s_ == setting]
         for key, qs in groups.items():
@@ -544,7 +594,16 @@ def main(argv: list[str] | None = None) -> int:
                             continue
                         options = ChatOptions() if budget is None else ChatOptions(source_tokens=budget)
                         try:
-                            all_records[label][q.id] = ask_one(engine, client, q, options)
+                            replayed = replays.get(label, {}).get(q.id)
+                            if replayed is not None and client.kind != "extractive":
+                                player = ReplayClient(client, replays[label])
+                                player.question_id = q.id
+                                rec = ask_one(engine, player, q, options)
+                                # The replay is instant: the model's times are the recorded ones.
+                                rec.update(ttft_s=replayed.get("ttft_s"), total_s=replayed.get("total_s"), replayed=True)
+                                all_records[label][q.id] = rec
+                            else:
+                                all_records[label][q.id] = ask_one(engine, client, q, options)
                         except Exception as e:  # noqa: BLE001 - record it, go on
                             all_records[label][q.id] = {"error": f"{type(e).__name__}: {e}",
                                                         "traceback": traceback.format_exc(limit=5)}

@@ -96,14 +96,21 @@ def test_an_answer_with_no_supported_claim_is_withheld_and_kept_as_the_draft(eng
     assert CLOSEST in r.text and r.citations  # the closest passages instead
 
 
-def test_a_mostly_unsupported_answer_shows_only_its_supported_sentences(engine):
-    draft = ("Mercury is a gas giant with 14 moons [1]. Its year lasts 365 Earth days, like ours. "
-             "NASA plans to land a crew there in 2031. Mercury is the closest planet to the Sun.")
+def test_a_mostly_unsupported_answer_with_a_supported_headline_shows_only_its_supported_sentences(engine):
+    draft = ("Mercury is the closest planet to the Sun. It is a gas giant with 14 moons [1]. "
+             "Its year lasts 365 Earth days, like ours. NASA plans to land a crew there in 2031.")
     _, r = _ask(engine, "Tell me about Mercury", ScriptedClient(draft))
     assert not r.abstained and r.draft == draft  # the whole text stays available, unverified
     assert r.text == "Mercury is the closest planet to the Sun [1]."
     assert [v.support for v in r.verdicts] == [Support.SUPPORTED] and r.grounded
     assert r.diagnostics["sentences_left_out"] == 3 and r.diagnostics["draft_support_ratio"] == 0.25
+
+
+def test_a_wrong_headline_is_withheld_even_with_a_true_sentence_after_it(engine):
+    draft = ("Mercury is a gas giant with 14 moons [1]. Its year lasts 365 Earth days, like ours. "
+             "Mercury is the closest planet to the Sun.")
+    _, r = _ask(engine, "Tell me about Mercury", ScriptedClient(draft))
+    assert r.abstained and r.text.startswith(WITHHELD) and r.draft == draft
 
 
 def test_one_unsupported_sentence_after_supported_ones_is_flagged_not_withheld(engine):

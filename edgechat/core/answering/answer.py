@@ -27,11 +27,13 @@ match elsewhere means the word is likely a paraphrase. The answer names the word
 Withholding. A written answer is not shown as written when fewer than half of its claim sentences
 are supported (`support_ratio` < 0.5) or when its first claim sentence is unsupported: the first
 sentence is what a reader takes as the answer (the Echoserver opening line was the answer's
-headline), so a wrong one is not rescued by true sentences after it. Then only its supported
-sentences are shown, in order, and the whole text is kept as the unverified `draft`; with none
-supported, the answer is withheld ("Not found in your documents", the closest passages, the
-draft). On the Debian questions with Qwen2.5-Coder-0.5B, withholding whole answers threw away 13
-drafts that held the right fact out of 29 withheld. An answer that passes can still hold an
+headline), so a wrong one is not rescued by true sentences after it. With a supported first
+claim, only the supported sentences are shown, in order, and the whole text is kept as the
+unverified `draft`; with an unsupported first claim the answer is withheld ("Not found in your
+documents", the closest passages, the draft). On the Debian questions with Qwen2.5-Coder-0.5B,
+withholding every such answer threw away 13 drafts that held the right fact out of 29; showing
+the supported sentences whatever the first claim showed fragments that did not answer the
+question for 2 of 17 questions the library cannot answer. An answer that passes can still hold an
 unsupported sentence later on: its verdict says so (the window marks it), and it is not
 `grounded`.
 """
@@ -266,8 +268,9 @@ class Answerer:
                 text = self._not_found(MODEL_FOUND_NONE, request.query, sources)
             elif is_model and should_withhold(verdicts):
                 supported = [v for v in verdicts if v.support == Support.SUPPORTED]
+                claims = [v for v in verdicts if v.support != Support.NO_CLAIM]
                 draft, draft_verdicts = text, verdicts
-                if supported:
+                if claims and claims[0].support == Support.SUPPORTED:
                     # Only what the documents support is shown; the rest stays in the draft.
                     text = " ".join(text[v.start:v.end].strip() for v in supported)
                     trimmed = sum(v.support == Support.UNSUPPORTED for v in verdicts)

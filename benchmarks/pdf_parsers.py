@@ -266,6 +266,10 @@ def cut_files(files: list[Path], data_root: Path, before: str) -> dict:
                 data = f.read_bytes()
                 if name == "before":
                     row["files"] += 1
+                    try:
+                        row["pages_in_originals"] += len(_parse_pdf(f, data, None).pages)
+                    except Exception:
+                        pass
                 cut = data[: int(len(data) * frac)]
                 try:
                     doc = read(f, cut)

@@ -123,7 +123,7 @@ def test_a_table_that_fits_is_kept_in_one_window_and_a_split_one_repeats_its_hea
     table = STATEMENT.split("\n", 2)[2]  # caption, column headers, rows
     page = Page(1, lead + "\n" + table)
     doc = Document("/docs/report.pdf", "Report", "pdf", [page], {})
-    s = ChunkSettings(size=120, overlap=20)
+    s = ChunkSettings(size=120, overlap=20, whole_tables=True)
     chunks = chunk_document(doc, tokenizer, s)
     whole = [c for c in chunks if "Products $ 12,345" in c.text and "Net income $ 1,975" in c.text]
     assert whole, [c.text for c in chunks]

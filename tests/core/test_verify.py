@@ -139,3 +139,28 @@ def test_a_code_name_must_be_in_a_source_not_only_its_words():
                             "The function `read.table()` reads a data frame [1].", [src])
     assert invented.support == Support.UNSUPPORTED and "read.systat" in invented.reason
     assert real.support == Support.SUPPORTED
+
+
+def test_a_bare_phrase_is_checked_as_the_answer_to_the_question(embedder):
+    from edgechat.core.answering.verify import verify
+    from edgechat.core.records import Source, Support
+
+    text = ("The secondary mechanism is to consult the environment variable LD_LIBRARY_PATH. "
+            "The personal library is named by the environment variable R_LIBS_USER.")
+    src = Source(ordinal=1, content=text, title="R admin", path="/R-admin.pdf", score=1.0, page=1, start=0, end=len(text))
+    q = "Which environment variable names my personal package library?"
+    [wrong] = verify("LD_LIBRARY_PATH [1]", [src], embedder.embed, q)
+    [right] = verify("R_LIBS_USER [1]", [src], embedder.embed, q)
+    assert wrong.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED
+    [alone] = verify("LD_LIBRARY_PATH [1]", [src], embedder.embed)  # without the question: only the words
+    assert alone.support == Support.SUPPORTED
+
+
+def test_a_short_flag_must_be_in_a_source_as_itself():
+    from edgechat.core.answering.verify import verify
+    from edgechat.core.records import Source, Support
+
+    text = 'You can pass parameters to scripts on the command line: R CMD BATCH "--args arg1 arg2" foo.R will pass them.'
+    src = Source(ordinal=1, content=text, title="R intro", path="/R-intro.pdf", score=1.0, page=1, start=0, end=len(text))
+    [v] = verify("To pass parameters to scripts on the command line, add the `-e` flag to R CMD BATCH [1].", [src])
+    assert v.support == Support.UNSUPPORTED and "-e" in v.reason

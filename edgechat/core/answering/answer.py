@@ -260,7 +260,7 @@ class Answerer:
         own_citations = len(build_citations(text, sources).citations)  # what the writer wrote itself
         checked = not pq.search_skipped and bool(sources) and stop_reason != StopReason.CANCELLED
         if checked and not abstained:
-            verdicts = verify(text, sources, self.embed)
+            verdicts = verify(text, sources, self.embed, request.query)
             if is_model and says_it_does_not_know(text, verdicts):
                 # The model found no answer: say so plainly and quote the closest passages.
                 abstained = True
@@ -274,7 +274,7 @@ class Answerer:
                     # Only what the documents support is shown; the rest stays in the draft.
                     text = " ".join(text[v.start:v.end].strip() for v in supported)
                     trimmed = sum(v.support == Support.UNSUPPORTED for v in verdicts)
-                    verdicts = verify(text, sources, self.embed)
+                    verdicts = verify(text, sources, self.embed, request.query)
                     text, verdicts, added_spans = attribute(text, verdicts)
                 else:
                     abstained = True

@@ -254,7 +254,8 @@ def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
     return np.asarray(embed(texts), dtype=np.float32)
 
 
-def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex]) -> _Check:
+def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "") -> _Check:
+    """`question`: given for a bare phrase, whose words are checked together with the question's."""
     clean = MARKER_RE.sub(" ", sentence).strip()
     if clean in _OWN_TEXT:
         return _Check(Support.NO_CLAIM)
@@ -262,6 +263,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex]) -> 
     figs = figures(body)
     names = _names(body)
     terms = _claim_terms(body)
+    if question:
+        terms |= _claim_terms(question)
     if len(terms) < MIN_CLAIM_TERMS and not figs and not names and not MARKER_RE.search(sentence):
         return _Check(Support.NO_CLAIM)  # a sentence that cites a source claims something
     all_figures = set().union(*(ix.figures for ix in index)) if index else set()
@@ -269,7 +272,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex]) -> 
         if norm not in all_figures:
             return _Check(Support.UNSUPPORTED, reason=f"the figure {written} appears in no source")
     for ident in _identifiers(body):
-        if not any(ident in ix.haystack for ix in index):
+        pattern = re.compile(r"(?<![\w-])" + re.escape(ident) + r"(?![\w-])")
+        if not any(pattern.search(ix.haystack) for ix in index):
             return _Check(Support.UNSUPPORTED, reason=f"the name {ident} appears in no source")
     all_words = set().union(*(ix.words for ix in index)) if index else set()
     for name in names:
@@ -290,7 +294,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex]) -> 
         best: tuple[float, list[int]] | None = None
         best_cov, best_sim = 0.0, 0.0
         for i in range(len(ix.spans)):
-            for window in ([i], [i, i + 1]):
+            for window in (([i],) if question else ([i], [i, i + 1])):  # a phrase and the question: one sentence
                 if window[-1] >= len(ix.spans):
                     continue
                 covered = set().union(*(ix.terms[j] for j in window))
@@ -331,14 +335,33 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex]) -> 
     return _Check(Support.SUPPORTED, sources=[n for _, n, _ in found], evidence=evidence, scores=scores)
 
 
-def verify(text: str, sources: Sequence[Source], embed: Embed | None = None) -> list[SentenceVerdict]:
-    """One verdict per sentence of `text` (spans in `text`). Markers are read, never changed."""
+def _is_fragment(sentence: str) -> bool:
+    """A bare phrase ("LD_LIBRARY_PATH [4]", "Wishlist severity."): an answer only read with its
+    question."""
+    body = _LIST_ENUM_RE.sub("", MARKER_RE.sub(" ", sentence)).strip()
+    return bool(body) and len(body.split()) <= FRAGMENT_WORDS and not _ENDS_CLAUSE_RE.search(body)
+
+
+FRAGMENT_WORDS = 3
+_ENDS_CLAUSE_RE = re.compile(r"\b(?:is|are|was|were|has|have|does|do)\b", re.IGNORECASE)
+
+
+def verify(
+    text: str, sources: Sequence[Source], embed: Embed | None = None, question: str = ""
+) -> list[SentenceVerdict]:
+    """One verdict per sentence of `text` (spans in `text`). Markers are read, never changed.
+
+    With the `question`, a bare phrase of the answer ("LD_LIBRARY_PATH [4]") is checked as the
+    answer to it: the question's words and the phrase must be said together in a source (the
+    variable named in a source is not the one the question asks about)."""
     if not text:
         return []
     spans = sentence_spans(text)
     index = _index(sources)
     source_texts = [MARKER_RE.sub(" ", ix.source.content[s:e]) for ix in index for s, e in ix.spans]
     sentence_texts = [MARKER_RE.sub(" ", text[s:e]) for s, e in spans]
+    if question:
+        sentence_texts = [(f"{question} {t}" if _is_fragment(t) else t) for t in sentence_texts]
     rows = _embed_rows(embed, source_texts + sentence_texts)
     if rows is not None:
         at = 0
@@ -350,7 +373,7 @@ def verify(text: str, sources: Sequence[Source], embed: Embed | None = None) -> 
     out = []
     for k, (s, e) in enumerate(spans):
         vec = rows[len(source_texts) + k] if rows is not None else None
-        check = _check(text[s:e], vec, index)
+        check = _check(text[s:e], vec, index, question if question and _is_fragment(text[s:e]) else "")
         written = list(dict.fromkeys(n for ms, me, nums in markers if s <= ms < e for n in nums))
         wrong = [n for n in written if n not in named or n not in check.sources]
         out.append(SentenceVerdict(start=s, end=e, support=check.support, sources=check.sources,

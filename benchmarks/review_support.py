@@ -5,7 +5,7 @@
 Reads the answers a `benchmarks.answers` run recorded (its progress file: each answer with the
 full text of its sources), draws `n` answers shown as answers (not withheld) that hold at least one sentence marked supported,
 checks them again with the same code the app uses (edgechat.core.answering.verify, with the
-embedder), and writes for every supported sentence the sentence, the source number(s) it is
+embedder and the question), and writes for every supported sentence the sentence, the source number(s) it is
 credited to, and the source sentence(s) given as its evidence, side by side. A person then reads
 each pair and marks it: does the evidence say what the sentence says? The sheet has a box per
 pair; the tally goes in the README.
@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     from edgechat.core.embedding.loader import load_default_embedder
     from edgechat.core.records import Source, Support
 
+    from benchmarks.answers import load_debian, load_sec10q
+
+    questions = {q.id: q.question for q in load_debian() + load_sec10q()}
     embedder = load_default_embedder()
     records = []
     for line in args.progress.read_text(encoding="utf-8").splitlines():
@@ -56,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         by_number = {s.ordinal: s for s in sources}
         text = r["text"]
         out += [f"## {d['client']} {d['id']}", ""]
-        for v in verify(text, sources, embedder.embed):
+        out += [f"Question: {questions.get(d['id'], '?')}", ""]
+        for v in verify(text, sources, embedder.embed, questions.get(d["id"], "")):
             if v.support != Support.SUPPORTED:
                 continue
             pairs += 1

@@ -263,7 +263,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     figs = figures(body)
     names = _names(body)
     terms = _claim_terms(body)
-    if question:
+    if question and _terms(body):  # a phrase with words of its own, read with its question
         terms |= _claim_terms(question)
     if len(terms) < MIN_CLAIM_TERMS and not figs and not names and not MARKER_RE.search(sentence):
         return _Check(Support.NO_CLAIM)  # a sentence that cites a source claims something

@@ -164,3 +164,15 @@ def test_a_short_flag_must_be_in_a_source_as_itself():
     src = Source(ordinal=1, content=text, title="R intro", path="/R-intro.pdf", score=1.0, page=1, start=0, end=len(text))
     [v] = verify("To pass parameters to scripts on the command line, add the `-e` flag to R CMD BATCH [1].", [src])
     assert v.support == Support.UNSUPPORTED and "-e" in v.reason
+
+
+def test_a_claim_and_its_evidence_must_agree_on_negation(embedder):
+    from edgechat.core.answering.verify import verify
+    from edgechat.core.records import Source, Support
+
+    text = "R CMD check will warn about binary files unless they are listed in a file BinaryFiles."
+    src = Source(ordinal=1, content=text, title="R exts", path="/R-exts.pdf", score=1.0, page=1, start=0, end=len(text))
+    inverted, right = verify("R CMD check warns about binary files when they are listed in a file BinaryFiles [1]. "
+                             "R CMD check does not warn about binary files listed in a file BinaryFiles [1].",
+                             [src], embedder.embed)
+    assert inverted.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED

@@ -139,6 +139,7 @@ class _SourceIndex:
     sentence_figures: list[set[str]] = field(default_factory=list)
     sentence_texts: list[str] = field(default_factory=list)
     haystack: str = ""  # the passage, title and file name, lower case: where identifiers are looked up
+    negated: list[bool] = field(default_factory=list)  # per sentence: does it say "not", "unless"...
     vecs: np.ndarray | None = None
 
 
@@ -172,6 +173,16 @@ def _identifiers(sentence: str) -> list[str]:
     return list(dict.fromkeys(cleaned))
 
 
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|without|unless|cannot|none|nor|neither|nothing)\b|n't\b", re.IGNORECASE)
+
+
+def _negated(text: str) -> bool:
+    """Does the sentence deny or except something? A claim and its evidence must agree on it:
+    "R CMD check warns about them when they are listed" is the opposite of "... will warn about
+    them unless they are listed", though it shares every word."""
+    return bool(_NEGATION_RE.search(text))
+
+
 def _source_words(content: str, src: Source) -> set[str]:
     """The words a name in the answer may come from: the passage's, and its document's title
     and file name, which the model is shown above the passage ("R-data" from R-data.pdf)."""
@@ -195,6 +206,7 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
             figures={f for f, _ in figures(content)},
             sentence_figures=[{f for f, _ in figures(t)} for t in texts],
             sentence_texts=texts,
+            negated=[_negated(t) for t in texts],
             haystack=" ".join((content, src.title or "", os.path.basename((src.path or "").replace("\\", "/")))).lower(),
         ))
     return out
@@ -286,6 +298,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     if not index:
         return _Check(Support.UNSUPPORTED, reason="there are no sources")
     claim_figures = {norm for norm, _ in figs}
+    claim_negated = _negated(body)
     figures_apart = False  # some source says it, but not with its figures
     found: list[tuple[float, int, list[int]]] = []  # (score, number, sentence indices)
     scores: dict[int, tuple[float, float]] = {}
@@ -307,6 +320,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                     ok = ((cov >= MIN_COVERAGE and sim >= MIN_SIMILARITY)
                           or (cov >= HIGH_COVERAGE and sim >= MIN_SIMILARITY_HIGH_COVERAGE)
                           or (sim >= STRONG_SIMILARITY and cov >= MIN_COVERAGE_STRONG and len(window) == 1))
+                if ok and claim_negated != any(ix.negated[j] for j in window):
+                    ok = False  # "warns when listed" is not "warns unless listed"
                 if ok and claim_figures and not any(_holds_figures(ix, j, claim_figures, terms) for j in window):
                     ok = False
                     figures_apart = True

@@ -411,7 +411,7 @@ def describe_error(exc: BaseException) -> str:
     name = type(exc).__name__
     if not msg:
         return name
-    return msg if name in ("RuntimeError", "OSError", "Exception", "LibraryLockedError") else f"{name}: {msg}"
+    return msg if name in ("RuntimeError", "OSError", "Exception", "LibraryLockedError", "DiskFullError") else f"{name}: {msg}"
 
 
 def _partly_read(metadata: dict[str, str] | None) -> str:

@@ -146,3 +146,11 @@ def test_disk_full_is_told_apart_from_other_failures(tmp_path):
     assert disk_full_reason(sqlite3.OperationalError("no such table: chunks"), tmp_path) is None
     assert disk_full_reason(ValueError("bad vector"), tmp_path) is None
     assert str(DiskFullError("disk full: x")) == "disk full: x"
+
+
+def test_the_disk_full_message_is_said_once():
+    from edgechat.core.engine import describe_error
+    from edgechat.core.store.diskfull import DiskFullError
+
+    line = describe_error(DiskFullError("disk full: the library at /x could not be written"))
+    assert line == "disk full: the library at /x could not be written"

@@ -142,11 +142,11 @@ def test_a_document_that_is_all_contents_still_keeps_its_chunks(tokenizer):
     assert chunk_document(doc, tokenizer)
 
 
-def _cand(fid: str, label: str, period: str = "") -> Candidate:
+def _cand(fid: str, label: str, period: str = "", text: str = "text") -> Candidate:
     md = {ctx.LABEL_KEY: label}
     if period:
         md[ctx.PERIOD_KEY] = period
-    return Candidate(f"{fid}:x:0", fid, f"/d/{fid}.pdf", fid, 1, 0, 10, "text", metadata=md)
+    return Candidate(f"{fid}:x:0", fid, f"/d/{fid}.pdf", fid, 1, 0, 10, text, metadata=md)
 
 
 def test_document_bonus_counts_the_words_that_tell_documents_apart():
@@ -159,6 +159,11 @@ def test_document_bonus_counts_the_words_that_tell_documents_apart():
     assert latest["a2"] > latest["a1"] and latest["a2"] > latest.get("b1", 0.0)
     assert document_bonus("what were net sales", cands) == {}  # nothing names a document
     assert document_bonus("net sales", [_cand("x", "")]) == {}
+    # A word of a file name that the other documents' passages use as well names nothing.
+    manuals = [_cand("d", "R-data", text="read a data frame from a file"),
+               _cand("i", "R-intro", text="a data frame holds the data of a study"),
+               _cand("i2", "R-lang", text="data types and data frames")]
+    assert document_bonus("How do I load a data frame from a file?", manuals) == {}
 
 
 def test_an_older_library_gets_the_new_lexical_columns(tmp_path):

@@ -152,6 +152,7 @@ def _logistic(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
 
+NAMING_SHARE = 0.35  # document_bonus: at most this share of the other documents' passages may use a naming word
 _QUARTER = {"first": "q1", "second": "q2", "third": "q3", "fourth": "q4"}
 _QUARTER_RE = re.compile(r"\b(first|second|third|fourth) (?:fiscal )?quarter\b")
 _RECENT_RE = re.compile(r"\b(?:latest|most recent|newest|last (?:quarter|report|filing|10-?[qk]))\b")
@@ -164,11 +165,16 @@ def document_bonus(query: str, candidates) -> dict[str, float]:
     competes), plus 1 for the files of the latest period when the query asks for the latest.
     Empty when nothing tells the documents apart."""
     text = query.lower()
-    words = {stem(w) for w in keywords_of(text)}
-    words |= {_QUARTER[m] for m in _QUARTER_RE.findall(text)}
+    raw: dict[str, set[str]] = {}  # stem -> the query's words with it
+    for w in keywords_of(text):
+        raw.setdefault(stem(w), set()).add(w)
+    for m in _QUARTER_RE.findall(text):
+        raw.setdefault(_QUARTER[m], set()).add(_QUARTER[m])
+    words = set(raw)
+    cands = list(candidates)
     labels: dict[str, set[str]] = {}
     periods: dict[str, str] = {}
-    for c in candidates:
+    for c in cands:
         if c.file_id in labels:
             continue
         label = str(c.metadata.get(LABEL_KEY, "") or "")
@@ -179,6 +185,16 @@ def document_bonus(query: str, candidates) -> dict[str, float]:
     if len(labels) > 1:
         common = set.intersection(*labels.values())
         telling = set().union(*labels.values()) - common
+        if telling:
+            # A word names documents only if the other documents' passages do not use it too:
+            # "Amazon" among Apple filings does, "data" (from a file named R-data) among
+            # passages about data frames does not.
+            texts = [(c.file_id, c.text.lower()) for c in cands]
+            for w in list(telling):
+                others = [t for f, t in texts if w not in labels[f]]
+                used = sum(any(r in t for r in raw[w]) for t in others)
+                if others and used > NAMING_SHARE * len(others):
+                    telling.discard(w)
         if telling:
             out = {f: len(m & telling) / len(telling) for f, m in labels.items()}
     if periods and _RECENT_RE.search(text):

@@ -405,6 +405,17 @@ def installed_models() -> tuple[list[tuple[str, str]], str]:
     return out, active.name if active else ""
 
 
+def import_language_model(folder: str | Path, progress: Callable[[str], None] | None = None) -> tuple[str, str]:
+    """Copy an onnxruntime-genai model folder into the models folder, after checking that it
+    loads and generates (minutes for a large model: run it off the window's thread). Returns
+    (name, label) as `installed_models` lists it. Raises with a message a person can read."""
+    from edgechat.core.llm import manager
+
+    info = manager.import_model(Path(folder), activate=False, progress=progress)
+    label = info.name + (f" ({info.precision}, {info.size / 1e6:.0f} MB)" if info.size else "")
+    return info.name, label
+
+
 def describe_error(exc: BaseException) -> str:
     """One line a person can read."""
     msg = str(exc).strip()

@@ -7,25 +7,30 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QObject, QSettings, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
+    QFileDialog,
     QFormLayout,
     QGroupBox,
     QLabel,
+    QMessageBox,
+    QProgressDialog,
+    QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from edgechat.core.engine import EXTRACTIVE, ChunkSettings
+from edgechat.core.engine import EXTRACTIVE, ChunkSettings, describe_error, import_language_model
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +88,13 @@ class AppSettings:
         return ChunkSettings(size=self.chunk_size, overlap=self.chunk_overlap)
 
 
+class _ImportSignals(QObject):
+    """Carries a model import's progress and result from its thread to the dialog's."""
+
+    status = Signal(str)
+    finished = Signal(str, str, str)  # name, label, error ("" when it worked)
+
+
 class SettingsDialog(QDialog):
     def __init__(self, settings: AppSettings, models: list[tuple[str, str]], active: str,
                  parent: QWidget | None = None) -> None:
@@ -99,11 +111,21 @@ class SettingsDialog(QDialog):
         i = self.model_box.findData(want)
         self.model_box.setCurrentIndex(i if i >= 0 else self.model_box.count() - 1)
         model_note = QLabel(
-            "No language model is installed: answers quote your documents. To install the default "
-            "model, run <code>edgechat models install</code>, then choose it here." if not models else
+            "No language model is installed: answers quote your documents. Import a model folder "
+            "(onnxruntime-genai), or run <code>scripts/setup.sh</code> from the source, then choose "
+            "it here." if not models else
             "Models run on this computer; nothing is sent anywhere.")
         model_note.setWordWrap(True)
         model_note.setEnabled(bool(models))
+        self.import_button = QPushButton("&Import a model folder\u2026", self)
+        self.import_button.setToolTip("Copy an onnxruntime-genai model folder into EdgeChat's models "
+                                      "(it is checked first: it must load and write)")
+        self.import_button.clicked.connect(self.choose_model_folder)
+        self._import_done = _ImportSignals(self)
+        self._import_done.finished.connect(self._on_imported)
+        self._import_done.status.connect(self._on_import_status)
+        self._progress: QProgressDialog | None = None
+        self.import_error = ""
 
         self.length_box = QComboBox(self)
         for label, tokens in ANSWER_LENGTHS:
@@ -132,6 +154,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout(answer)
         form.addRow("&Model:", self.model_box)
         form.addRow("", model_note)
+        form.addRow("", self.import_button)
         form.addRow("Answer &length:", self.length_box)
         form.addRow("&Sources per answer:", self.sources_spin)
         form.addRow("&Temperature:", self.temperature_spin)
@@ -151,6 +174,51 @@ class SettingsDialog(QDialog):
         layout.addWidget(answer)
         layout.addWidget(chunking)
         layout.addWidget(buttons)
+
+    # ---------------------------------------------------------------- importing a model
+
+    def choose_model_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Choose an onnxruntime-genai model folder")
+        if folder:
+            self.import_folder(folder)
+
+    def import_folder(self, folder: str) -> None:
+        """Import off the window's thread (copying and checking a model takes a while), with a
+        busy progress dialog that names the step."""
+        self.import_button.setEnabled(False)
+        self.import_error = ""
+        self._progress = QProgressDialog("Importing the model\u2026", "", 0, 0, self)
+        self._progress.setWindowTitle("Import a model")
+        self._progress.setCancelButton(None)
+        self._progress.setWindowModality(Qt.WindowModality.WindowModal)
+        self._progress.setMinimumDuration(0)
+        self._progress.show()
+        signals = self._import_done
+
+        def work() -> None:
+            try:
+                name, label = import_language_model(folder, progress=signals.status.emit)
+                signals.finished.emit(name, label, "")
+            except Exception as e:  # noqa: BLE001 - shown to the user
+                signals.finished.emit("", "", describe_error(e))
+
+        threading.Thread(target=work, name="import-model", daemon=True).start()
+
+    def _on_import_status(self, text: str) -> None:
+        if self._progress is not None:
+            self._progress.setLabelText(text)
+
+    def _on_imported(self, name: str, label: str, error: str) -> None:
+        if self._progress is not None:
+            self._progress.close()
+            self._progress = None
+        self.import_button.setEnabled(True)
+        if error:
+            self.import_error = error
+            QMessageBox.warning(self, "Import a model", f"The model was not imported: {error}")
+            return
+        self.model_box.insertItem(max(0, self.model_box.count() - 1), label, name)
+        self.model_box.setCurrentIndex(self.model_box.findData(name))
 
     def result_settings(self) -> AppSettings:
         size = self.chunk_spin.value()

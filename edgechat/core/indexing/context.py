@@ -138,24 +138,34 @@ def cover_identity(pages: Sequence[str]) -> list[str]:
     return [p for p in (company, form, period) if p]
 
 
+_DIVISION = re.compile(r"^(?:chapter|section|part|appendix|item)\b|^\d+(?:\.\d+)*\s+[^\W\d]", re.IGNORECASE)
+
+
 def running_label(pages: Sequence[str], running: frozenset[str]) -> str:
     """The most frequent running header/footer that says something (two words with letters;
-    not a contents link), as first written, page number stripped."""
+    not a contents link, not a chapter's or section's own header), on at least half of the
+    pages with text, as first written, page number stripped."""
     if not running:
         return ""
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
     for t in pages:
         lines = [ln for ln in t.splitlines() if ln.strip()]
-        for ln in lines[:2] + lines[-2:]:
-            n = norm_line(ln)
-            if n in running and len(_LETTER_WORD.findall(ln)) >= 2 and not _CONTENTS_TITLE.match(_clean(ln)):
+        for n in {norm_line(ln) for ln in lines[:2] + lines[-2:]}:
+            if n in running:
                 counts[n] += 1
-                first.setdefault(n, ln)
-    if not counts:
+        for ln in lines[:2] + lines[-2:]:
+            first.setdefault(norm_line(ln), ln)
+    keep = [n for n in counts
+            if len(_LETTER_WORD.findall(n)) >= 2 and not _CONTENTS_TITLE.match(_clean(first[n]))
+            and not _DIVISION.match(_clean(re.sub(r"^\s*\d{1,4}\s+(?=\D)", "", first[n])))]
+    need = 0.5 * sum(1 for t in pages if t.strip())
+    keep = [n for n in keep if counts[n] >= need]
+    if not keep:
         return ""
-    best = counts.most_common(1)[0][0]
-    text = re.sub(r"(?:\b(?:page\s+)?\d{1,4}(?:\s+of\s+\d{1,4})?)\s*$", "", first[best].strip(), flags=re.IGNORECASE)
+    best = max(keep, key=lambda n: counts[n])
+    text = re.sub(r"(?:(?<=[\s|])(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?)\s*$", "", first[best].strip(),
+                  flags=re.IGNORECASE)
     text = re.sub(r"^\s*\d{1,4}\b", "", text)
     return _clean(text)
 

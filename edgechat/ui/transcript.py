@@ -309,29 +309,25 @@ class TranscriptView(QTextBrowser):
         if getattr(turn, "draft", ""):
             self._insert_draft(cursor, i, turn)
         if getattr(turn, "found", None):
-            lb = QTextBlockFormat()
-            lb.setTopMargin(2)
-            cursor.insertBlock(lb, QTextCharFormat())
-            lf = QTextCharFormat()
-            lf.setAnchor(True)
-            lf.setAnchorHref(f"found:{i}")
-            lf.setForeground(pal.color(QPalette.ColorRole.Link))
-            lf.setFontPointSize(max(7.0, self.font().pointSizeF() * 0.85))
-            cursor.insertText("How this was found", lf)
+            self._insert_link(cursor, f"found:{i}", "How this was found")
 
-    def _insert_draft(self, cursor: QTextCursor, i: int, turn: Any) -> None:
-        """The model's unverified text, folded away behind a link until asked for."""
-        pal = self.palette()
+    def _insert_link(self, cursor: QTextCursor, href: str, text: str) -> None:
+        """A small link on a line of its own under an answer."""
         lb = QTextBlockFormat()
         lb.setTopMargin(2)
         cursor.insertBlock(lb, QTextCharFormat())
         lf = QTextCharFormat()
         lf.setAnchor(True)
-        lf.setAnchorHref(f"draft:{i}")
-        lf.setForeground(pal.color(QPalette.ColorRole.Link))
+        lf.setAnchorHref(href)
+        lf.setForeground(self.palette().color(QPalette.ColorRole.Link))
         lf.setFontPointSize(max(7.0, self.font().pointSizeF() * 0.85))
+        cursor.insertText(text, lf)
+
+    def _insert_draft(self, cursor: QTextCursor, i: int, turn: Any) -> None:
+        """The model's unverified text, folded away behind a link until asked for."""
+        pal = self.palette()
         is_open = i in self.open_drafts
-        cursor.insertText(("Hide" if is_open else "Show") + " the model's unverified answer", lf)
+        self._insert_link(cursor, f"draft:{i}", ("Hide" if is_open else "Show") + " the model's unverified answer")
         if not is_open:
             return
         db = QTextBlockFormat()

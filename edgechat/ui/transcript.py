@@ -109,7 +109,7 @@ def no_source_note(turn: Any) -> str:
     if getattr(turn, "abstained", False):
         if getattr(turn, "draft", ""):
             return "The model's answer was withheld: your documents do not support it."
-        return "Not in your documents: nothing found is close enough to this question."
+        return ""  # the answer itself says the documents don't say, and why
     if getattr(turn, "draft", ""):
         return ("Only the sentences of the model's answer that your documents support are shown; "
                 "the rest was left out.")

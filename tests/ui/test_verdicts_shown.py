@@ -65,3 +65,17 @@ def test_each_chip_shows_the_sentence_behind_its_own_marker(qtbot, make_window, 
     w.chat.transcript._on_anchor(QUrl(f"cite:0:{number}:1"))  # the second [n]: after the Jupiter sentence
     qtbot.waitUntil(lambda: "Jupiter" in view.highlighted_text(), timeout=20000)
     assert "88 Earth days" not in view.highlighted_text()
+
+
+def test_the_note_under_an_answer_does_not_repeat_what_the_answer_says():
+    from types import SimpleNamespace
+
+    from edgechat.ui.transcript import no_source_note
+
+    base = dict(stop_reason="eos", search_skipped=False, sources=[{"n": 1}], citations=[], verdicts=[], grounded=False)
+    not_found = SimpleNamespace(**base, abstained=True, draft="")
+    withheld = SimpleNamespace(**base, abstained=True, draft="Mercury is a gas giant.")
+    trimmed = SimpleNamespace(**base, abstained=False, draft="Mercury is small. It has rings.")
+    assert no_source_note(not_found) == ""  # "Your documents don't say: ..." is the answer itself
+    assert "withheld" in no_source_note(withheld)
+    assert "left out" in no_source_note(trimmed)

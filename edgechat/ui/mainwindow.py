@@ -67,8 +67,9 @@ log = logging.getLogger(__name__)
 
 NO_MODEL_NOTICE = (
     "<b>No language model installed:</b> answers quote the most relevant sentences of your documents "
-    "(extractive mode). To write answers with a local model, run <code>edgechat models install</code> "
-    "and pick it in Settings."
+    "(extractive mode). To have a local model write them, <a href=\"settings\">import a model folder "
+    "in Settings</a> (an onnxruntime-genai folder; from the source, <code>scripts/setup.sh</code> "
+    "builds the default model)."
 )
 
 
@@ -169,6 +170,7 @@ class MainWindow(QMainWindow):
         self.side.addTab(self.library_panel, "Library")
         self.side.addTab(self.chat_list, "Chats")
         self.chat = ChatPane(self)
+        self.chat.notice.linkActivated.connect(lambda _href: self.open_settings())  # the notice's one link
         self.sources = SourcePane(self)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setObjectName("mainSplitter")

@@ -37,3 +37,28 @@ def test_a_folder_that_is_not_a_model_is_refused_with_a_reason(qtbot, tmp_path, 
     assert "genai_config.json not found" in dialog.import_error
     assert shown and "not imported" in shown[0]
     assert dialog.model_box.count() == 1  # still only "extractive"
+
+
+def test_without_a_model_the_notice_leads_to_importing_one(qtbot, make_window):
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from edgechat.ui.mainwindow import NO_MODEL_NOTICE
+
+    w = make_window()
+    # What the window shows when the engine reports no language model (this machine has models,
+    # so the engine would not say so here).
+    w.chat.set_notice(NO_MODEL_NOTICE)
+    assert w.chat.notice.isVisible()
+    assert 'href="settings"' in w.chat.notice.text() and "import a model folder" in w.chat.notice.text()
+    seen: list[object] = []
+
+    def look_and_close() -> None:
+        dialog = QApplication.activeModalWidget()
+        seen.append(dialog)
+        if dialog is not None:
+            dialog.reject()
+
+    QTimer.singleShot(300, look_and_close)
+    w.chat.notice.linkActivated.emit("settings")  # what a click on the link does
+    assert seen and isinstance(seen[0], SettingsDialog) and seen[0].import_button.isEnabled()

@@ -12,7 +12,8 @@ import pytest
 
 from edgechat.core.documents import parse_document
 from edgechat.core.documents import pdf as pdfmod
-from edgechat.core.documents.pdf import PYPDF_LIMITS, _read_pypdf, rebuild_pdf, sniff
+from edgechat.core.documents.pdf import PYPDF_LIMITS, _read_pypdf, sniff
+from edgechat.core.documents.pdf_repair import rebuild_pdf
 from edgechat.core.records import DocumentError, Problem
 from tests.helpers import make_pdf
 

@@ -103,12 +103,9 @@ def test_a_bare_marker_is_not_a_claim_and_does_not_break_the_check(embedder):
 
 
 def test_a_figure_must_be_in_the_sentence_that_supports_the_claim():
-    from edgechat.core.answering.verify import verify
-    from edgechat.core.records import Source, Support
-
     text = ("Exchange rates reduced net sales by $5.0 billion in the third quarter. "
             "Over the nine months exchange rates reduced net sales by $10.5 billion.")
-    src = Source(ordinal=1, content=text, title="Filing", path="/f.pdf", score=1.0, page=1, start=0, end=len(text))
+    src = _src(1, text)
     right, wrong = verify("Over the nine months exchange rates reduced net sales by $10.5 billion [1]. "
                           "Over the nine months exchange rates reduced net sales by $5.0 billion [1].", [src])
     assert right.support == Support.SUPPORTED
@@ -116,12 +113,9 @@ def test_a_figure_must_be_in_the_sentence_that_supports_the_claim():
 
 
 def test_number_words_belong_to_the_figure_next_to_them():
-    from edgechat.core.answering.verify import verify
-    from edgechat.core.records import Source, Support
-
     text = ("Changes in exchange rates reduced net sales by $5.0 billion for the third quarter and by "
             "$10.5 billion for the nine months ended September 30, 2022.")
-    src = Source(ordinal=1, content=text, title="Filing", path="/f.pdf", score=1.0, page=1, start=0, end=len(text))
+    src = _src(1, text)
     right, wrong = verify("Exchange rates reduced net sales by $10.5 billion for the nine months ended September 30, 2022 [1]. "
                           "Exchange rates reduced net sales by $5.0 billion for the nine months ended September 30, 2022 [1].", [src])
     assert right.support == Support.SUPPORTED
@@ -129,12 +123,9 @@ def test_number_words_belong_to_the_figure_next_to_them():
 
 
 def test_a_code_name_must_be_in_a_source_not_only_its_words():
-    from edgechat.core.answering.verify import verify
-    from edgechat.core.records import Source, Support
-
     text = ("Package foreign reads data stored by Minitab, SAS, SPSS, Stata and Systat. "
             "The function read.table() reads a data frame.")
-    src = Source(ordinal=1, content=text, title="R FAQ", path="/R-FAQ.pdf", score=1.0, page=1, start=0, end=len(text))
+    src = _src(1, text)
     invented, real = verify("Package foreign reads SPSS files with the `read.systat` function [1]. "
                             "The function `read.table()` reads a data frame [1].", [src])
     assert invented.support == Support.UNSUPPORTED and "read.systat" in invented.reason
@@ -142,12 +133,9 @@ def test_a_code_name_must_be_in_a_source_not_only_its_words():
 
 
 def test_a_bare_phrase_is_checked_as_the_answer_to_the_question(embedder):
-    from edgechat.core.answering.verify import verify
-    from edgechat.core.records import Source, Support
-
     text = ("The secondary mechanism is to consult the environment variable LD_LIBRARY_PATH. "
             "The personal library is named by the environment variable R_LIBS_USER.")
-    src = Source(ordinal=1, content=text, title="R admin", path="/R-admin.pdf", score=1.0, page=1, start=0, end=len(text))
+    src = _src(1, text)
     q = "Which environment variable names my personal package library?"
     [wrong] = verify("LD_LIBRARY_PATH [1]", [src], embedder.embed, q)
     [right] = verify("R_LIBS_USER [1]", [src], embedder.embed, q)
@@ -157,22 +145,26 @@ def test_a_bare_phrase_is_checked_as_the_answer_to_the_question(embedder):
 
 
 def test_a_short_flag_must_be_in_a_source_as_itself():
-    from edgechat.core.answering.verify import verify
-    from edgechat.core.records import Source, Support
-
     text = 'You can pass parameters to scripts on the command line: R CMD BATCH "--args arg1 arg2" foo.R will pass them.'
-    src = Source(ordinal=1, content=text, title="R intro", path="/R-intro.pdf", score=1.0, page=1, start=0, end=len(text))
+    src = _src(1, text)
     [v] = verify("To pass parameters to scripts on the command line, add the `-e` flag to R CMD BATCH [1].", [src])
     assert v.support == Support.UNSUPPORTED and "-e" in v.reason
 
 
 def test_a_claim_and_its_evidence_must_agree_on_negation(embedder):
-    from edgechat.core.answering.verify import verify
-    from edgechat.core.records import Source, Support
-
     text = "R CMD check will warn about binary files unless they are listed in a file BinaryFiles."
-    src = Source(ordinal=1, content=text, title="R exts", path="/R-exts.pdf", score=1.0, page=1, start=0, end=len(text))
+    src = _src(1, text)
     inverted, right = verify("R CMD check warns about binary files when they are listed in a file BinaryFiles [1]. "
                              "R CMD check does not warn about binary files listed in a file BinaryFiles [1].",
                              [src], embedder.embed)
     assert inverted.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED
+
+
+def test_a_name_from_the_documents_file_name_counts_as_in_the_source(embedder):
+    text = "Function read.fwf reads files with fixed-width columns."
+    src = Source(ordinal=1, content=text, title="R Data Import/Export", path="/docs/R-data.pdf",
+                 score=1.0, page=1, start=0, end=len(text))
+    [v] = verify("The R-data manual says function read.fwf reads files with fixed-width columns [1].", [src], embedder.embed)
+    assert v.support == Support.SUPPORTED
+    [w] = verify("The R-stats manual says function read.fwf reads files with fixed-width columns [1].", [src], embedder.embed)
+    assert w.support == Support.UNSUPPORTED and "R-stats" in w.reason

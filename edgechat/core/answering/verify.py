@@ -183,10 +183,14 @@ def _negated(text: str) -> bool:
     return bool(_NEGATION_RE.search(text))
 
 
-def _source_words(content: str, src: Source) -> set[str]:
-    """The words a name in the answer may come from: the passage's, and its document's title
-    and file name, which the model is shown above the passage ("R-data" from R-data.pdf)."""
-    label = " ".join((src.title or "", os.path.splitext(os.path.basename((src.path or "").replace("\\", "/")))[0]))
+def _label(src: Source) -> str:
+    """The document's title and file name, which the model is shown above the passage."""
+    return f"{src.title or ''} {os.path.basename((src.path or '').replace(chr(92), '/'))}"
+
+
+def _source_words(content: str, label: str) -> set[str]:
+    """The words a name in the answer may come from: the passage's, and its `_label`'s
+    ("R-data" from R-data.pdf)."""
     words = {w.lower() for w in _WORD_RE.findall(content + " " + label)}
     words |= {w.lower() for w in _CAP_WORD_RE.findall(label)}
     return words | {stem(w) for w in words}
@@ -198,16 +202,17 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
         content = src.content if isinstance(src.content, str) else ""
         spans = split_sentences(content) or ([(0, len(content))] if content.strip() else [])
         texts = [MARKER_RE.sub(" ", content[s:e]) for s, e in spans]
+        label = _label(src)
         out.append(_SourceIndex(
             source=src,
             spans=spans,
             terms=[_terms(t) for t in texts],
-            words=_source_words(content, src),
+            words=_source_words(content, label),
             figures={f for f, _ in figures(content)},
             sentence_figures=[{f for f, _ in figures(t)} for t in texts],
             sentence_texts=texts,
             negated=[_negated(t) for t in texts],
-            haystack=" ".join((content, src.title or "", os.path.basename((src.path or "").replace("\\", "/")))).lower(),
+            haystack=f"{content} {label}".lower(),
         ))
     return out
 

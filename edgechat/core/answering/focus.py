@@ -32,7 +32,7 @@ __all__ = ["DEFAULT_BUDGET", "focus"]
 #: Tokens of source text in the prompt, all sources together (see benchmarks.answers --focus).
 DEFAULT_BUDGET = 360
 LONG_PIECE = 60  # tokens: a longer "sentence" is cut at its line breaks
-GAP = " ... "
+GAP = "..."  # between kept sentences that are not next to each other
 
 
 def _pieces(text: str, count_tokens: Callable[[str], int]) -> list[tuple[int, int]]:
@@ -52,6 +52,23 @@ def _pieces(text: str, count_tokens: Callable[[str], int]) -> list[tuple[int, in
 
 def _terms(text: str) -> set[str]:
     return {stem(w) for w in keywords_of(text)}
+
+
+def _select(score: list[float], costs: list[int], share: int) -> list[int]:
+    """Which pieces to keep, in document order: the ones sharing words with the question, best
+    first, then the ones right after and before them, while they fit in `share` tokens. The best
+    piece is kept even when it alone is too long (focus() keeps its start)."""
+    order = sorted((j for j in range(len(score)) if score[j] > 0), key=lambda j: (-score[j], j)) or [0]
+    order += [k for j in list(order) for k in (j + 1, j - 1) if 0 <= k < len(score) and score[k] == 0]
+    keep: list[int] = []
+    used = 0
+    for j in dict.fromkeys(order):
+        if not keep and costs[j] > share:
+            return [j]
+        if used + costs[j] <= share:
+            keep.append(j)
+            used += costs[j]
+    return sorted(keep)
 
 
 def focus(
@@ -85,37 +102,20 @@ def focus(
             out.append(source)
             continue
         score = [sum(idf[w] for w in ts & wanted) for ts in terms[i]]
-        order = sorted((j for j in range(len(score)) if score[j] > 0), key=lambda j: (-score[j], j)) or [0]
-        # Then the sentences right after and before the best ones: the context they continue.
-        order += [k for j in list(order) for k in (j + 1, j - 1)
-                  if 0 <= k < len(score) and score[k] == 0]
-        keep: list[int] = []
-        used = 0
-        for j in dict.fromkeys(order):
-            cost = count_tokens(texts[i][j])
-            if keep and used + cost > share:
-                continue
-            if not keep and cost > share:
-                # The best piece alone is too long: keep its start.
-                keep.append(j)
-                used = share
-                break
-            keep.append(j)
-            used += cost
-        keep.sort()
+        costs = [count_tokens(t) for t in texts[i]]
+        keep = _select(score, costs, share)
         parts: list[str] = []
         for n, j in enumerate(keep):
             piece = " ".join(texts[i][j].split())
-            if used >= share and len(keep) == 1 and count_tokens(piece) > share:
+            if costs[j] > share and count_tokens(piece) > share:  # the best piece alone is too long: its start
                 words = piece.split()
-                piece = " ".join(words[: max(1, int(len(words) * share / max(1, count_tokens(piece))))])
+                piece = " ".join(words[: max(1, int(len(words) * share / count_tokens(piece)))])
             if n and j != keep[n - 1] + 1:
-                parts.append(GAP.strip())
+                parts.append(GAP)
             parts.append(piece)
-        body = " ".join(parts)
-        if keep and keep[0] > 0:
-            body = GAP.strip() + " " + body
-        if keep and keep[-1] < len(pieces[i]) - 1:
-            body = body + " " + GAP.strip()
-        out.append(dataclasses.replace(source, content=body))
+        if keep[0] > 0:
+            parts.insert(0, GAP)
+        if keep[-1] < len(pieces[i]) - 1:
+            parts.append(GAP)
+        out.append(dataclasses.replace(source, content=" ".join(parts)))
     return out

@@ -266,7 +266,11 @@ class Engine:
     ) -> Iterator[ChatUpdate]:
         """Stream an answer; the last update carries the ChatResponse (sources, citations)."""
         client = client or self.chat_client
-        answerer = Answerer(self._pipeline(client), client, options, embed=self.embedder.embed)
+        tokenizer = self.embedder.tokenizer
+        answerer = Answerer(self._pipeline(client), client, options, embed=self.embedder.embed,
+                            passages_with=self._store.passages_with,
+                            # an everyday word: one whole token of the embedder's ~30,000-word vocabulary
+                            is_common=lambda word: tokenizer.token_to_id(word) is not None)
         return self._while_answering(answerer.stream(request, history=history, options=options, cancel=cancel))
 
     def _while_answering(self, updates: Iterator[ChatUpdate]) -> Iterator[ChatUpdate]:

@@ -187,13 +187,19 @@ class Answerer:
         options: ChatOptions | None = None,
         *,
         embed: Callable[[list[str]], Any] | None = None,
+        passages_with: Callable[[list[str]], dict[str, int]] | None = None,
+        is_common: Callable[[str], bool] = lambda word: False,
     ) -> None:
         """`embed` (the embedder's: normalised rows) lets every sentence of the answer be checked
-        by meaning as well as words (edgechat.core.answering.verify); without it, words only."""
+        by meaning as well as words (edgechat.core.answering.verify); without it, words only.
+        `passages_with` (the store's) and `is_common` (an everyday word?) let a question about
+        something no passage mentions be answered without the model (`relevance`)."""
         self.pipeline = pipeline
         self.client = client
         self.options = options or ChatOptions()
         self.embed = embed
+        self.passages_with = passages_with
+        self.is_common = is_common
 
     def stream(
         self,
@@ -241,7 +247,7 @@ class Answerer:
         elif pq.search_skipped:
             text, stop_reason, first_token = yield from self._generate(fitted.messages, call_options, cancel)
         else:
-            rel = relevance(pq, sources, self._passages_with(), self._is_common_word)
+            rel = relevance(pq, sources, self.passages_with, self.is_common)
             if not rel["relevant"]:
                 # Nothing relevant: the model is not asked; the closest passages are quoted.
                 abstained = True
@@ -345,15 +351,6 @@ class Answerer:
                 stop_reason = upd.stop_reason or StopReason.EOS
                 break
         return text, stop_reason, first_token
-
-    def _passages_with(self) -> Callable[[list[str]], dict[str, int]] | None:
-        store = getattr(getattr(self.pipeline, "retriever", None), "store", None)
-        return getattr(store, "passages_with", None)
-
-    def _is_common_word(self, word: str) -> bool:
-        """Is `word` one whole token of the embedder's vocabulary (about 30,000 everyday words)?"""
-        tokenizer = getattr(getattr(getattr(self.pipeline, "retriever", None), "embedder", None), "tokenizer", None)
-        return tokenizer is not None and tokenizer.token_to_id(word) is not None
 
     def _not_found(self, sentence: str, question: str, sources: Sequence[Source]) -> str:
         """The plain "not in your documents" sentence, then the closest passages quoted."""

@@ -199,7 +199,7 @@ print(json.dumps(out))
 def qt_offsets(files: list[Path], data_root: Path, ours: dict[str, list[str]]) -> dict:
     """Pages whose text from EdgeChat equals QtPdf's getAllText once QtPdf's text gets the same
     one-for-one replacements (so every offset is the same), and pages equal as raw text too."""
-    from edgechat.core.documents.pdf import _clean_pdfium_text
+    from edgechat.core.documents.pdf import indexed_pdfium_text
 
     wanted = [f for f in files if str(f.relative_to(data_root)) in ours]
     proc = subprocess.run([sys.executable, "-c", _QT_CHILD], input=json.dumps([str(f) for f in wanted]),
@@ -226,7 +226,7 @@ def qt_offsets(files: list[Path], data_root: Path, ours: dict[str, list[str]]) -
         for i, (m, t) in enumerate(zip(mine, theirs)):
             pages += 1
             chars += len(t)
-            c = _clean_pdfium_text(t)
+            c = indexed_pdfium_text(t)
             exact += c == m
             same_length += len(c) == len(m)
             if c != m:

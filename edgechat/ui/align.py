@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from edgechat.core.engine import indexed_pdfium_text
+
 __all__ = ["align_passage", "exact_span", "indexed_form", "normalized", "utf16_index"]
 
 _ANCHORS = (80, 48, 32, 20, 12)
@@ -91,19 +93,10 @@ def align_passage(page_text: str, passage: str, *, hint: int | None = None) -> t
     return None
 
 
-# What the indexer does to PDFium's page text (edgechat/core/documents/pdf.py), one character
-# for one: QtPdf's getAllText is the same PDFium text before it.
-_PDFIUM_CONTROLS = {c: " " for c in range(32) if chr(c) not in "\n\t"}
-_PDFIUM_CONTROLS[0xFFFE] = "-"
-_PDFIUM_CONTROLS[0xFFFF] = " "
-
-
 def indexed_form(viewer_text: str) -> str:
-    """QtPdf's page text as the indexer stores PDFium's: same length, same offsets."""
-    text = viewer_text.replace("\r\n", " \n")
-    if "\r" in text:
-        text = text.replace("\r", "\n")
-    return text.translate(_PDFIUM_CONTROLS)
+    """QtPdf's page text as the indexer stores PDFium's (the indexer's own function, through the
+    facade): same length, same offsets."""
+    return indexed_pdfium_text(viewer_text)
 
 
 def exact_span(viewer_text: str, passage: str, start: int, end: int) -> tuple[int, int] | None:

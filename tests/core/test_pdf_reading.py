@@ -80,7 +80,7 @@ def test_pdfium_reads_pages_metadata_and_line_ends(tmp_path: Path) -> None:
 
 def test_pdfium_text_replacements_keep_every_offset() -> None:
     raw = "a\r\nb\rc\x02d\ufffee\x00f"
-    clean = pdfmod._clean_pdfium_text(raw)
+    clean = pdfmod.indexed_pdfium_text(raw)
     assert len(clean) == len(raw)
     assert clean == "a \nb\nc d-e f"
 

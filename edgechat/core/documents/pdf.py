@@ -329,7 +329,7 @@ def pdfium_page_text(textpage) -> str:
     if written <= 1:
         return ""
     text = ctypes.string_at(buffer, 2 * (written - 1)).decode("utf-16-le", "replace")
-    return _clean_pdfium_text(text)
+    return indexed_pdfium_text(text)
 
 
 _PDFIUM_CONTROLS = {c: " " for c in range(32) if chr(c) not in "\n\t"}
@@ -337,7 +337,9 @@ _PDFIUM_CONTROLS[0xFFFE] = "-"
 _PDFIUM_CONTROLS[0xFFFF] = " "
 
 
-def _clean_pdfium_text(text: str) -> str:
+def indexed_pdfium_text(text: str) -> str:
+    """PDFium's page text (or QtPdf's getAllText, the same text) as the indexer stores it: line
+    ends and PDFium's markers replaced one character for one, so offsets do not move."""
     text = text.replace("\r\n", " \n")
     if "\r" in text:
         text = text.replace("\r", "\n")

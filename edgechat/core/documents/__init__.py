@@ -35,7 +35,7 @@ from edgechat.core.documents.spreadsheet import _parse_csv, _parse_xlsx
 from edgechat.core.documents.text import _parse_text
 from edgechat.core.records import Document, DocumentError, Problem
 
-__all__ = ["READABLE", "SUPPORTED_SUFFIXES", "SECTION_CHARS", "is_supported", "parse_document"]
+__all__ = ["READABLE", "SUPPORTED_SUFFIXES", "SECTION_CHARS", "is_supported", "parse_document", "readable_formats"]
 
 # BeautifulSoup's advice ("looks like XML", "looks like a file name") is reported against the
 # caller, a module of this package; the filters are global and set once because catch_warnings
@@ -57,15 +57,15 @@ _RTF = {".rtf"}
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
     _PDF | _TEXT | _MARKDOWN | _HTML | _DOCX | _EPUB | _PPTX | _XLSX | _CSV | _ODT | _RTF)
 
-# What is read, as people name it, with the suffixes: the window's drop zone and file dialog,
-# `edgechat status` and the README list these.
+# What is read, as people name it, with the suffixes: the window's drop zone and file dialog
+# and `edgechat status` show these (the README lists them too).
 READABLE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("PDF", (".pdf",)),
-    ("Word", (".docx",)),
-    ("PowerPoint", (".pptx",)),
-    ("Excel", (".xlsx", ".xlsm")),
+    ("Word (.docx)", (".docx",)),
+    ("PowerPoint (.pptx)", (".pptx",)),
+    ("Excel (.xlsx)", (".xlsx", ".xlsm")),
     ("CSV", (".csv", ".tsv")),
-    ("OpenDocument text", (".odt",)),
+    ("OpenDocument text (.odt)", (".odt",)),
     ("RTF", (".rtf",)),
     ("EPUB", (".epub",)),
     ("HTML", (".html", ".htm", ".xhtml")),
@@ -73,6 +73,12 @@ READABLE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("text", (".txt", ".text", ".rst", ".log")),
 )
 assert {s for _, suffixes in READABLE for s in suffixes} == SUPPORTED_SUFFIXES
+
+
+def readable_formats() -> str:
+    """"PDF, Word (.docx), ..., Markdown and text files": what is read, in a sentence."""
+    names = [name for name, _ in READABLE]
+    return ", ".join(names[:-1]) + f" and {names[-1]} files"
 
 
 def is_supported(path: str | os.PathLike[str]) -> bool:

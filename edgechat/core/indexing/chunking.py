@@ -28,6 +28,9 @@ from edgechat.core.indexing import context as ctx
 from edgechat.core.records import Chunk, Document, Page
 
 _SENTENCE_END = (".", "?", "!", ";", ":")
+# Formats whose every line is a table row (spreadsheets): rows that look alike page after page
+# are data, not running headers, and a row ending in a small number is not a contents entry.
+ROWS_ONLY = frozenset({"xlsx", "csv"})
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,8 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
     if not (settings.context or settings.boilerplate):
         return chunk_pages(doc.pages, tokenizer, settings)
     dctx = ctx.document_context(doc.path, doc.title, [(p.number, p.text) for p in doc.pages], doc.format == "markdown")
-    running = dctx.running if settings.boilerplate else frozenset()
+    boilerplate = settings.boilerplate and doc.format not in ROWS_ONLY
+    running = dctx.running if boilerplate else frozenset()
     if settings.context:  # for the retriever's document match (search/retrieval.py); never shown
         if dctx.identity:
             doc.metadata[ctx.LABEL_KEY] = dctx.identity
@@ -139,7 +143,7 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
     for page in doc.pages:
         tables = ctx.find_tables(page.text) if settings.tables else []
         for c in chunk_page(page, tokenizer, settings, tables if settings.whole_tables else ()):
-            search, share = ctx.retrieval_text(c.text, running) if settings.boilerplate else ("", 0.0)
+            search, share = ctx.retrieval_text(c.text, running) if boilerplate else ("", 0.0)
             header = ""
             if settings.context:
                 parts = dctx.label.split(" | ") + [dctx.section_at(page.number, c.start)]
@@ -148,7 +152,7 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
                 parts = [p for p in parts if p and " ".join(p.lower().split()) not in head]  # said already
                 header = _fit(" | ".join(parts), tokenizer, settings.context_tokens)
             c = replace(c, context=header, search_text="" if search == c.text else search)
-            if settings.boilerplate and (share >= settings.boilerplate_share or not search.strip()):
+            if boilerplate and (share >= settings.boilerplate_share or not search.strip()):
                 left_out.append(c)
             else:
                 out.append(c)

@@ -440,3 +440,32 @@ def test_office_files_are_indexed_found_by_column_name_and_placed(library, embed
                 check = engine.check_source(c.path, page=c.page, start=c.start, end=c.end, content=c.text)
                 assert check.status == SourceStatus.OK and check.format == doc.format
                 assert check.pages[c.page - 1][check.start:check.end] == c.text
+
+
+# --------------------------------------------------------------------------- chunking rows
+
+
+def test_rows_of_named_cells_are_not_contents_lines() -> None:
+    from edgechat.core.indexing.context import is_contents_line
+
+    assert not is_contents_line("Team: Blues | Location: STL | Stanley Cups: 1")
+    assert not is_contents_line("Name: Ada | Age: 36")
+    assert is_contents_line("Introduction to the harbour 3")  # a contents entry still is one
+
+
+def test_spreadsheet_windows_hold_whole_rows_and_no_row_is_boilerplate(tmp_path: Path, embedder) -> None:
+    from edgechat.core.indexing.chunking import chunk_document
+
+    doc = parse_document(make_xlsx(tmp_path / "revenue.xlsx"))
+    chunks = chunk_document(doc, embedder.tokenizer)
+    log = [c for c in chunks if c.page > 1]
+    assert len(log) > 5
+    for c in chunks:
+        page = doc.pages[c.page - 1].text
+        assert page[c.start:c.end] == c.text
+        assert c.start == 0 or page[c.start - 1] == "\n"  # starts at a row
+        assert c.end == len(page) or page[c.end] == "\n"  # ends at a row's end
+        assert c.search_text == ""  # nothing left out as a running header or contents line
+    covered = {line for c in log for line in c.text.splitlines()}
+    assert {f"Day: day {i} | Reading: {i * 3}" for i in range(1, 401)} <= covered
+    assert "Day: day" not in chunks[0].context  # rows alike on every page are not a running label

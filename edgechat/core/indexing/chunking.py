@@ -59,7 +59,10 @@ def chunk_page(
     tokenizer: Tokenizer,
     settings: ChunkSettings = ChunkSettings(),
     tables: Sequence[ctx.Table] = (),
+    rows: bool = False,
 ) -> Iterator[Chunk]:
+    """`rows`: every line is a table row (a spreadsheet): windows end and start at line ends, so
+    a row is cut only when it is longer than a window."""
     text = page.text
     if not text or not text.strip():
         return
@@ -85,7 +88,9 @@ def chunk_page(
                     break
                 if i <= a and b <= j:  # a table wholly inside: do not end the window within it
                     floor = max(floor, b)
-            if not whole_table:
+            if rows:
+                j = _line_cut(text, offsets, i + 1, j)
+            elif not whole_table:
                 j = _sentence_cut(text, offsets, i, j, size, floor)
         start, end = offsets[i][0], offsets[j - 1][1]
         piece = text[start:end]
@@ -94,9 +99,22 @@ def chunk_page(
         if j >= n:
             break
         nxt = max(j - settings.overlap, i + 1)
+        if rows:  # the overlap starts at a row's start
+            k = _line_cut(text, offsets, nxt, j, forward=True)
+            nxt = k if k < j else nxt
         if whole_table and any(a == j and b - nxt > size for a, b in spans):
             nxt = j  # with the overlap the table would not fit: start the next window at it
         i = nxt
+
+
+def _line_cut(text: str, offsets: Sequence[tuple[int, int]], lo: int, j: int, forward: bool = False) -> int:
+    """The last token index k in (lo, j] (the first, `forward`) that starts a line: a window
+    ending before token k ends at a line end. `j` itself when there is none."""
+    ks = range(lo, j) if forward else range(j, lo, -1)
+    for k in ks:
+        if 0 < k < len(offsets) and "\n" in text[offsets[k - 1][1]:offsets[k][0]]:
+            return k
+    return j
 
 
 def _sentence_cut(text: str, offsets: Sequence[tuple[int, int]], i: int, j: int, size: int, floor: int = 0) -> int:
@@ -130,8 +148,10 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
     entries are left out, unless nothing else would be left."""
     if not (settings.context or settings.boilerplate):
         return chunk_pages(doc.pages, tokenizer, settings)
-    dctx = ctx.document_context(doc.path, doc.title, [(p.number, p.text) for p in doc.pages], doc.format == "markdown")
-    boilerplate = settings.boilerplate and doc.format not in ROWS_ONLY
+    rows = doc.format in ROWS_ONLY
+    dctx = ctx.document_context(doc.path, doc.title, [(p.number, p.text) for p in doc.pages], doc.format == "markdown",
+                                rows)
+    boilerplate = settings.boilerplate and not rows
     running = dctx.running if boilerplate else frozenset()
     if settings.context:  # for the retriever's document match (search/retrieval.py); never shown
         if dctx.identity:
@@ -142,7 +162,7 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
     left_out: list[Chunk] = []
     for page in doc.pages:
         tables = ctx.find_tables(page.text) if settings.tables else []
-        for c in chunk_page(page, tokenizer, settings, tables if settings.whole_tables else ()):
+        for c in chunk_page(page, tokenizer, settings, tables if settings.whole_tables else (), rows=rows):
             search, share = ctx.retrieval_text(c.text, running) if boilerplate else ("", 0.0)
             header = ""
             if settings.context:

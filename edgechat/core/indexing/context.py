@@ -376,10 +376,12 @@ class DocumentContext:
         return " > ".join(names)[:MAX_SECTION_CHARS]
 
 
-def document_context(path: str, title: str, pages: Sequence[tuple[int, str]], markdown: bool = False) -> DocumentContext:
-    """`pages`: (page number, text) in order. `markdown`: '#' lines are headings."""
+def document_context(path: str, title: str, pages: Sequence[tuple[int, str]], markdown: bool = False,
+                     rows: bool = False) -> DocumentContext:
+    """`pages`: (page number, text) in order. `markdown`: '#' lines are headings. `rows`: every
+    line is a table row (a spreadsheet): rows alike page after page are not running headers."""
     texts = [t for _, t in pages]
-    running = running_lines(texts)
+    running = frozenset() if rows else running_lines(texts)
     ctx = DocumentContext(document_label(path, title, texts, running), running,
                           document_label(path, title, texts, running, with_title=False), period_end(texts))
     path_now: list[tuple[int, str]] = []

@@ -469,3 +469,13 @@ def test_spreadsheet_windows_hold_whole_rows_and_no_row_is_boilerplate(tmp_path:
     covered = {line for c in log for line in c.text.splitlines()}
     assert {f"Day: day {i} | Reading: {i * 3}" for i in range(1, 401)} <= covered
     assert "Day: day" not in chunks[0].context  # rows alike on every page are not a running label
+
+
+def test_two_header_rows_name_the_columns_together(tmp_path: Path) -> None:
+    path = tmp_path / "quarters.csv"
+    path.write_text("Region,2023,,2024,\n,Q1,Q2,Q1,Q2\n\nNorth,10,11,12,13\nSouth,20,21,22,23\n", encoding="utf-8")
+    assert parse_document(path).pages[0].text == (
+        "Region | 2023 | 2024\nQ1 | Q2 | Q1 | Q2\n"
+        "Region: North | 2023 Q1: 10 | 2023 Q2: 11 | 2024 Q1: 12 | 2024 Q2: 13\n"
+        "Region: South | 2023 Q1: 20 | 2023 Q2: 21 | 2024 Q1: 22 | 2024 Q2: 23"
+    )

@@ -332,11 +332,11 @@ def _cell(text: object) -> str:
     return " ".join(str(text).split()) if text is not None else ""
 
 
-def _is_header_row(cells: Sequence[str]) -> bool:
+def _is_header_row(cells: Sequence[str], distinct: bool = True) -> bool:
     """Could this row name the columns under it: every filled cell a short label or a year (not
-    another number), no two the same."""
+    another number), no two the same (unless not `distinct`: "Q1 Q2 Q1 Q2" under two years)."""
     filled = [c for c in cells if c]
-    if not filled or len({c.lower() for c in filled}) < len(filled):
+    if not filled or distinct and len({c.lower() for c in filled}) < len(filled):
         return False
     return all(len(c) <= 80 and (_YEAR_RE.match(c) or not _NUMBER_RE.match(c)) for c in filled)
 

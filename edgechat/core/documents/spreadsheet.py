@@ -40,33 +40,50 @@ from edgechat.core.records import Document, DocumentError, Page, Problem
 _LOOKAHEAD = 50  # rows searched for the first row under a candidate header
 
 
+def _merged_header(upper: list[str], lower: list[str]) -> list[str]:
+    """Column names from two header rows: a name over several columns (a merged cell: "2023" over
+    "Q1", "Q2") is carried right over the empty cells after it, from the second column on."""
+    width = max(len(upper), len(lower))
+    upper = upper + [""] * (width - len(upper))
+    lower = lower + [""] * (width - len(lower))
+    names = []
+    carry = ""
+    for k in range(width):
+        if upper[k]:
+            top = upper[k]
+            carry = top if k >= 1 else ""
+        else:
+            top = carry if lower[k] else ""
+        names.append(" ".join(x for x in (top, lower[k]) if x))
+    return names
+
+
 def _sheet_lines(rows: Sequence[tuple[int, list[str]]]) -> list[tuple[int, str]]:
     """(row number, line) for every row with anything in it, data rows led by column names."""
     out: list[tuple[int, str]] = []
     header: list[str] | None = None
     fresh = True  # at the top, or after a blank row: a header row may start a new table here
-    skip = 0
+    done = -1  # index of the last row already taken (a second header row)
     for i, (number, cells) in enumerate(rows):
+        if i <= done:
+            continue
         filled = sum(1 for c in cells if c)
         if not filled:
             fresh = True
             continue
-        if skip:
-            skip -= 1
-            continue
         if fresh and filled >= 2 and _is_header_row(cells):
             after = [(i + 1 + k, c) for k, (_, c) in enumerate(rows[i + 1:i + 1 + _LOOKAHEAD]) if any(c)][:2]
-            if after and (header is None or not _is_header_row(after[0][1])):
+            # a second header row under this one (quarters under their years), then data
+            two = len(after) == 2 and _is_header_row(after[0][1], distinct=False) \
+                and not _is_header_row(after[1][1], distinct=False)
+            if after and (header is None or two or not _is_header_row(after[0][1])):
                 header, fresh = cells, False
                 out.append((number, _row_line(cells, None)))
-                if len(after) == 2 and _is_header_row(after[0][1]) and not _is_header_row(after[1][1]):
-                    # a second header row under the first (a year over its quarters): names of both
+                if two:
                     j, lower = after[0]
-                    header = [" ".join(x for x in (header[k] if k < len(header) else "",
-                                                   lower[k] if k < len(lower) else "") if x)
-                              for k in range(max(len(header), len(lower)))]
+                    header = _merged_header(cells, lower)
                     out.append((rows[j][0], _row_line(lower, None)))
-                    skip = j - i  # rows up to and including that one are done
+                    done = j
                 continue
         if filled >= 2:
             fresh = False
@@ -108,7 +125,7 @@ def _number_text(value: float | int, number_format: str | None) -> str:
     """A number as its cell shows it, as far as the format's percent sign, thousands separator
     and decimal places go; otherwise as Excel's General format would."""
     fmt = _QUOTED_RE.sub("", (number_format or "General").split(";")[0])
-    if fmt == "General" or not any(ch in fmt for ch in "0#"):
+    if fmt == "General" or not any(ch in fmt for ch in "0#") or any(ch in fmt for ch in "?/Ee"):  # fractions, 1E+06
         if isinstance(value, float):
             return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.12g}"
         return str(value)

@@ -94,23 +94,30 @@ def _position(shape) -> tuple[int, int]:
 
 
 def _shape_blocks(shapes, skip_id: int | None, out: list[str]) -> None:
-    from pptx.enum.shapes import MSO_SHAPE_TYPE
+    from pptx.shapes.group import GroupShape
 
     for shape in sorted(shapes, key=_position):
         if shape.shape_id == skip_id or _skipped_placeholder(shape):
             continue
-        text = ""
-        if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+        if isinstance(shape, GroupShape):
             _shape_blocks(shape.shapes, skip_id, out)
             continue
-        if getattr(shape, "has_table", False) and shape.has_table:
-            text = _table_text(shape.table)
-        elif getattr(shape, "has_chart", False) and shape.has_chart:
-            text = _chart_text(shape.chart)
-        elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
-            text = _frame_text(shape.text_frame)
+        try:
+            text = _shape_text(shape)
+        except Exception:  # a shape python-pptx cannot read (an odd graphic frame): the others are
+            text = ""
         if text:
             out.append(text)
+
+
+def _shape_text(shape) -> str:
+    if getattr(shape, "has_table", False):
+        return _table_text(shape.table)
+    if getattr(shape, "has_chart", False):
+        return _chart_text(shape.chart)
+    if getattr(shape, "has_text_frame", False):
+        return _frame_text(shape.text_frame)
+    return ""
 
 
 def _slide_text(slide) -> tuple[str, str]:

@@ -331,14 +331,18 @@ def cmd_status(args: argparse.Namespace) -> int:
         files = engine.files()
         failed = [f for f in files if f.state == FileState.FAILED]
         partly = [f for f in files if f.state == FileState.DONE and f.detail.startswith("partly read")]
+    from edgechat.core.engine import READABLE, readable_formats
+
     if args.json:
         print(json.dumps({"library": str(engine.library_dir), "roots": roots, "offline": offline, **counts.to_dict(),
+                          "reads": [s for _, suffixes in READABLE for s in suffixes],
                           "problems": [{"path": f.path, "problem": f.problem, "detail": f.detail} for f in failed],
                           "partly_read": [{"path": f.path, "detail": f.detail} for f in partly]},
                          indent=2))
         return 0
     print(f"Library {engine.library_dir}")
     print(f"  {counts.files_indexed} files indexed, {counts.chunks} chunks, {counts.pages} pages")
+    print(f"  reads {readable_formats()}")
     for r in roots:
         print(f"  folder: {r}" + ("  (offline: not there now; its files stay in the library)" if r in offline else ""))
     if failed:

@@ -22,6 +22,7 @@ from pathlib import Path
 from edgechat.core import paths
 from edgechat.core.answering.answer import Answerer
 from edgechat.core.answering.citations import cited_sentence_spans, marker_spans
+from edgechat.core.documents import READABLE, readable_formats
 from edgechat.core.documents.pdf import indexed_pdfium_text
 from edgechat.core.embedding.embedder import Embedder
 from edgechat.core.fileio import sha256_file
@@ -53,9 +54,9 @@ from edgechat.core.store import LibraryLockedError, Store
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "ChunkSettings", "ClientChoice", "Engine", "EngineParts", "IndexProgress", "IndexSummary", "LibraryLockedError",
-    "choose_chat_client", "cited_sentence_spans", "how_found", "indexed_pdfium_text", "installed_models",
-    "marker_spans",
+    "READABLE", "ChunkSettings", "ClientChoice", "Engine", "EngineParts", "IndexProgress", "IndexSummary",
+    "LibraryLockedError", "choose_chat_client", "cited_sentence_spans", "how_found", "indexed_pdfium_text",
+    "installed_models", "marker_spans", "readable_formats",
 ]
 
 EXTRACTIVE = "extractive"  # the model setting that asks for no language model

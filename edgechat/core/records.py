@@ -36,7 +36,7 @@ class Page:
 class Document:
     path: str
     title: str
-    format: str  # "pdf", "text", "markdown", "html", "docx", "epub"
+    format: str  # "pdf", "text", "markdown", "html", "docx", "epub", "pptx", "xlsx", "csv", "odt", "rtf"
     pages: list[Page]
     metadata: dict[str, str] = field(default_factory=dict)  # author, created, modified, pages...
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from edgechat.core.engine import readable_formats
 from edgechat.ui.transcript import TranscriptView, tint
 
 
@@ -65,7 +66,7 @@ class DropHint(QWidget):
         self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.title.setWordWrap(True)
         self.body = QLabel(
-            "PDF, Word (.docx), EPUB, HTML, Markdown and text files are read. They are indexed on this "
+            f"{readable_formats()} are read. They are indexed on this "
             "computer, in the background; nothing leaves it. You can ask questions as soon as the first "
             "files are done.")
         self.body.setAlignment(Qt.AlignmentFlag.AlignCenter)

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from edgechat.core import paths
 from edgechat.core.conversations import ConversationStore, export_markdown
-from edgechat.core.engine import installed_models, marker_spans
+from edgechat.core.engine import READABLE, installed_models, marker_spans
 from edgechat.core.records import ClientKind, FileState, IndexPhase, Role
 from edgechat.service.protocol import (
     AskRequest,
@@ -313,7 +313,7 @@ class MainWindow(QMainWindow):
     def choose_files(self) -> None:
         files, _ = QFileDialog.getOpenFileNames(
             self, "Add files to the library", str(Path.home()),
-            "Documents (*.pdf *.docx *.epub *.html *.htm *.md *.markdown *.txt *.rst);;All files (*)")
+            "Documents (" + " ".join(f"*{s}" for _, suffixes in READABLE for s in suffixes) + ");;All files (*)")
         if files:
             self.add_paths(files)
 

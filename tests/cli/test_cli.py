@@ -57,6 +57,7 @@ def test_index_ask_search_status(capsys, corpus, tmp_path, embedder):
     code, out, _ = run(capsys, "--library", lib, "status", "--json")
     status = json.loads(out)
     assert status["files_indexed"] == 3 and status["chunks"] == status["vectors"] > 0
+    assert {".pdf", ".docx", ".pptx", ".xlsx", ".csv", ".odt", ".rtf"} <= set(status["reads"])
 
 
 def test_ask_reports_the_check_of_every_sentence(capsys, tmp_path, embedder):

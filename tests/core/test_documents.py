@@ -68,12 +68,13 @@ def problem_of(path: Path, **kwargs) -> Problem:
 
 
 def test_supported_suffixes() -> None:
-    for suffix in (".pdf", ".txt", ".md", ".markdown", ".html", ".htm", ".docx", ".epub"):
+    for suffix in (".pdf", ".txt", ".md", ".markdown", ".html", ".htm", ".docx", ".epub", ".pptx", ".xlsx", ".csv",
+                   ".odt", ".rtf"):
         assert suffix in SUPPORTED_SUFFIXES
         assert is_supported(f"x/y/file{suffix}")
         assert is_supported(Path(f"FILE{suffix.upper()}"))
     assert not is_supported("a.doc")
-    assert not is_supported("a.xlsx")
+    assert not is_supported("a.xls")
     assert not is_supported("README")
 
 
@@ -657,7 +658,7 @@ def test_too_large(tmp_path: Path, text_pdf: Path) -> None:
 
 
 def test_unsupported_suffix(tmp_path: Path) -> None:
-    for name in ("sheet.xlsx", "old.doc", "Makefile", "photo.png"):
+    for name in ("sheet.xls", "old.doc", "Makefile", "photo.png"):
         path = tmp_path / name
         path.write_bytes(b"some content here")
         assert problem_of(path) is Problem.UNSUPPORTED

@@ -12,16 +12,16 @@ import io
 import os
 import re
 import zipfile
-from collections import Counter
 from pathlib import Path
 
 from edgechat.core.documents.common import (
+    _check_not_ole,
     _check_zip_size,
     _choose_title,
     _describe,
+    _heading_sections,
     _iso_date,
     _put,
-    _resize,
     _safe,
 )
 from edgechat.core.records import Document, DocumentError, Page, Problem
@@ -195,6 +195,7 @@ def _descend(el, want: str, through: tuple[str, ...]):
 
 
 def _parse_docx(path: Path, data: bytes, max_bytes: int) -> Document:
+    _check_not_ole(path, data)
     _check_zip_size(data, max_bytes)
     import docx
 
@@ -230,17 +231,7 @@ def _parse_docx(path: Path, data: bytes, max_bytes: int) -> Document:
     first_heading = next((text for text, level in blocks if level is not None), None)
     title = _choose_title(path, core_title, first_heading)
 
-    counts = Counter(level for _, level in blocks if level is not None and level >= 1)
-    split_level = min((lvl for lvl, n in counts.items() if n >= 2), default=None)
-    sections: list[list[tuple[str, int | None]]] = [[]]
-    for text, level in blocks:
-        if split_level is not None and level is not None and level <= split_level and sections[-1]:
-            if all(lvl is not None and lvl <= split_level for _, lvl in sections[-1]):
-                sections[-1].append((text, level))  # heading(s) only so far: keep together
-                continue
-            sections.append([])
-        sections[-1].append((text, level))
-    texts = _resize(["\n\n".join(text for text, _ in section) for section in sections if section])
+    texts = _heading_sections(blocks)
     pages = [Page(i + 1, text) for i, text in enumerate(texts)]
     metadata["sections"] = str(len(pages))
     return Document(str(path), title, "docx", pages, metadata)

@@ -14,37 +14,15 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from edgechat.core.documents.common import SECTION_CHARS, _PARA_BREAK_RE, _choose_title, _slices, _split_sizes
-from edgechat.core.records import Document, DocumentError, Page, Problem
-
-_BOMS = (
-    (b"\xef\xbb\xbf", "utf-8"),
-    (b"\xff\xfe\x00\x00", "utf-32-le"),
-    (b"\x00\x00\xfe\xff", "utf-32-be"),
-    (b"\xff\xfe", "utf-16-le"),
-    (b"\xfe\xff", "utf-16-be"),
+from edgechat.core.documents.common import (
+    SECTION_CHARS,
+    _PARA_BREAK_RE,
+    _choose_title,
+    _decode,
+    _slices,
+    _split_sizes,
 )
-
-
-def _decode(data: bytes) -> tuple[str, str]:
-    for bom, encoding in _BOMS:
-        if data.startswith(bom):
-            return data[len(bom):].decode(encoding, "replace"), encoding
-    sample = data[:8192]
-    if b"\x00" in sample:
-        even, odd = sample[0::2].count(0), sample[1::2].count(0)
-        if odd > len(sample) // 4 and even == 0:
-            return data.decode("utf-16-le", "replace"), "utf-16-le"
-        if even > len(sample) // 4 and odd == 0:
-            return data.decode("utf-16-be", "replace"), "utf-16-be"
-        raise DocumentError(Problem.MALFORMED, "binary data, not text")
-    for encoding in ("utf-8", "cp1252"):
-        try:
-            return data.decode(encoding), encoding
-        except UnicodeDecodeError:
-            pass
-    return data.decode("latin-1"), "latin-1"
-
+from edgechat.core.records import Document, DocumentError, Page, Problem
 
 _ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _SETEXT_RE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")

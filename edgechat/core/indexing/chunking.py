@@ -28,6 +28,9 @@ from edgechat.core.indexing import context as ctx
 from edgechat.core.records import Chunk, Document, Page
 
 _SENTENCE_END = (".", "?", "!", ";", ":")
+# Formats whose every line is a table row (spreadsheets): rows that look alike page after page
+# are data, not running headers, and a row ending in a small number is not a contents entry.
+ROWS_ONLY = frozenset({"xlsx", "csv"})
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,10 @@ def chunk_page(
     tokenizer: Tokenizer,
     settings: ChunkSettings = ChunkSettings(),
     tables: Sequence[ctx.Table] = (),
+    rows: bool = False,
 ) -> Iterator[Chunk]:
+    """`rows`: every line is a table row (a spreadsheet): windows end and start at line ends, so
+    a row is cut only when it is longer than a window."""
     text = page.text
     if not text or not text.strip():
         return
@@ -82,7 +88,9 @@ def chunk_page(
                     break
                 if i <= a and b <= j:  # a table wholly inside: do not end the window within it
                     floor = max(floor, b)
-            if not whole_table:
+            if rows:
+                j = _line_cut(text, offsets, i + 1, j)
+            elif not whole_table:
                 j = _sentence_cut(text, offsets, i, j, size, floor)
         start, end = offsets[i][0], offsets[j - 1][1]
         piece = text[start:end]
@@ -91,9 +99,22 @@ def chunk_page(
         if j >= n:
             break
         nxt = max(j - settings.overlap, i + 1)
+        if rows:  # the overlap starts at a row's start
+            k = _line_cut(text, offsets, nxt, j, forward=True)
+            nxt = k if k < j else nxt
         if whole_table and any(a == j and b - nxt > size for a, b in spans):
             nxt = j  # with the overlap the table would not fit: start the next window at it
         i = nxt
+
+
+def _line_cut(text: str, offsets: Sequence[tuple[int, int]], lo: int, j: int, forward: bool = False) -> int:
+    """The last token index k in (lo, j] (the first, `forward`) that starts a line: a window
+    ending before token k ends at a line end. `j` itself when there is none."""
+    ks = range(lo, j) if forward else range(j, lo, -1)
+    for k in ks:
+        if 0 < k < len(offsets) and "\n" in text[offsets[k - 1][1]:offsets[k][0]]:
+            return k
+    return j
 
 
 def _sentence_cut(text: str, offsets: Sequence[tuple[int, int]], i: int, j: int, size: int, floor: int = 0) -> int:
@@ -127,8 +148,11 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
     entries are left out, unless nothing else would be left."""
     if not (settings.context or settings.boilerplate):
         return chunk_pages(doc.pages, tokenizer, settings)
-    dctx = ctx.document_context(doc.path, doc.title, [(p.number, p.text) for p in doc.pages], doc.format == "markdown")
-    running = dctx.running if settings.boilerplate else frozenset()
+    rows = doc.format in ROWS_ONLY
+    dctx = ctx.document_context(doc.path, doc.title, [(p.number, p.text) for p in doc.pages], doc.format == "markdown",
+                                rows)
+    boilerplate = settings.boilerplate and not rows
+    running = dctx.running if boilerplate else frozenset()
     if settings.context:  # for the retriever's document match (search/retrieval.py); never shown
         if dctx.identity:
             doc.metadata[ctx.LABEL_KEY] = dctx.identity
@@ -138,8 +162,8 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
     left_out: list[Chunk] = []
     for page in doc.pages:
         tables = ctx.find_tables(page.text) if settings.tables else []
-        for c in chunk_page(page, tokenizer, settings, tables if settings.whole_tables else ()):
-            search, share = ctx.retrieval_text(c.text, running) if settings.boilerplate else ("", 0.0)
+        for c in chunk_page(page, tokenizer, settings, tables if settings.whole_tables else (), rows=rows):
+            search, share = ctx.retrieval_text(c.text, running) if boilerplate else ("", 0.0)
             header = ""
             if settings.context:
                 parts = dctx.label.split(" | ") + [dctx.section_at(page.number, c.start)]
@@ -148,7 +172,7 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
                 parts = [p for p in parts if p and " ".join(p.lower().split()) not in head]  # said already
                 header = _fit(" | ".join(parts), tokenizer, settings.context_tokens)
             c = replace(c, context=header, search_text="" if search == c.text else search)
-            if settings.boilerplate and (share >= settings.boilerplate_share or not search.strip()):
+            if boilerplate and (share >= settings.boilerplate_share or not search.strip()):
                 left_out.append(c)
             else:
                 out.append(c)

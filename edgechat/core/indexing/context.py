@@ -64,13 +64,27 @@ def norm_line(line: str) -> str:
     return _DIGITS.sub("#", _SPACE.sub(" ", line.strip().lower()))
 
 
+def _named_cells(line: str) -> bool:
+    """A table row as the office parsers write it, cells led by their column's name ("Team: Blues
+    | Location: STL | Cups: 1"): at least two named cells, at least half of them."""
+    cells = line.split(" | ")
+    named = sum(1 for c in cells if _NAMED_CELL.match(c))
+    return named >= 2 and 2 * named >= len(cells)
+
+
+_NAMED_CELL = re.compile(r"^[^:]{1,80}\S: \S")
+
+
 def is_contents_line(line: str) -> bool:
-    """A table-of-contents or index entry, or a dot-leader line."""
+    """A table-of-contents or index entry, or a dot-leader line. A row of named cells is not one,
+    even when it ends in a small number."""
     s = line.strip()
     if not s:
         return False
     if _LEADER.search(s):
         return True
+    if " | " in s and _named_cells(s):
+        return False
     if len(s.split()) <= 14 and _TOC_ENTRY.match(s):
         return True
     return bool(_INDEX_ENTRY.match(s)) and len(s.split()) <= 8
@@ -362,10 +376,12 @@ class DocumentContext:
         return " > ".join(names)[:MAX_SECTION_CHARS]
 
 
-def document_context(path: str, title: str, pages: Sequence[tuple[int, str]], markdown: bool = False) -> DocumentContext:
-    """`pages`: (page number, text) in order. `markdown`: '#' lines are headings."""
+def document_context(path: str, title: str, pages: Sequence[tuple[int, str]], markdown: bool = False,
+                     rows: bool = False) -> DocumentContext:
+    """`pages`: (page number, text) in order. `markdown`: '#' lines are headings. `rows`: every
+    line is a table row (a spreadsheet): rows alike page after page are not running headers."""
     texts = [t for _, t in pages]
-    running = running_lines(texts)
+    running = frozenset() if rows else running_lines(texts)
     ctx = DocumentContext(document_label(path, title, texts, running), running,
                           document_label(path, title, texts, running, with_title=False), period_end(texts))
     path_now: list[tuple[int, str]] = []

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QRadioButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -71,9 +72,9 @@ def record_model_choice(qs: QSettings, choice: str) -> None:
     qs.sync()
 
 
-def human_bytes(n: float) -> str:
+def human_bytes(n: float, approx: bool = False) -> str:
     if n >= 1e9:
-        return f"{n / 1e9:.2f} GB"
+        return f"{n / 1e9:.1f} GB" if approx else f"{n / 1e9:.2f} GB"
     if n >= 1e6:
         return f"{n / 1e6:.0f} MB"
     if n >= 1e3:
@@ -87,6 +88,11 @@ def human_duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{round(seconds / 60)} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def unreachable_message(host: str, reason: str) -> str:
+    return (f"Could not reach {host} \u2014 check your internet connection; nothing was changed. Cause: {reason}. "
+            "A model folder copied from another computer can be imported instead.")
 
 
 def host_of(entry: CatalogEntry) -> str:
@@ -149,7 +155,7 @@ class ModelChoiceDialog(QDialog):
         self.radios: dict[str, QRadioButton] = {}
         used = set("druncfqi")  # mnemonics of the buttons and of the fixed choices
         for entry in self.downloadable:
-            size = f"about {human_bytes(entry.approx_bytes)} to download"
+            size = f"about {human_bytes(entry.approx_bytes, approx=True)} to download"
             where = host_of(entry)
             detail = (f"{size} \u00b7 {html.escape(entry.license)} licence \u00b7 from {html.escape(where)} over "
                       f"{'HTTPS' if entry.files[0].url.startswith('https:') else 'HTTP'}<br>"
@@ -173,18 +179,19 @@ class ModelChoiceDialog(QDialog):
                 f"These are {BUILD_ONLY_REASON}. If you have such a folder, choose <i>Import a model "
                 "folder</i>.")
         self.build_note.setVisible(bool(self.build_only))
-        self.build_note.setEnabled(False)  # shown greyed: information, nothing to press
 
         self.progress = QProgressBar(self)
         self.progress.setAccessibleName("Download progress")
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(True)
         self.progress.setVisible(False)
+        keep_place(self.progress)  # the dialog does not change size when a download starts
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.status.setAccessibleName("Download status")
-        self.status.setVisible(False)
+        self.status.setMinimumHeight(self.status.fontMetrics().lineSpacing() * 3)
+        self.status.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
 
         self.action_button = QPushButton(self)
         self.action_button.setDefault(True)
@@ -206,21 +213,33 @@ class ModelChoiceDialog(QDialog):
         buttons.addWidget(self.close_button)
         buttons.addWidget(self.action_button)
 
+        # The choices scroll when the screen is small; the heading, the progress and the buttons stay.
         line = QFrame(self)
         line.setFrameShape(QFrame.Shape.HLine)
         line.setFrameShadow(QFrame.Shadow.Sunken)
+        inner = QWidget(self)
+        inner_layout = QVBoxLayout(inner)
+        inner_layout.setContentsMargins(0, 0, 0, 0)
+        inner_layout.addLayout(self.options)
+        inner_layout.addWidget(line)
+        inner_layout.addWidget(self.build_note)
+        inner_layout.addStretch(1)
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidget(inner)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes from the choices to the buttons
         layout = QVBoxLayout(self)
         layout.addWidget(heading)
         layout.addWidget(intro)
         layout.addSpacing(6)
-        layout.addLayout(self.options)
-        layout.addWidget(line)
-        layout.addWidget(self.build_note)
-        layout.addStretch(1)
+        layout.addWidget(self.scroll, 1)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
         layout.addLayout(buttons)
-        self.setMinimumWidth(640)
+        self.setMinimumWidth(560)
+        self.resize(720, 640)  # within the screen: a dialog is never made taller than it
 
         self._download_signals = _DownloadSignals(self)
         self._download_signals.progress.connect(self._on_progress)
@@ -251,9 +270,6 @@ class ModelChoiceDialog(QDialog):
         detail.setTextFormat(Qt.TextFormat.RichText)
         detail.setContentsMargins(24, 0, 0, 8)
         detail.setBuddy(radio)
-        pal = detail.palette()
-        pal.setColor(detail.foregroundRole(), pal.color(pal.ColorGroup.Disabled, pal.ColorRole.WindowText))
-        detail.setPalette(pal)
         radio.setAccessibleDescription(detail.text().replace("<br>", " "))
         self.options.addWidget(radio)
         self.options.addWidget(detail)
@@ -275,14 +291,18 @@ class ModelChoiceDialog(QDialog):
         b = self.action_button
         if self.installed:
             b.setText("&Close")
+            self.close_button.setVisible(False)
+            for radio in self.radios.values():
+                radio.setEnabled(False)  # done: File › Choose a model opens the choice again
             return
         if key == IMPORT:
             b.setText("Choose the &folder\u2026")
         elif key == EXTRACTIVE_CHOICE:
             b.setText("&Use quotes only")
         elif key:
-            kept = partial_download(self.entry(key), self.download_dir)
-            b.setText("&Resume download" if kept else "&Download")
+            entry = self.entry(key)
+            kept = partial_download(entry, self.download_dir)
+            b.setText("&Resume download" if kept else f"&Download (about {human_bytes(entry.approx_bytes, True)})")
             b.setToolTip(f"{human_bytes(kept)} already downloaded: the download continues from there"
                          if kept else "")
 
@@ -318,6 +338,7 @@ class ModelChoiceDialog(QDialog):
         self.action_button.setEnabled(not what)
         self.cancel_button.setVisible(what == "download")
         self.cancel_button.setEnabled(what == "download")
+        self.close_button.setVisible(what != "download")  # Cancel download (or Escape) stops it
         self.close_button.setText("Close" if what else "Not &now")
         if what == "download":
             self.cancel_button.setFocus()
@@ -327,7 +348,6 @@ class ModelChoiceDialog(QDialog):
     def _show_status(self, text: str, error: bool = False) -> None:
         self.status.setText(text)
         self.status.setStyleSheet("color: #b00020;" if error else "")
-        self.status.setVisible(bool(text))
 
     def start_download(self, entry: CatalogEntry) -> None:
         """Download `entry` on a thread of its own (resuming what an earlier try kept)."""
@@ -356,10 +376,7 @@ class ModelChoiceDialog(QDialog):
             except DownloadCancelled as e:
                 signals.finished.emit("", "", "cancelled", str(e))
             except HostUnreachable as e:
-                signals.finished.emit("", "", "unreachable",
-                                      f"Could not reach {e.host} ({e.reason}) \u2014 check your internet "
-                                      "connection; nothing was changed. A model folder copied from another "
-                                      "computer can be imported instead.")
+                signals.finished.emit("", "", "unreachable", unreachable_message(e.host, e.reason))
             except Exception as e:  # noqa: BLE001 - shown to the user
                 log.warning("downloading %s failed: %s", entry.name, e)
                 signals.finished.emit("", "", "failed", describe_error(e))
@@ -474,6 +491,12 @@ class ModelChoiceDialog(QDialog):
         thread = self._thread
         if thread is not None:
             thread.join(timeout)
+
+
+def keep_place(widget: QWidget) -> None:
+    policy = widget.sizePolicy()
+    policy.setRetainSizeWhenHidden(True)
+    widget.setSizePolicy(policy)
 
 
 def _mnemonic(text: str, used: set[str]) -> str:

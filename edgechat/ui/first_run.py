@@ -486,11 +486,14 @@ class ModelChoiceDialog(QDialog):
         super().closeEvent(event)
 
     def shutdown(self, timeout: float = 5.0) -> None:
-        """The window is closing: stop a download and wait a moment for its thread."""
+        """The window is closing: stop a download, wait a moment for its thread, and go too
+        (a dialog is a window of its own: left open, it would keep the app running). Nothing is
+        recorded: a choice not made is offered again on the next start."""
         self.cancel_download()
         thread = self._thread
         if thread is not None:
             thread.join(timeout)
+        self.hide()
 
 
 def keep_place(widget: QWidget) -> None:

@@ -560,6 +560,7 @@ class MainWindow(QMainWindow):
         if self._choice_offered or model_choice_made(self.qsettings):
             return
         self._choice_offered = True
+        log.info("no language model is installed: offering the model choice")
         QTimer.singleShot(0, self.choose_model)
 
     def choose_model(self) -> ModelChoiceDialog:

@@ -128,9 +128,9 @@ class SettingsDialog(QDialog):
         i = self.model_box.findData(want)
         self.model_box.setCurrentIndex(i if i >= 0 else self.model_box.count() - 1)
         model_note = QLabel(
-            "No language model is installed: answers quote your documents. Import a model folder "
-            "(onnxruntime-genai), or run <code>scripts/setup.sh</code> from the source, then choose "
-            "it here." if not models else
+            "No language model is installed: answers quote your documents. Download one with File \u203a "
+            "Choose a model\u2026, import a model folder (onnxruntime-genai), or run "
+            "<code>scripts/setup.sh</code> from the source, then choose it here." if not models else
             "Models run on this computer; nothing is sent anywhere.")
         model_note.setWordWrap(True)
         model_note.setEnabled(bool(models))

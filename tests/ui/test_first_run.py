@@ -269,5 +269,7 @@ def test_closing_the_window_during_a_download_stops_it_and_keeps_the_part(qtbot,
     threading.Timer(0.3, go.set).start()  # the host sends on; the download notices the cancel
     w.close()
     assert not thread.is_alive()
+    assert not dialog.isVisible()  # closed with the window (else the app would not quit)
+    assert w.qsettings.value(CHOICE_KEY) is None  # not answered: offered again next start
     assert part.stat().st_size >= 19_000_000
     assert not (tmp_path / "models" / "llm" / "served-smollm2").exists()

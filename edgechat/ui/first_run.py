@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 import threading
 import time
 from collections import deque
@@ -224,17 +225,17 @@ class ModelChoiceDialog(QDialog):
         inner_layout.addWidget(line)
         inner_layout.addWidget(self.build_note)
         inner_layout.addStretch(1)
-        self.scroll = QScrollArea(self)
-        self.scroll.setWidget(inner)
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes from the choices to the buttons
+        self.choices_area = QScrollArea(self)
+        self.choices_area.setWidget(inner)
+        self.choices_area.setWidgetResizable(True)
+        self.choices_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.choices_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.choices_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes from the choices to the buttons
         layout = QVBoxLayout(self)
         layout.addWidget(heading)
         layout.addWidget(intro)
         layout.addSpacing(6)
-        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.choices_area, 1)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
         layout.addLayout(buttons)
@@ -270,7 +271,7 @@ class ModelChoiceDialog(QDialog):
         detail.setTextFormat(Qt.TextFormat.RichText)
         detail.setContentsMargins(24, 0, 0, 8)
         detail.setBuddy(radio)
-        radio.setAccessibleDescription(detail.text().replace("<br>", " "))
+        radio.setAccessibleDescription(html.unescape(re.sub(r"<[^>]+>", " ", detail_html)).replace("  ", " "))
         self.options.addWidget(radio)
         self.options.addWidget(detail)
 

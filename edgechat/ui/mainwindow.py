@@ -5,6 +5,7 @@ chat controller and the workers."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import logging
 import os
@@ -589,12 +590,12 @@ class MainWindow(QMainWindow):
 
     def _model_installed(self, name: str) -> None:
         """A model was downloaded or imported from the model choice: it answers from now on."""
-        self.apply_settings(AppSettings(**{**self.settings.__dict__, "model": name}))
+        self.apply_settings(dataclasses.replace(self.settings, model=name))
         self.workers.send(ProbeModels())
         self.statusBar().showMessage(f"Answers are written by {name} from now on.", 15000)
 
     def _extractive_chosen(self) -> None:
-        self.apply_settings(AppSettings(**{**self.settings.__dict__, "model": EXTRACTIVE}))
+        self.apply_settings(dataclasses.replace(self.settings, model=EXTRACTIVE))
         self.model_label.setText("Answers: extractive (no model)")
         self.chat.set_notice("")
 

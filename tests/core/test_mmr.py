@@ -64,5 +64,5 @@ def test_pipeline_selects_with_mmr_by_default():
     mmr = RagPipeline(FakeRetriever([a, b, c])).process(req)
     assert [s.chunk_id for s in plain.references] == ["a", "b"]
     assert [s.chunk_id for s in mmr.references] == ["a", "c"]
-    assert mmr.diagnostics["diversity"] == {"mmr_lambda": 0.7, "passed_over": ["b"]}
+    assert mmr.diagnostics["diversity"] == {"mmr_lambda": 0.5, "passed_over": ["b"]}
     assert [c.chunk_id for c in mmr.raw_candidates] == ["a", "b", "c"]  # the record keeps the full ranking

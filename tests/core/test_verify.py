@@ -168,3 +168,18 @@ def test_a_name_from_the_documents_file_name_counts_as_in_the_source(embedder):
     assert v.support == Support.SUPPORTED
     [w] = verify("The R-stats manual says function read.fwf reads files with fixed-width columns [1].", [src], embedder.embed)
     assert w.support == Support.UNSUPPORTED and "R-stats" in w.reason
+
+
+def test_lines_that_introduce_or_format_are_not_claims(embedder):
+    """Seen in the model's answers: "Here's an example:" was read as a bare answer with the
+    question's words and came out unsupported, and so did a code fence; they state nothing."""
+    src = _src(1, "Use set datafile separator to read CSV files. The table style writes tabular output.")
+    answer = ("Here's an example:\n```gnuplot\nset datafile separator \",\"\n```\nFor instance:\n"
+              "In this modified script:\nRun the following command:\nJupiter has 95 moons:")
+    verdicts = verify(answer, [src], embedder.embed, "How can gnuplot read a CSV file?")
+    by_text = {answer[v.start:v.end].strip(): v.support for v in verdicts}
+    for intro in ("Here's an example:", "```gnuplot", "For instance:", "In this modified script:",
+                  "Run the following command:"):
+        assert by_text[intro] == Support.NO_CLAIM, intro
+    assert by_text['set datafile separator ","'] == Support.SUPPORTED
+    assert by_text["Jupiter has 95 moons:"] == Support.UNSUPPORTED  # a colon does not excuse a figure

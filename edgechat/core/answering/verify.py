@@ -57,6 +57,7 @@ MIN_SIMILARITY_HIGH_COVERAGE = 0.4
 STRONG_SIMILARITY = 0.85  # a close paraphrase: one source sentence this close in meaning
 MIN_COVERAGE_STRONG = 0.4  # ... still holding 40 % of the terms
 MIN_CLAIM_TERMS = 2
+INTRO_WORDS = 5  # a sentence ending in a colon this short only introduces what follows
 
 Embed = Callable[[list[str]], Any]
 
@@ -65,8 +66,14 @@ _META = frozenset(
     """here found find sources source documents document information info answer answers question
     questions help hope helps following follow summary summarise summarize based according provided
     context passage passages text mentioned mention mentions let know please sure certainly
-    note notes see say says said tell told like below above""".split()
+    note notes see say says said tell told like below above example examples instance instances
+    illustration step steps""".split()
 )
+# A sentence that only introduces what follows ("Here's an example:", "For instance:", "In this
+# modified script:") or a code fence line ("```bash"): it states nothing, and it is not a bare
+# answer to be read with the question either.
+_INTRO_RE = re.compile(r":\s*$")
+_FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w+.-]*\s*$")
 _EXTRA_STOP = frozenset(
     """also however therefore thus yes ok okay well just really many much one ones way ways
     thing things get gets got make makes made use used uses using""".split()
@@ -94,6 +101,7 @@ def figures(text: str) -> list[tuple[str, str]]:
 def _terms(text: str) -> set[str]:
     out = set()
     for w in _WORD_RE.findall(text.lower()):
+        w = w.removesuffix("'s") if w in ("here's", "that's", "let's", "there's") else w
         if w in STOPWORDS or w in _EXTRA_STOP or (len(w) < 2 and not w.isdigit()):
             continue
         out.add(stem(w))
@@ -277,6 +285,10 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     if clean in _OWN_TEXT:
         return _Check(Support.NO_CLAIM)
     body = _LIST_ENUM_RE.sub("", clean)
+    if _FENCE_RE.match(body):
+        return _Check(Support.NO_CLAIM)
+    if _INTRO_RE.search(body) and len(body.split()) <= INTRO_WORDS and not figures(body) and not _identifiers(body):
+        return _Check(Support.NO_CLAIM)  # "In this modified script:", "Run this command:"
     figs = figures(body)
     names = _names(body)
     terms = _claim_terms(body)
@@ -359,6 +371,8 @@ def _is_fragment(sentence: str) -> bool:
     """A bare phrase ("LD_LIBRARY_PATH [4]", "Wishlist severity."): an answer only read with its
     question."""
     body = _LIST_ENUM_RE.sub("", MARKER_RE.sub(" ", sentence)).strip()
+    if _INTRO_RE.search(body) or _FENCE_RE.match(body):
+        return False  # "For example:" introduces; "```bash" formats
     return bool(body) and len(body.split()) <= FRAGMENT_WORDS and not _ENDS_CLAUSE_RE.search(body)
 
 

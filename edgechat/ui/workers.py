@@ -197,7 +197,9 @@ class DocumentWorker(QObject):
         if not check.boxes:
             out.note = "The cited passage could not be located on this page; it is shown without a highlight."
             return out
-        out.polygons = [[(x0, y0), (x1, y0), (x1, y1), (x0, y1)] for x0, y0, x1, y1 in check.boxes]
+        pad = 1.0  # a point round the ink, as a text selection has round its glyphs
+        out.polygons = [[(x0 - pad, y0 - pad), (x1 + pad, y0 - pad), (x1 + pad, y1 + pad), (x0 - pad, y1 + pad)]
+                        for x0, y0, x1, y1 in check.boxes]
         out.span = (check.start, check.end)
         out.exact = True
         out.selected_text = passage

@@ -322,6 +322,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from edgechat.core.engine import READ_BY_OCR
     from edgechat.core.records import FileState
 
     with _engine(args, readonly=True) as engine:
@@ -331,10 +332,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         files = engine.files()
         failed = [f for f in files if f.state == FileState.FAILED]
         partly = [f for f in files if f.state == FileState.DONE and f.detail.startswith("partly read")]
+        scans = [f for f in files if f.state == FileState.DONE and READ_BY_OCR in f.detail]
     if args.json:
         print(json.dumps({"library": str(engine.library_dir), "roots": roots, "offline": offline, **counts.to_dict(),
                           "problems": [{"path": f.path, "problem": f.problem, "detail": f.detail} for f in failed],
-                          "partly_read": [{"path": f.path, "detail": f.detail} for f in partly]},
+                          "partly_read": [{"path": f.path, "detail": f.detail} for f in partly],
+                          "read_by_ocr": [{"path": f.path, "detail": f.detail} for f in scans]},
                          indent=2))
         return 0
     print(f"Library {engine.library_dir}")
@@ -348,6 +351,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     if partly:
         print(f"  {len(partly)} files indexed in part:")
         for f in partly[:50]:
+            print(f"    - {f.path}: {f.detail}")
+    if scans:
+        print(f"  {len(scans)} scanned files read by OCR:")
+        for f in scans[:50]:
             print(f"    - {f.path}: {f.detail}")
     return 0
 

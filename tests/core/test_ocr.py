@@ -170,3 +170,22 @@ def test_a_scan_is_indexed_by_ocr_found_and_its_cited_span_boxed(library: Path, 
         (folder / "scan.pdf").unlink()
         engine.index([folder])
         assert engine.parts.store.word_boxes(str(folder / "scan.pdf"), 2) is None
+
+
+def test_ocr_runs_at_a_lower_priority_than_its_caller_and_raises_its_errors() -> None:
+    import os
+    import sys
+    import threading
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("per-thread priority is Linux's")
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    theirs = ocr.in_background(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+    assert theirs == min(19, mine + ocr.BACKGROUND_NICE)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine  # the caller's is kept
+
+    def fail() -> None:
+        raise ValueError("page 3")
+
+    with pytest.raises(ValueError, match="page 3"):
+        ocr.in_background(fail)

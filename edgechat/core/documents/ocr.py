@@ -28,11 +28,13 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 from pathlib import Path
 
 from edgechat.core.records import WordBox
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DPI = 200  # the render resolution: 150 lost small print (benchmarks/ocr_engines.py)
 MAX_PIXELS = 40_000_000  # a huge page is rendered at a lower resolution, never above this
@@ -61,6 +63,37 @@ def report_progress(done: int, total: int) -> None:
             callback(done, total)
         except Exception:  # noqa: BLE001 - progress must never stop the reading
             log.debug("OCR progress callback failed", exc_info=True)
+
+
+BACKGROUND_NICE = 10  # how much lower than the caller's the OCR thread's priority is (Linux)
+
+
+def in_background(work: Callable[[], T]) -> T:
+    """work() in a thread of lower priority (Linux: nice +10 for that thread alone), the caller
+    waiting: reading a scan takes a core for seconds per page, and the window (another process)
+    must get the CPU first on a busy machine. Elsewhere work() runs as it is."""
+    if not sys.platform.startswith("linux"):
+        return work()
+    result: list[T] = []
+    error: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
+                           os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) + BACKGROUND_NICE)
+        except (AttributeError, OSError):
+            pass
+        try:
+            result.append(work())
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller
+            error.append(exc)
+
+    thread = threading.Thread(target=run, name="edgechat-ocr", daemon=True)
+    thread.start()
+    thread.join()
+    if error:
+        raise error[0]
+    return result[0]
 
 
 @dataclass

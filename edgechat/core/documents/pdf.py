@@ -309,6 +309,12 @@ def _read_by_ocr(doc, pages: list[Page], scanned: list[int], words: dict[int, li
     why = ocr.available()
     if why:
         return why
+    return ocr.in_background(lambda: _ocr_pages(doc, pages, scanned, words))
+
+
+def _ocr_pages(doc, pages: list[Page], scanned: list[int], words: dict[int, list[WordBox]]) -> str:
+    from edgechat.core.documents import ocr
+
     confidences: list[float] = []
     turned = 0
     failed = 0

@@ -19,8 +19,12 @@ A file whose bytes are another format (HTML, plain text, a DOCX or EPUB named .p
 what it is; an image or other binary named .pdf is refused saying what it is.
 
 Encrypted files open with the empty password or the one given; a page that fails is left empty
-rather than losing the document (and counted in `metadata["unreadable_pages"]`); a file with
-almost no text is a scan (`Problem.NO_TEXT`). Title, author, dates, producer and creator come
+rather than losing the document (and counted in `metadata["unreadable_pages"]`). A page with
+almost no text (fewer than MIN_PAGE_TEXT visible characters) that shows an image is a scan: it
+is read by OCR (ocr.py), its text replacing PDFium's, its words' boxes in `Document.ocr_words`,
+and `metadata["read_by_ocr"]` says how many pages (a file PDFium finds no text in is first
+given to pypdf, which decodes some fonts PDFium does not). A file left with almost no text is
+`Problem.NO_TEXT`, saying why OCR did not help. Title, author, dates, producer and creator come
 from the info dictionary.
 """
 

@@ -472,6 +472,7 @@ def span_boxes(words: Sequence[WordBox], start: int, end: int) -> list[tuple[flo
 
 
 def _same_line(box: list[float], w: WordBox) -> bool:
-    """The word continues the line of `box`: to its right, overlapping it by half in height."""
+    """The word continues the line of `box`: it starts right of the line's start and overlaps it
+    by half in height (OCR boxes of neighbouring words may overlap a little)."""
     overlap = min(box[3], w.bottom) - max(box[1], w.top)
-    return w.left >= box[2] - 2 and overlap >= 0.5 * min(box[3] - box[1], w.bottom - w.top)
+    return w.left > box[0] and overlap >= 0.5 * min(box[3] - box[1], w.bottom - w.top)

@@ -123,6 +123,9 @@ def test_span_boxes_join_the_words_of_a_line() -> None:
     assert span_boxes(words, 0, 14) == [(10, 10, 60, 20), (10, 25, 40, 35)]
     assert span_boxes(words, 4, 9) == [(35, 10, 60, 20)]
     assert span_boxes(words, 20, 30) == []
+    # OCR boxes of neighbours may overlap, and a word may stand taller than the rest of its line
+    overlapping = [WordBox(0, 6, 100, 90, 124, 93), WordBox(7, 9, 113, 86, 117, 96), WordBox(10, 13, 119, 86, 125, 96)]
+    assert span_boxes(overlapping, 0, 13) == [(100, 86, 125, 96)]
 
 
 def test_a_scan_is_indexed_by_ocr_found_and_its_cited_span_boxed(library: Path, embedder, tmp_path: Path,

@@ -192,3 +192,17 @@ def test_ocr_runs_at_a_lower_priority_than_its_caller_and_raises_its_errors() ->
 
     with pytest.raises(ValueError, match="page 3"):
         ocr.in_background(fail)
+
+
+def test_each_page_read_by_ocr_gives_the_parse_more_time(tmp_path: Path, scan) -> None:
+    """The per-file time limit scales with bytes; reading a scan takes time by the page: each page
+    reported by the parse worker's child extends its deadline, and is passed on as progress."""
+    from edgechat.core.indexing.parse_worker import ParseLimit, ParseWorker
+
+    path = tmp_path / "scan.pdf"
+    path.write_bytes(scan[0])
+    seen: list[tuple[int, int]] = []
+    with ParseWorker(ParseLimit(base_s=0.3, per_mb_s=0.0, max_s=0.3)) as worker:
+        doc = worker.parse(str(path), size=path.stat().st_size, ocr_progress=lambda d, t: seen.append((d, t)))
+    assert sorted(doc.ocr_words) == [1, 2] and "Elephants" in doc.pages[1].text
+    assert seen == [(0, 2), (1, 2), (2, 2)]

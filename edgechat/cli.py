@@ -139,6 +139,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         line = f"{p.phase}: {p.files_done}/{p.files_total} files, {p.chunks_done}/{p.chunks_total} chunks"
         if p.current:
             line += f"  {Path(p.current).name[:40]}"
+        if p.ocr_total and p.ocr_file:
+            line += f"  {Path(p.ocr_file).name[:40]}: page {min(p.ocr_done + 1, p.ocr_total)}/{p.ocr_total} by OCR"
         print(("\r" + line.ljust(100)) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
 
     cancel = threading.Event()

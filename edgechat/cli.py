@@ -139,6 +139,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         line = f"{p.phase}: {p.files_done}/{p.files_total} files, {p.chunks_done}/{p.chunks_total} chunks"
         if p.current:
             line += f"  {Path(p.current).name[:40]}"
+        if p.ocr_total and p.ocr_file:
+            line += f"  {Path(p.ocr_file).name[:40]}: page {min(p.ocr_done + 1, p.ocr_total)}/{p.ocr_total} by OCR"
         print(("\r" + line.ljust(100)) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
 
     cancel = threading.Event()
@@ -322,6 +324,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from edgechat.core.engine import READ_BY_OCR, READABLE, readable_formats
     from edgechat.core.records import FileState
 
     with _engine(args, readonly=True) as engine:
@@ -331,13 +334,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         files = engine.files()
         failed = [f for f in files if f.state == FileState.FAILED]
         partly = [f for f in files if f.state == FileState.DONE and f.detail.startswith("partly read")]
-    from edgechat.core.engine import READABLE, readable_formats
-
+        scans = [f for f in files if f.state == FileState.DONE and READ_BY_OCR in f.detail]
     if args.json:
         print(json.dumps({"library": str(engine.library_dir), "roots": roots, "offline": offline, **counts.to_dict(),
                           "reads": [s for _, suffixes in READABLE for s in suffixes],
                           "problems": [{"path": f.path, "problem": f.problem, "detail": f.detail} for f in failed],
-                          "partly_read": [{"path": f.path, "detail": f.detail} for f in partly]},
+                          "partly_read": [{"path": f.path, "detail": f.detail} for f in partly],
+                          "read_by_ocr": [{"path": f.path, "detail": f.detail} for f in scans]},
                          indent=2))
         return 0
     print(f"Library {engine.library_dir}")
@@ -352,6 +355,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     if partly:
         print(f"  {len(partly)} files indexed in part:")
         for f in partly[:50]:
+            print(f"    - {f.path}: {f.detail}")
+    if scans:
+        print(f"  {len(scans)} scanned files read by OCR:")
+        for f in scans[:50]:
             print(f"    - {f.path}: {f.detail}")
     return 0
 

@@ -55,6 +55,7 @@ from edgechat.core.records import (
     SearchResult,
     SourceCheck,
     SourceStatus,
+    WordBox,
 )
 from edgechat.core.search.pipeline import RagPipeline, Reranker, TurnInterpreter, how_found, to_source
 from edgechat.core.search.retrieval import RetrievalSettings, Retriever
@@ -63,11 +64,11 @@ from edgechat.core.store import LibraryLockedError, Store
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "READABLE", "CatalogEntry", "CatalogFile", "ChunkSettings", "ClientChoice", "DownloadCancelled",
-    "DownloadError", "DownloadProgress", "Engine", "EngineParts", "HostUnreachable", "IndexProgress",
-    "IndexSummary", "LibraryLockedError", "can_download", "choose_chat_client", "cited_sentence_spans",
-    "download_language_model", "how_found", "indexed_pdfium_text", "installed_models", "marker_spans",
-    "model_offers", "partial_download", "readable_formats",
+    "READABLE", "READ_BY_OCR", "CatalogEntry", "CatalogFile", "ChunkSettings", "ClientChoice",
+    "DownloadCancelled", "DownloadError", "DownloadProgress", "Engine", "EngineParts", "HostUnreachable",
+    "IndexProgress", "IndexSummary", "LibraryLockedError", "can_download", "choose_chat_client",
+    "cited_sentence_spans", "download_language_model", "how_found", "indexed_pdfium_text", "installed_models",
+    "marker_spans", "model_offers", "partial_download", "readable_formats", "span_boxes",
 ]
 
 EXTRACTIVE = "extractive"  # the model setting that asks for no language model
@@ -220,10 +221,11 @@ class Engine:
 
     def files(self) -> list[LibraryFile]:
         """Every file of the library. An indexed file that was only partly read (a PDF cut short,
-        pages that could not be read) says so in `detail`: "partly read: ..."."""
+        pages that could not be read) says so in `detail`: "partly read: ...", and one with pages
+        read by OCR (a scan) "read by OCR: ..." (both, on two lines, when both hold)."""
         return [
             LibraryFile(path=f.path, root=f.root or "", state=f.state, problem=f.problem or "",
-                        detail=f.detail or _partly_read(f.metadata), title=f.title or "", format=f.format or "",
+                        detail=f.detail or _read_notes(f.metadata), title=f.title or "", format=f.format or "",
                         pages=f.pages or 0, chunks=f.chunks or 0)
             for f in self._store.files()
         ]
@@ -334,7 +336,12 @@ class Engine:
             check.message = ("This file changed since it was indexed, so the cited passage cannot be placed "
                              "reliably. Re-index the library to cite it again.")
         if check.format == "pdf":
-            return check  # the window's viewer places the passage with QtPdf
+            words = self._store.word_boxes(path, page) if rec is not None else None
+            if words is not None:  # a page read by OCR: QtPdf has no text to place it in
+                check.ocr = True
+                if not changed:
+                    check.boxes = span_boxes(words, check.start, check.end)
+            return check  # otherwise the window's viewer places the passage with QtPdf
         try:
             check.pages, check.title = self._parsed(path, st.st_mtime, st.st_size)
         except DocumentError as e:
@@ -488,6 +495,41 @@ def describe_error(exc: BaseException) -> str:
     return msg if name in ("RuntimeError", "OSError", "Exception", "LibraryLockedError", "DiskFullError") else f"{name}: {msg}"
 
 
-def _partly_read(metadata: dict[str, str] | None) -> str:
-    note = (metadata or {}).get("partly_read", "")
-    return f"partly read: {note}" if note else ""
+def _read_notes(metadata: dict[str, str] | None) -> str:
+    notes = []
+    partly = (metadata or {}).get("partly_read", "")
+    if partly:
+        notes.append(f"partly read: {partly}")
+    ocr = (metadata or {}).get("read_by_ocr", "")
+    if ocr:
+        notes.append(f"{READ_BY_OCR}: {ocr}")
+    return "\n".join(notes)
+
+
+READ_BY_OCR = "read by OCR"  # how a file's detail starts when pages of it were read by OCR
+
+
+def span_boxes(words: Sequence[WordBox], start: int, end: int) -> list[tuple[float, float, float, float]]:
+    """The boxes (left, top, right, bottom; page points from the top left) covering the words
+    of a page read by OCR that lie in its text's span [start, end): the words of one line run
+    together into one box, as a selection of text would be drawn."""
+    out: list[list[float]] = []
+    last_end = -1
+    for w in words:
+        if w.end <= start or w.start >= end:
+            continue
+        if out and last_end >= 0 and _same_line(out[-1], w) and w.start - last_end <= 2:
+            box = out[-1]
+            box[0], box[1] = min(box[0], w.left), min(box[1], w.top)
+            box[2], box[3] = max(box[2], w.right), max(box[3], w.bottom)
+        else:
+            out.append([w.left, w.top, w.right, w.bottom])
+        last_end = w.end
+    return [(a, b, c, d) for a, b, c, d in out]
+
+
+def _same_line(box: list[float], w: WordBox) -> bool:
+    """The word continues the line of `box`: it starts right of the line's start and overlaps it
+    by half in height (OCR boxes of neighbouring words may overlap a little)."""
+    overlap = min(box[3], w.bottom) - max(box[1], w.top)
+    return w.left > box[0] and overlap >= 0.5 * min(box[3] - box[1], w.bottom - w.top)

@@ -32,6 +32,19 @@ class Page:
     text: str
 
 
+@dataclass(frozen=True)
+class WordBox:
+    """One word of a page read by OCR: `Page.text[start:end]` is the word, and its box is in page
+    points from the top left of the page as shown (QtPdf's page coordinates)."""
+
+    start: int
+    end: int
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+
 @dataclass
 class Document:
     path: str
@@ -39,6 +52,9 @@ class Document:
     format: str  # "pdf", "text", "markdown", "html", "docx", "epub", "pptx", "xlsx", "csv", "odt", "rtf"
     pages: list[Page]
     metadata: dict[str, str] = field(default_factory=dict)  # author, created, modified, pages...
+    # Pages read by OCR (page number -> its words' boxes): a citation there is highlighted by
+    # drawing the boxes of the words in the cited span (the page has no text of its own).
+    ocr_words: dict[int, list[WordBox]] = field(default_factory=dict)
 
 
 class Problem(TextEnum):
@@ -137,6 +153,11 @@ class SourceCheck:
     stamp: tuple[float, int] | None = None  # (mtime, size) the check saw
     pages: list[str] = field(default_factory=list)
     title: str = ""
+    # A PDF page read by OCR: the boxes (left, top, right, bottom in page points from the top
+    # left) of the words of the passage, from the index; the viewer draws them on the page.
+    # Empty for a page with its own text (the viewer places the passage with QtPdf).
+    boxes: list[tuple[float, float, float, float]] = field(default_factory=list)
+    ocr: bool = False  # the cited page was read by OCR
 
 
 @dataclass(frozen=True)

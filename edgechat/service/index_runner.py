@@ -203,6 +203,7 @@ class IndexRunner:
                 bytes_total=p.bytes_total, current=p.current, elapsed=now - t0,
                 eta=eta.update(p.bytes_done, p.bytes_total, p.chunks_done, p.chunks_total, now),
                 paused=engine.answering_now,
+                ocr_file=p.ocr_file, ocr_done=p.ocr_done, ocr_total=p.ocr_total,
             ))
             if p.files_done != last[2] and now - last[1] >= FILES_INTERVAL:
                 last[1], last[2] = now, p.files_done

@@ -170,6 +170,9 @@ class Progress:
     elapsed: float = 0.0  # seconds since the job started
     eta: float | None = None  # seconds left, once the rate can be trusted
     paused: bool = False  # indexing waits while an answer is being written
+    ocr_file: str = ""  # a scanned PDF whose pages are being read by OCR
+    ocr_done: int = 0  # its pages read so far
+    ocr_total: int = 0  # its pages to read
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from PySide6.QtCore import QAbstractItemModel, QAbstractListModel, QModelIndex, 
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QStyle
 
+from edgechat.core.engine import READ_BY_OCR
 from edgechat.core.records import FileState, LibraryFile
 
 Index = QModelIndex | QPersistentModelIndex
@@ -262,7 +263,8 @@ class LibraryModel(QAbstractItemModel):
                 return f"old version kept: {f.problem}"
             if f.state == FileState.DONE:
                 n = f.chunks or 0
-                return f"{n} passage{'s' if n != 1 else ''}" + (", partly read" if f.detail else "")
+                notes = "".join(", " + note for note in ("partly read", READ_BY_OCR) if note in f.detail)
+                return f"{n} passage{'s' if n != 1 else ''}" + notes
             return STATE_TEXT.get(f.state, f.state)
         if role == Qt.ItemDataRole.ToolTipRole:
             lines = [f.path]

@@ -20,7 +20,8 @@ def format_duration(seconds: float | None) -> str:
 
 
 def progress_line(p: Progress) -> str:
-    """"12 of 40 files · 350 of 1,200 chunks · bread.md · about 2 min left"."""
+    """"12 of 40 files · 350 of 1,200 chunks · bread.md · about 2 min left", and while a scan
+    is read: "· scan.pdf: page 3 of 20 read by OCR"."""
     if p.phase == IndexPhase.SCANNING:
         return "Looking for new and changed files…"
     parts = [f"{p.files_done:,} of {p.files_total:,} files"]
@@ -28,6 +29,9 @@ def progress_line(p: Progress) -> str:
         parts.append(f"{p.chunks_done:,} of {p.chunks_total:,} passages")
     if p.current:
         parts.append(p.current.replace("\\", "/").rsplit("/", 1)[-1])
+    if p.ocr_total and p.ocr_file:
+        name = p.ocr_file.replace("\\", "/").rsplit("/", 1)[-1]
+        parts.append(f"{name}: page {min(p.ocr_done + 1, p.ocr_total)} of {p.ocr_total} read by OCR")
     eta = format_duration(p.eta)
     if eta:
         parts.append(eta)

@@ -177,12 +177,33 @@ class DocumentWorker(QObject):
         if check.format == "pdf" and check.status in (SourceStatus.OK, SourceStatus.CHANGED):
             try:
                 passage = check.chunk_text if check.status == SourceStatus.OK else ""
-                loaded.pdf = self._place_in_pdf(check.path, check.stamp, check.page, passage, check.start, check.end)
+                if check.ocr:  # a page read by OCR: the index's word boxes, not QtPdf's text
+                    loaded.pdf = self._place_by_boxes(check, passage)
+                else:
+                    loaded.pdf = self._place_in_pdf(check.path, check.stamp, check.page, passage, check.start,
+                                                    check.end)
             except Exception as e:  # noqa: BLE001
                 log.exception("placing the passage in %s failed", check.path)
                 check.status, check.message = SourceStatus.ERROR, str(e) or type(e).__name__
         if self._current(event.request_id):
             self.sig_loaded.emit(loaded)
+
+    def _place_by_boxes(self, check: SourceCheck, passage: str) -> PdfPlacement | None:
+        """A passage on a page read by OCR: the boxes of its words, as the index keeps them (page
+        points from the top left, as QtPdf's outlines are), drawn over the page image."""
+        out = self._place_in_pdf(check.path, check.stamp, check.page, "")
+        if out is None or not passage:
+            return out
+        if not check.boxes:
+            out.note = "The cited passage could not be located on this page; it is shown without a highlight."
+            return out
+        pad = 1.0  # a point round the ink, as a text selection has round its glyphs
+        out.polygons = [[(x0 - pad, y0 - pad), (x1 + pad, y0 - pad), (x1 + pad, y1 + pad), (x0 - pad, y1 + pad)]
+                        for x0, y0, x1, y1 in check.boxes]
+        out.span = (check.start, check.end)
+        out.exact = True
+        out.selected_text = passage
+        return out
 
     def _place_in_pdf(self, path: str, stamp: tuple | None, page: int, passage: str, start: int = 0,
                       end: int = 0) -> PdfPlacement | None:

@@ -55,3 +55,5 @@ def test_progress_line():
     assert progress_line(p) == "3 of 40 files · 350 of 1,200 passages · bread.md · about 2 min left"
     assert progress_line(replace(p, phase=IndexPhase.SCANNING)).startswith("Looking for")
     assert progress_line(replace(p, paused=True, eta=None)).endswith("paused while answering")
+    scan = replace(p, eta=None, ocr_file="/docs/scan.pdf", ocr_done=2, ocr_total=20)
+    assert progress_line(scan).endswith("bread.md · scan.pdf: page 3 of 20 read by OCR")

@@ -60,7 +60,7 @@ SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
 # What is read, as people name it, with the suffixes: the window's drop zone and file dialog
 # and `edgechat status` show these (the README lists them too).
 READABLE: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("PDF", (".pdf",)),
+    ("PDF (scanned pages read by OCR)", (".pdf",)),
     ("Word (.docx)", (".docx",)),
     ("PowerPoint (.pptx)", (".pptx",)),
     ("Excel (.xlsx)", (".xlsx", ".xlsm")),

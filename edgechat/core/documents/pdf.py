@@ -19,8 +19,12 @@ A file whose bytes are another format (HTML, plain text, a DOCX or EPUB named .p
 what it is; an image or other binary named .pdf is refused saying what it is.
 
 Encrypted files open with the empty password or the one given; a page that fails is left empty
-rather than losing the document (and counted in `metadata["unreadable_pages"]`); a file with
-almost no text is a scan (`Problem.NO_TEXT`). Title, author, dates, producer and creator come
+rather than losing the document (and counted in `metadata["unreadable_pages"]`). A page with
+almost no text (fewer than MIN_PAGE_TEXT visible characters) that shows an image is a scan: it
+is read by OCR (ocr.py), its text replacing PDFium's, its words' boxes in `Document.ocr_words`,
+and `metadata["read_by_ocr"]` says how many pages (a file PDFium finds no text in is first
+given to pypdf, which decodes some fonts PDFium does not). A file left with almost no text is
+`Problem.NO_TEXT`, saying why OCR did not help. Title, author, dates, producer and creator come
 from the info dictionary.
 """
 
@@ -39,7 +43,7 @@ from pathlib import Path
 
 from edgechat.core.documents.common import _choose_title, _describe, _iso_date, _put, _safe
 from edgechat.core.documents.pdf_repair import OBJECT_RE, rebuild_pdf
-from edgechat.core.records import Document, DocumentError, Page, Problem
+from edgechat.core.records import Document, DocumentError, Page, Problem, WordBox
 
 # pypdf reports every robustness fix it applies through its logger (and a few through warnings);
 # on real-world files that is a lot of noise and none of it is actionable for a person.
@@ -211,6 +215,8 @@ def _read_pdfium(path: Path, data: bytes, password: str | None, *, salvaged: boo
     except ImportError:  # an environment without it (a helper virtualenv): pypdf reads alone
         raise _PdfiumRefused("pypdfium2 is not installed") from None
 
+    ocr_words: dict[int, list[WordBox]] = {}
+    ocr_note = ""
     with _PDFIUM_LOCK:
         try:
             doc = _open_pdfium(data, password)
@@ -225,6 +231,13 @@ def _read_pdfium(path: Path, data: bytes, password: str | None, *, salvaged: boo
             pages, failures, first_failure = _pdfium_pages(doc, count)
             info = _pdfium_info(doc)
             encrypted = _pdfium_encrypted(doc)
+            scanned = _scanned_pages(doc, pages)
+            if scanned:
+                no_text = _count_visible((p.text for p in pages), MIN_PDF_TEXT) < MIN_PDF_TEXT
+                second = _pypdf_text(path, data, password) if no_text and not salvaged else None
+                if second is not None:  # pypdf decodes some fonts PDFium does not: no OCR needed
+                    return second
+                ocr_note = _read_by_ocr(doc, pages, scanned, ocr_words)
         finally:
             doc.close()
 
@@ -233,11 +246,12 @@ def _read_pdfium(path: Path, data: bytes, password: str | None, *, salvaged: boo
     if _count_visible((p.text for p in pages), MIN_PDF_TEXT) < MIN_PDF_TEXT:
         if salvaged:
             raise _PdfiumRefused("no text in the pages recovered")
-        try:  # pypdf decodes some fonts PDFium does not: a second opinion before "a scan"
-            return _read_pypdf(path, data, password)
-        except DocumentError:
-            pass
-        raise DocumentError(Problem.NO_TEXT, "no text layer (a scan or images only?)")
+        if not scanned:
+            try:  # pypdf decodes some fonts PDFium does not: a second opinion before "a scan"
+                return _read_pypdf(path, data, password)
+            except DocumentError:
+                pass
+        raise DocumentError(Problem.NO_TEXT, _no_text_reason(scanned, ocr_note))
 
     metadata: dict[str, str] = {"parser": "pdfium"}
     if encrypted:
@@ -254,7 +268,106 @@ def _read_pdfium(path: Path, data: bytes, password: str | None, *, salvaged: boo
         metadata["partly_read"] = (
             f"{count - failures} of {count} pages read; {failures} could not be read ({first_failure})"
         )
-    return Document(str(path), _choose_title(path, _pdf_string(title)), "pdf", pages, metadata)
+    if ocr_words:
+        metadata["read_by_ocr"] = ocr_note
+    document = Document(str(path), _choose_title(path, _pdf_string(title)), "pdf", pages, metadata)
+    document.ocr_words = ocr_words
+    return document
+
+
+# --------------------------------------------------------------------------- scanned pages (OCR)
+
+MIN_PAGE_TEXT = 20  # a page with fewer visible characters than this, and an image, is read by OCR
+
+
+def _scanned_pages(doc, pages: list[Page]) -> list[int]:
+    """Indexes of the pages with (almost) no text of their own that show an image: a scan, a
+    photographed page. Called under _PDFIUM_LOCK."""
+    import pypdfium2.raw as raw
+
+    out = []
+    for i, page in enumerate(pages):
+        if _count_visible([page.text], MIN_PAGE_TEXT) >= MIN_PAGE_TEXT:
+            continue
+        try:
+            pdf_page = doc.get_page(i)
+            try:
+                has_image = next(iter(pdf_page.get_objects(filter=(raw.FPDF_PAGEOBJ_IMAGE,), max_depth=4)),
+                                 None) is not None
+            finally:
+                pdf_page.close()
+        except Exception:  # a page PDFium cannot open is counted as unreadable already
+            continue
+        if has_image:
+            out.append(i)
+    return out
+
+
+def _read_by_ocr(doc, pages: list[Page], scanned: list[int], words: dict[int, list[WordBox]]) -> str:
+    """Read the `scanned` pages by OCR, in place: their text replaces PDFium's (almost none),
+    their word boxes go to `words`. Reports each page to ocr.report_progress. Returns the note
+    the file's state shows ("read by OCR: ..."), or why OCR could not run. Called under
+    _PDFIUM_LOCK (rendering is PDFium's)."""
+    from edgechat.core.documents import ocr
+
+    why = ocr.available()
+    if why:
+        return why
+    return ocr.in_background(lambda: _ocr_pages(doc, pages, scanned, words))
+
+
+def _ocr_pages(doc, pages: list[Page], scanned: list[int], words: dict[int, list[WordBox]]) -> str:
+    from edgechat.core.documents import ocr
+
+    confidences: list[float] = []
+    turned = 0
+    failed = 0
+    total = len(scanned)
+    ocr.report_progress(0, total)
+    for done, i in enumerate(scanned, 1):
+        try:
+            pdf_page = doc.get_page(i)
+            try:
+                read = ocr.read_pdf_page(pdf_page)
+            finally:
+                pdf_page.close()
+        except Exception as exc:  # one page that cannot be rendered or read must not lose the rest
+            logging.getLogger(__name__).warning("OCR of page %d failed: %s", i + 1, _describe(exc))
+            failed += 1
+            ocr.report_progress(done, total)
+            continue
+        if _count_visible([read.text], 1) and read.words:
+            pages[i] = Page(i + 1, read.text)
+            words[i + 1] = read.words
+            confidences.append(read.confidence)
+            turned += bool(read.rotated)
+        ocr.report_progress(done, total)
+    if not words:
+        return f"OCR found no text on its {total} page image{'s' if total != 1 else ''}"
+    n = len(words)
+    note = f"{n} of {len(pages)} page{'s' if len(pages) != 1 else ''}"
+    note += f", mean word confidence {sum(confidences) / n:.0f} %"
+    if turned:
+        note += f", {turned} turned upright"
+    if failed:
+        note += f", {failed} could not be read"
+    return note
+
+
+def _no_text_reason(scanned: list[int], ocr_note: str) -> str:
+    if not scanned:
+        return "no text layer (a scan or images only?)"
+    if ocr_note.startswith("OCR "):  # not installed, no model, or nothing found
+        return f"no text layer: a scan or images only, and {ocr_note}"
+    return "no text layer: a scan or images only"
+
+
+def _pypdf_text(path: Path, data: bytes, password: str | None) -> Document | None:
+    """pypdf's reading when it finds text where PDFium found none; else None."""
+    try:
+        return _read_pypdf(path, data, password)
+    except DocumentError:
+        return None
 
 
 def _open_pdfium(data: bytes, password: str | None):

@@ -44,6 +44,11 @@ class IndexProgress:
     bytes_total: int
     current: str = ""
     phase: IndexPhase = IndexPhase.INDEXING
+    # A scanned PDF being read by OCR (parsing runs a file ahead of `current`): its path and
+    # pages read of pages to read; "" and 0 when none is.
+    ocr_file: str = ""
+    ocr_done: int = 0
+    ocr_total: int = 0
 
 
 @dataclass
@@ -160,6 +165,8 @@ class Indexer:
         self.batch_size = batch_size
         self.max_bytes = max_bytes
         self.passwords = dict(passwords or {})
+        self._ocr_lock = threading.Lock()
+        self._ocr_state: tuple[str, int, int] = ("", 0, 0)  # set by the parsing thread
 
     # ------------------------------------------------------------------ planning
 
@@ -213,18 +220,40 @@ class Indexer:
 
     # ------------------------------------------------------------------ parsing
 
+    def _ocr_page_read(self, path: str) -> Callable[[int, int], None]:
+        def read(done: int, total: int) -> None:
+            with self._ocr_lock:
+                self._ocr_state = (path, done, total)
+        return read
+
+    def _take_ocr(self, state: IndexProgress) -> bool:
+        """Copy the OCR progress of the file being parsed into `state`; True if it changed."""
+        with self._ocr_lock:
+            path, done, total = self._ocr_state
+        if (state.ocr_file, state.ocr_done, state.ocr_total) == (path, done, total):
+            return False
+        state.ocr_file, state.ocr_done, state.ocr_total = path, done, total
+        return True
+
     def _parse(self, job: _Job, worker: ParseWorker | None = None, cancel: threading.Event | None = None) -> _Parsed:
         try:
             doc = None
+            page_read = self._ocr_page_read(job.path)
             if worker is not None and worker.usable:
                 try:
                     doc = worker.parse(job.path, size=job.size, password=self.passwords.get(job.path),
-                                       max_bytes=self.max_bytes, cancel=cancel)
+                                       max_bytes=self.max_bytes, cancel=cancel, ocr_progress=page_read)
                 except ParseWorkerUnavailable:
                     pass  # logged once by the worker; parsed here instead
             if doc is None:
-                doc = documents.parse_document(job.path, password=self.passwords.get(job.path),
-                                               max_bytes=self.max_bytes)
+                from edgechat.core.documents import ocr
+
+                ocr.set_progress(page_read)
+                try:
+                    doc = documents.parse_document(job.path, password=self.passwords.get(job.path),
+                                                   max_bytes=self.max_bytes)
+                finally:
+                    ocr.set_progress(None)
             chunks = chunk_document(doc, self.embedder.tokenizer, self.chunk_settings)
             if not chunks:
                 raise DocumentError(Problem.NO_TEXT, "no text long enough to index")
@@ -236,6 +265,9 @@ class Indexer:
         except Exception as e:  # a parser bug must not stop the run
             log.exception("unexpected failure parsing %s", job.path)
             return _Parsed(job, None, [], DocumentError(Problem.MALFORMED, f"{type(e).__name__}: {e}"))
+        finally:
+            with self._ocr_lock:
+                self._ocr_state = ("", 0, 0)
 
     # ------------------------------------------------------------------ the run
 
@@ -369,6 +401,8 @@ class Indexer:
                     except queue.Empty:
                         if buffer or cancel.is_set():
                             break
+                        if self._take_ocr(state):  # a scan's pages being read: say so
+                            report(state)
                         continue
                     if item is None:
                         finished = True
@@ -404,6 +438,7 @@ class Indexer:
                 state.chunks_done += len(batch)
                 self._commit_ready(pending, state, summary, report)
                 self._checkpoint(pending, unsaved)
+                self._take_ocr(state)
                 report(state)
         finally:
             stop_parsing.set()
@@ -478,7 +513,8 @@ class Indexer:
         j, doc = item.job, item.doc
         assert doc is not None
         self.store.put_file(j.path, j.root, j.size, j.mtime, j.sha256, item.chunks, np.stack(vectors),
-                            title=doc.title, fmt=doc.format, pages=len(doc.pages), metadata=doc.metadata)
+                            title=doc.title, fmt=doc.format, pages=len(doc.pages), metadata=doc.metadata,
+                            word_boxes=doc.ocr_words)
         summary.indexed.append(j.path)
         summary.chunks_added += len(item.chunks)
         summary.pages_added += len(doc.pages)

@@ -30,6 +30,7 @@ import multiprocessing
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -88,7 +89,12 @@ def _serve(conn: Connection, parent_pid: int) -> None:
     value, detail) out. DocumentError is not sent as itself: its pickle loses the problem."""
     threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
     from edgechat.core import documents  # imported once, before the first file arrives
+    from edgechat.core.documents import ocr
 
+    def page_read(done: int, total: int) -> None:  # a scanned page read: the parent shows it
+        conn.send(("ocr", done, total))
+
+    ocr.set_progress(page_read)
     conn.send(("ready",))
     while True:
         try:
@@ -122,6 +128,7 @@ class ParseWorkerUnavailable(Exception):
 
 
 _START_LOCK = threading.Lock()
+OCR_PAGE_S = 120.0  # the time one scanned page may take to be read by OCR, on a very busy machine
 STARTUP_S = 120.0  # an interpreter start and the parsers' imports, on a very busy machine
 
 
@@ -198,8 +205,12 @@ class ParseWorker:
         password: str | None = None,
         max_bytes: int = 200 * 1024 * 1024,
         cancel: threading.Event | None = None,
+        ocr_progress: Callable[[int, int], None] | None = None,
     ) -> Document:
         """parse_document(path) in the child, within the limit for a file of `size` bytes.
+        A scanned PDF's pages read by OCR are reported to `ocr_progress` (done, total) as they
+        are read, and each one gives the file OCR_PAGE_S more (reading a scan takes time by the
+        page, not by the byte).
         Raises DocumentError (TOO_SLOW past the limit), ParseCancelled or ParseWorkerUnavailable."""
         limit = self.limit.seconds(size)
         if not self.usable:
@@ -233,6 +244,11 @@ class ParseWorker:
                 ready = conn.poll(min(left, 0.25))
                 if ready:
                     reply = conn.recv()
+                    if reply[0] == "ocr":  # a page of a scan read: more time, and progress
+                        deadline = max(deadline, time.monotonic() + OCR_PAGE_S)
+                        if ocr_progress is not None:
+                            ocr_progress(reply[1], reply[2])
+                        continue
                     break
             except (EOFError, OSError):
                 code = self._stop()

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edgechat.core.records import Candidate, Chunk, FileState
+from edgechat.core.records import Candidate, Chunk, FileState, WordBox
 from edgechat.core.store.lock import WriteLock
 from edgechat.core.store.vectors import ChromaVectorIndex, VectorIndex
 
@@ -90,6 +90,22 @@ CREATE TABLE IF NOT EXISTS partial_vectors (
     file_id TEXT NOT NULL, sha256 TEXT NOT NULL, idx INTEGER NOT NULL,
     text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (file_id, idx)
 )"""
+
+
+# The words of PDF pages read by OCR, with their boxes, one row per page: a citation on such a
+# page is highlighted by drawing the boxes of its words (the page has no text for the viewer to
+# find). `words` is JSON: [[start, end, left, top, right, bottom], ...], offsets into the page's
+# indexed text, boxes in page points from the top left (records.WordBox). Written and dropped
+# with the file's chunks, in the same transactions.
+_WORDS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ocr_words (
+    file_id TEXT NOT NULL, page INTEGER NOT NULL, words TEXT NOT NULL, PRIMARY KEY (file_id, page)
+)"""
+
+
+def _words_json(words: Sequence[WordBox]) -> str:
+    return json.dumps([[w.start, w.end, round(w.left, 2), round(w.top, 2), round(w.right, 2), round(w.bottom, 2)]
+                       for w in words], separators=(",", ":"))
 
 
 def file_id_for(path: str) -> str:
@@ -151,6 +167,8 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
         self.db.execute(_PARTIAL_SCHEMA)
+        if not readonly:
+            self.db.execute(_WORDS_SCHEMA)
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         self._fts_columns = self._migrate_fts()
         self._vector_index_factory = vector_index_factory
@@ -325,9 +343,10 @@ class Store:
         fmt: str,
         pages: int,
         metadata: dict[str, str],
+        word_boxes: dict[int, list[WordBox]] | None = None,
     ) -> str:
         """A file's new version replaces its old one in one SQLite transaction: manifest row,
-        chunks, vectors and FTS rows. Until it commits, the old version stays searchable; a kill
+        chunks, vectors, FTS rows and the word boxes of its pages read by OCR. Until it commits, the old version stays searchable; a kill
         at any point leaves one version or the other. The vector index follows after the commit
         (a kill in between is repaired by the resync of the next open)."""
         fid = file_id_for(path)
@@ -338,6 +357,9 @@ class Store:
             db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE file_id=?)", (fid,))
             db.execute("DELETE FROM chunks WHERE file_id=?", (fid,))
             db.execute("DELETE FROM partial_vectors WHERE file_id=?", (fid,))
+            db.execute("DELETE FROM ocr_words WHERE file_id=?", (fid,))
+            db.executemany("INSERT INTO ocr_words (file_id, page, words) VALUES (?, ?, ?)",
+                           [(fid, int(n), _words_json(ws)) for n, ws in sorted((word_boxes or {}).items())])
             for cid, c, v in zip(ids, chunks, vectors):
                 cur = db.execute(
                     "INSERT INTO chunks (chunk_id, file_id, page, start, end, text, text_hash, vector) "
@@ -461,6 +483,7 @@ class Store:
             )
             db.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
             db.execute("DELETE FROM partial_vectors WHERE file_id=?", (file_id,))
+            db.execute("DELETE FROM ocr_words WHERE file_id=?", (file_id,))
         # A kill here leaves vectors without rows: invisible to searches, removed by recover().
         try:
             self.open_vectors().delete_file(file_id)
@@ -480,6 +503,7 @@ class Store:
             with self._txn() as db:
                 db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE file_id=?)", (fid,))
                 db.execute("DELETE FROM chunks WHERE file_id=?", (fid,))
+                db.execute("DELETE FROM ocr_words WHERE file_id=?", (fid,))
                 db.execute("DELETE FROM files WHERE file_id=?", (fid,))
         if rows or not self.was_clean:
             self.sync_vectors()
@@ -546,6 +570,21 @@ class Store:
         self._add_from_sqlite(None)
         self.open_vectors()  # create it even when the library is empty
         shutil.rmtree(old, ignore_errors=True)
+
+    def word_boxes(self, path: str, page: int) -> list[WordBox] | None:
+        """The words of `page` (1-based) of an indexed file if the page was read by OCR, in the
+        order of the page's text; None for a page with text of its own (or a library written
+        before OCR)."""
+        with self._db_lock:
+            try:
+                row = self.db.execute("SELECT words FROM ocr_words WHERE file_id=? AND page=?",
+                                      (file_id_for(path), int(page))).fetchone()
+            except sqlite3.OperationalError:  # a read-only open of a library older than the table
+                return None
+        if row is None:
+            return None
+        return [WordBox(int(a), int(b), float(x0), float(y0), float(x1), float(y1))
+                for a, b, x0, y0, x1, y1 in json.loads(row[0])]
 
     # ------------------------------------------------------------------ counts
 

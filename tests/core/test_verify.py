@@ -183,3 +183,43 @@ def test_lines_that_introduce_or_format_are_not_claims(embedder):
         assert by_text[intro] == Support.NO_CLAIM, intro
     assert by_text['set datafile separator ","'] == Support.SUPPORTED
     assert by_text["Jupiter has 95 moons:"] == Support.UNSUPPORTED  # a colon does not excuse a figure
+
+
+def test_a_function_written_as_a_call_must_be_a_call_in_a_source(embedder):
+    """"type()" is not R's typeof(): the word "type" in the source does not make it a function."""
+    src = _src(1, "The function typeof() returns the internal type of an R object. Every object has a mode.")
+    [wrong] = verify("In R, the `type()` function returns the internal type of an R object.", [src], embedder.embed)
+    assert wrong.support == Support.UNSUPPORTED and "type()" in wrong.reason
+    [right] = verify("In R, the `typeof()` function returns the internal type of an R object.", [src], embedder.embed)
+    assert right.support == Support.SUPPORTED
+    [made_up] = verify("unit(circle)=E..N..W..S..cycle", [_src(1, "path unitcircle=E..N..W..S..cycle;")], embedder.embed)
+    assert made_up.support == Support.UNSUPPORTED
+
+
+def test_the_code_names_of_a_claim_must_be_in_its_evidence_sentence(embedder):
+    """Evidence about one command does not support the same words said of another."""
+    src = _src(1, "To remove a package together with its configuration files, run dpkg --purge foo. "
+                  "The option --listfiles prints what a package installed.")
+    [wrong] = verify("To remove a package together with its configuration files, run `dpkg --listfiles foo`.",
+                     [src], embedder.embed)
+    assert wrong.support == Support.UNSUPPORTED and "--listfiles" in wrong.reason
+    [right] = verify("To remove a package together with its configuration files, run `dpkg --purge foo`.",
+                     [src], embedder.embed)
+    assert right.support == Support.SUPPORTED
+    assert "--purge" in src.content[right.evidence[0].start : right.evidence[0].end]
+
+
+def test_a_sentence_that_refers_back_must_have_evidence_about_what_it_refers_to(embedder):
+    """"This command installs ..." says it of the command named before; a source sentence that
+    says it of something else is no evidence."""
+    src = _src(1, "dpkg --configure -a configures all partially installed packages. The make variables "
+                  "rdocdir and rsharedir install the doc and share directories somewhere other than libdir.")
+    answer = ("Run dpkg --configure -a to configure all partially installed packages. "
+              "This command installs the doc and share directories somewhere other than libdir.")
+    first, second = verify(answer, [src], embedder.embed)
+    assert first.support == Support.SUPPORTED
+    assert second.support == Support.UNSUPPORTED
+    # The same sentence with nothing named before it is checked on its own words.
+    [alone] = verify("The make variables rdocdir and rsharedir install the doc and share directories "
+                     "somewhere other than libdir.", [src], embedder.embed)
+    assert alone.support == Support.SUPPORTED

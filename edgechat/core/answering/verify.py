@@ -147,6 +147,8 @@ class _SourceIndex:
     sentence_figures: list[set[str]] = field(default_factory=list)
     sentence_texts: list[str] = field(default_factory=list)
     haystack: str = ""  # the passage, title and file name, lower case: where identifiers are looked up
+    label: str = ""  # the title and file name, lower case
+    label_terms: set[str] = field(default_factory=set)  # ... as terms: "Debian" from debian-faq.pdf
     negated: list[bool] = field(default_factory=list)  # per sentence: does it say "not", "unless"...
     vecs: np.ndarray | None = None
 
@@ -161,6 +163,8 @@ class _Check:
 
 
 _BACKTICKED_RE = re.compile(r"`([^`\s]{2,60})`")
+_CODE_SPAN_RE = re.compile(r"`([^`]{2,80})`")
+_LONG_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z][\w-]+")
 _IDENT_RE = re.compile(r"(?<![\w.])[A-Za-z]\w*(?:[._]\w{2,})+(?:\(\))?")
 
 
@@ -171,6 +175,9 @@ def _identifiers(sentence: str) -> list[str]:
     tell; the name itself must be in a source."""
     out = [m.group(1) for m in _BACKTICKED_RE.finditer(sentence)]
     out += [m.group() for m in _IDENT_RE.finditer(sentence)]
+    out += [m.group() for m in _LONG_FLAG_RE.finditer(sentence)]  # "--purge", in code or not
+    for m in _CODE_SPAN_RE.finditer(sentence):  # `dpkg -r foo`: its flags
+        out += [w for w in m.group(1).split() if re.fullmatch(r"-[A-Za-z]\w*", w)]
     cleaned = []
     for ident in out:
         ident = ident.strip(".,;:!?\"'").lower()
@@ -180,6 +187,29 @@ def _identifiers(sentence: str) -> list[str]:
             cleaned.append(ident)
     return list(dict.fromkeys(cleaned))
 
+
+_CALL_RE = re.compile(r"(?<![\w.])([A-Za-z_][\w.]+)\((?!s\))")
+
+
+def _calls(sentence: str) -> list[str]:
+    """Functions the sentence writes as calls, "type()", "unit(circle)" (a name and its
+    parenthesis with no space between; "file(s)" is no call): the source must write "type(" too (a
+    word "type" is not the function typeof())."""
+    return list(dict.fromkeys(m.group(1).lower() for m in _CALL_RE.finditer(sentence)))
+
+
+def _ident_pattern(ident: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w-])" + re.escape(ident) + r"(?![\w-])")
+
+
+def _names_in(text: str, idents: Sequence[str], calls: Sequence[str] = ()) -> bool:
+    """Is every code name (and every call, with its parenthesis) in `text` (lower case)?"""
+    return (all(_ident_pattern(i).search(text) for i in idents)
+            and all(re.search(r"(?<![\w.-])" + re.escape(c) + r"\s*\(", text) for c in calls))
+
+
+# A sentence that goes on about what the one before named: "This command installs ...", "It reads ...".
+_REFERS_BACK_RE = re.compile(r"^\W*(?:this|that|these|those|it|they)\b", re.IGNORECASE)
 
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|without|unless|cannot|none|nor|neither|nothing)\b|n't\b", re.IGNORECASE)
 
@@ -221,6 +251,8 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
             sentence_texts=texts,
             negated=[_negated(t) for t in texts],
             haystack=f"{content} {label}".lower(),
+            label=label.lower(),
+            label_terms=_terms(re.sub(r"[-_.]+", " ", label)),
         ))
     return out
 
@@ -279,8 +311,11 @@ def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
     return np.asarray(embed(texts), dtype=np.float32)
 
 
-def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "") -> _Check:
-    """`question`: given for a bare phrase, whose words are checked together with the question's."""
+def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
+           before: Sequence[str] = ()) -> _Check:  # fmt: skip
+    """`question`: given for a bare phrase, whose words are checked together with the question's.
+    `before`: the code names of the claim before this one, when this one refers back to it ("This
+    command ..."): its evidence must speak of one of them."""
     clean = MARKER_RE.sub(" ", sentence).strip()
     if clean in _OWN_TEXT:
         return _Check(Support.NO_CLAIM)
@@ -300,10 +335,13 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     for norm, written in figs:
         if norm not in all_figures:
             return _Check(Support.UNSUPPORTED, reason=f"the figure {written} appears in no source")
-    for ident in _identifiers(body):
-        pattern = re.compile(r"(?<![\w-])" + re.escape(ident) + r"(?![\w-])")
-        if not any(pattern.search(ix.haystack) for ix in index):
+    idents, calls = _identifiers(body), _calls(body)
+    for ident in idents:
+        if not any(_ident_pattern(ident).search(ix.haystack) for ix in index):
             return _Check(Support.UNSUPPORTED, reason=f"the name {ident} appears in no source")
+    for call in calls:
+        if not any(_names_in(ix.haystack, (), [call]) for ix in index):
+            return _Check(Support.UNSUPPORTED, reason=f"the function {call}() appears in no source")
     all_words = set().union(*(ix.words for ix in index)) if index else set()
     for name in names:
         if name.lower() not in all_words and stem(name.lower()) not in all_words:
@@ -317,6 +355,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     claim_figures = {norm for norm, _ in figs}
     claim_negated = _negated(body)
     figures_apart = False  # some source says it, but not with its figures
+    names_apart = False  # ... or not where it names the code names the claim gives
+    refers_back = bool(before) and bool(_REFERS_BACK_RE.match(body))
     found: list[tuple[float, int, list[int]]] = []  # (score, number, sentence indices)
     scores: dict[int, tuple[float, float]] = {}
     for ix in index:
@@ -324,10 +364,12 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         best: tuple[float, list[int]] | None = None
         best_cov, best_sim = 0.0, 0.0
         for i in range(len(ix.spans)):
-            for window in (([i],) if question else ([i], [i, i + 1])):  # a phrase and the question: one sentence
+            # One source sentence for a phrase read with the question, and for a claim that names
+            # code or refers back: the sentence that says it must name it.
+            for window in (([i],) if question or idents or calls or refers_back else ([i], [i, i + 1])):
                 if window[-1] >= len(ix.spans):
                     continue
-                covered = set().union(*(ix.terms[j] for j in window))
+                covered = set().union(ix.label_terms, *(ix.terms[j] for j in window))
                 cov = len(terms & covered) / len(terms)
                 sim = max(float(sims[j]) for j in window) if sims is not None else 0.0
                 best_cov, best_sim = max(best_cov, cov), max(best_sim, sim)
@@ -342,6 +384,12 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                 if ok and claim_figures and not any(_holds_figures(ix, j, claim_figures, terms) for j in window):
                     ok = False
                     figures_apart = True
+                if ok and (idents or calls or refers_back):
+                    said = " ".join(ix.sentence_texts[j] for j in window).lower() + " " + ix.label
+                    if not _names_in(said, idents, calls) or (
+                            refers_back and not any(_ident_pattern(b).search(said) for b in before)):
+                        ok = False
+                        names_apart = True
                 if ok:
                     score = cov + sim - 0.05 * (len(window) - 1)  # one sentence beats a pair
                     if best is None or score > best[0]:
@@ -353,6 +401,10 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         written = ", ".join(w for _, w in figs)
         return _Check(Support.UNSUPPORTED, scores=scores,
                       reason=f"the sources say it, but not with the figure(s) {written} in the same place")
+    if not found and names_apart:
+        named = ", ".join([*idents, *(f"{c}()" for c in calls)]) or "what the sentence before named"
+        return _Check(Support.UNSUPPORTED, scores=scores,
+                      reason=f"the sources say something like it, but not where they name {named}")
     if not found:
         top = max(scores.items(), key=lambda kv: kv[1][0] + kv[1][1])
         return _Check(Support.UNSUPPORTED, scores=scores,
@@ -405,9 +457,13 @@ def verify(
     markers = marker_spans(text)
     named = {s.ordinal for s in sources}
     out = []
+    before: list[str] = []  # the code names of the last claim sentence
     for k, (s, e) in enumerate(spans):
         vec = rows[len(source_texts) + k] if rows is not None else None
-        check = _check(text[s:e], vec, index, question if question and _is_fragment(text[s:e]) else "")
+        check = _check(text[s:e], vec, index, question if question and _is_fragment(text[s:e]) else "", before)
+        if check.support != Support.NO_CLAIM:
+            body = MARKER_RE.sub(" ", text[s:e])
+            before = _identifiers(body) + _calls(body)
         written = list(dict.fromkeys(n for ms, me, nums in markers if s <= ms < e for n in nums))
         wrong = [n for n in written if n not in named or n not in check.sources]
         out.append(SentenceVerdict(start=s, end=e, support=check.support, sources=check.sources,

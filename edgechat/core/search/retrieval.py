@@ -262,7 +262,11 @@ class Retriever:
         else:
             fused = zscore_fusion(vec_hits, lex_hits, s.vector_weight)
             squash = _logistic
+        timings["fuse"] = time.perf_counter() - t
+        t = time.perf_counter()
         rows = self.store.chunk_rows(fused)
+        timings["rows"] = time.perf_counter() - t
+        t = time.perf_counter()
         if s.document_match and rows and s.fusion != "rrf":  # in z units: the z-score fusion only
             bonus = document_bonus(" ".join([query, *(keywords or [])]), rows.values())
             if bonus:
@@ -290,7 +294,7 @@ class Retriever:
             if cid in lrank:
                 cand.lexical_rank, cand.lexical_score = lrank[cid]
             candidates.append(cand)
-        timings["fuse"] = time.perf_counter() - t
+        timings["fuse"] += time.perf_counter() - t
         return RetrievalResult(
             candidates,
             timings,

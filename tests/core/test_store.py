@@ -212,3 +212,65 @@ def test_removing_the_whole_chroma_folder_resyncs_it(tmp_path):
         store.recover()
         assert store.counts()["vectors"] == 6
         assert [c for c, _ in store.vector_search(q, 4)] == [c for c, _ in before]
+
+
+def _add_texts(store: Store, name: str, texts: list[str]) -> str:
+    path = f"/docs/{name}.txt"
+    sha = (name * 64)[:64]
+    chunks = [Chunk(page=1, start=0, end=len(t), text=t) for t in texts]
+    vecs = np.random.default_rng(len(texts)).standard_normal((len(texts), DIM)).astype(np.float32)
+    fid = store.begin_file(path, "/docs", 100, 1.0, sha)
+    store.commit_file(fid, chunks, vecs, title=name, fmt="text", pages=1, metadata={}, sha256=sha)
+    return fid
+
+
+def _common_and_rare_library(tmp_path) -> tuple[Store, str]:
+    store = Store(tmp_path / "library")
+    rng = np.random.default_rng(3)
+    filler = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
+    texts = []
+    for i in range(300):  # every passage has the common words, some more than once
+        words = ["package", "file"] * int(1 + i % 3) + list(rng.choice(filler, 6))
+        if i % 50 == 7:
+            words.append("quokka")  # the rare word: 6 passages
+        texts.append(" ".join(words))
+    fid = _add_texts(store, "manual", texts)
+    return store, fid
+
+
+def test_lexical_leg_finds_a_rare_word_among_common_ones_with_exact_scores(tmp_path):
+    store, fid = _common_and_rare_library(tmp_path)
+    words = ["install", "package", "file", "quokka"]
+    w = (1.0, 0.5, 2.0, 2.0)
+    plain = dict(store.lexical_search(" OR ".join(f'"{x}"' for x in words), 1000, None, w))
+    assert len(plain) == 300
+    # A budget of 20 passages: "quokka" (6) is the rare word, "package" and "file" (300 each)
+    # are common; only passages with "quokka" are scored.
+    bounded = store.lexical_search_words(words, 10, None, w, budget=20)
+    best = sorted(plain.items(), key=lambda t: -t[1])[:6]  # (ties may come in either order)
+    assert {cid for cid, _ in bounded} == {cid for cid, _ in best}
+    assert len(bounded) == 6 and all("quokka" in store.chunk_rows([c])[c].text for c, _ in bounded)
+    for cid, score in bounded:  # the same BM25 score the plain OR gives, every word counted
+        assert score == pytest.approx(plain[cid], rel=1e-9)
+    assert [s for _, s in bounded] == sorted((s for _, s in bounded), reverse=True)
+    # Within the budget (or budget 0) it is the plain OR, all 300 passages ranked.
+    unbounded = store.lexical_search_words(words, 1000, None, w, budget=0)
+    assert len(unbounded) == 300 and dict(unbounded) == pytest.approx(plain)
+    assert store.lexical_search_words(words, 1000, None, w, budget=10_000) == unbounded
+    # Scoped to the file: the same hits; scoped to another file: none.
+    assert set(store.lexical_search_words(words, 10, [fid], w, budget=20)) == set(bounded)
+    assert store.lexical_search_words(words, 10, ["nope"], w, budget=20) == []
+    assert store.lexical_search_words(['"', " "], 10) == []
+    store.close()
+
+
+def test_lexical_search_ranks_best_first_and_joins_the_right_rows(tmp_path):
+    store, fid = _common_and_rare_library(tmp_path)
+    hits = store.lexical_search('"package" OR "quokka"', 20)
+    assert len(hits) == 20 and [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    scoped = store.lexical_search('"package" OR "quokka"', 20, [fid])  # the scoped path agrees
+    assert [s for _, s in scoped] == pytest.approx([s for _, s in hits]) and set(scoped[:6]) == set(hits[:6])
+    rows = store.chunk_rows([c for c, _ in hits])
+    assert set(rows) == {c for c, _ in hits}
+    assert all("quokka" in rows[c].text for c, _ in hits[:6])
+    store.close()

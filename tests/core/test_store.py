@@ -274,3 +274,17 @@ def test_lexical_search_ranks_best_first_and_joins_the_right_rows(tmp_path):
     assert set(rows) == {c for c, _ in hits}
     assert all("quokka" in rows[c].text for c, _ in hits[:6])
     store.close()
+
+
+def test_lexical_leg_with_only_common_words_scores_the_passages_holding_them_together(tmp_path):
+    store, _ = _common_and_rare_library(tmp_path)
+    _add_texts(store, "other", [f"package notes {i}" for i in range(40)] + [f"file list {i}" for i in range(40)])
+    words = ["package", "file"]  # 340 passages hold either, 300 hold both
+    plain = dict(store.lexical_search('"package" OR "file"', 1000))
+    assert len(plain) == 380
+    bounded = store.lexical_search_words(words, 1000, None, budget=320)  # neither word fits alone
+    assert len(bounded) == 300  # the passages with both words, with their plain-OR scores
+    for cid, score in bounded:
+        assert score == pytest.approx(plain[cid], rel=1e-9)
+        assert {"package", "file"} <= set(store.chunk_rows([cid])[cid].text.split())
+    store.close()

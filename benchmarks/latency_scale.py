@@ -62,6 +62,8 @@ def base_material(corpus: Path, base: int, embedder) -> tuple[list[str], np.ndar
     from edgechat.core.indexing.chunking import ChunkSettings, chunk_pages
 
     files = sorted(p for p in corpus.rglob("*") if p.is_file() and documents.is_supported(p))
+    if not files:
+        raise SystemExit(f"latency_scale: no documents in {corpus} (--corpus)")
     key = hashlib.sha1()
     for p in files:
         key.update(f"{p}:{p.stat().st_size}".encode())

@@ -104,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
             ax2.fill_between(sizes, lo, hi, color=color, alpha=0.15)
             for s, m in zip(sizes, meds):
                 ax2.annotate(f"{m:.0f} ms", (s, m), textcoords="offset points", xytext=(4, 6), fontsize=8)
+        if sizes[-1] >= 500_000:
+            ax2.axhline(100, color="#718096", ls=":", lw=1, label="goal: p95 under 100 ms at 500k chunks")
         ax2.set_xscale("log")
         ax2.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax2.set_xticks(sizes)

@@ -413,14 +413,48 @@ def render_markdown(merged: dict, plot: str | None = "docs/performance.png") -> 
         out.append(f"| {v['label']} | {fmt(v['median'], v['unit'])} | {fmt(v['min'], v['unit'])} | "
                    f"{fmt(v['max'], v['unit'])} | {v['unit']} | {v.get('n', '')} |")
     out.append("")
+    out += _scale_table(merged)
     out.append("n counts the measurements behind a figure: runs of a part, or queries, tokens and rounds where a "
-               "part repeats internally. Retrieval latency at 10k and 50k chunks is measured on libraries "
+               "part repeats internally. Retrieval latency from 10k chunks up is measured on libraries "
                "synthesised from the Debian manuals' real chunks and embeddings (perturbed copies past the first "
                "3,000 real chunks; see benchmarks/latency_scale.py).")
     failed = [f"`{n}` ({'; '.join(p['errors'])})" for n, p in (merged.get("parts") or {}).items() if p.get("errors")]
     if failed:
         out += ["", "Parts that failed in this run: " + ", ".join(failed)]
     return "\n".join(out)
+
+
+SCALE_LEGS = (("embed_query", "query vector"), ("vector", "HNSW"), ("lexical", "FTS5 BM25"),
+              ("rows", "row read"), ("fuse", "fusion"))
+
+
+def _scale_table(merged: dict) -> list[str]:
+    """Retrieval at each library size (the latency part's first run): the whole search and each
+    leg, median / p95 in ms, the process's memory with the library open, disk, build time."""
+    run = (_get(merged, ["parts", "latency", "runs"]) or [None])[0]
+    sizes = _get(run, ["scale", "sizes"]) or {}
+    if not sizes:
+        return []
+    out = ["**Retrieval against library size** (ms, median / p95 over "
+           f"{next(iter(sizes.values())).get('queries', '?')} queries a size; each size probed in a fresh process)",
+           "",
+           "| Chunks | Hybrid search | " + " | ".join(n for _, n in SCALE_LEGS)
+           + " | Memory (RSS) | Disk | Build | HNSW recall@10 |",
+           "|---:|---:|" + "---:|" * len(SCALE_LEGS) + "---:|---:|---:|---:|"]
+    for s in sorted(sizes, key=int):
+        r = sizes[s]
+        h = r.get("hybrid_ms") or {}
+        med, p95 = r.get("legs_median_ms") or {}, r.get("legs_p95_ms") or {}
+        legs = [f"{fmt(med.get(k), 'ms')} / {fmt(p95.get(k), 'ms')}" if k in med else "" for k, _ in SCALE_LEGS]
+        rss = r.get("rss_after_queries_mb")
+        out.append(f"| {int(s):,} | **{fmt(h.get('median'), 'ms')} / {fmt(h.get('p95'), 'ms')}** | " + " | ".join(legs)
+                   + f" | {fmt(rss, 'MB') + ' MB' if rss is not None else ''} | {fmt(r.get('library_mb'), 'MB')} MB"
+                   f" | {fmt(r.get('build_s'), 's')} s | {fmt(r.get('vector_recall_at_10_vs_exact'))} |")
+    out += ["", "Memory is the resident size of a process that has loaded the embedder, opened the library and "
+            "answered the queries (Chroma holds the HNSW index in memory); disk is the library folder (SQLite, "
+            "FTS5 and Chroma); build is the time to write that many chunks through the indexer's commit path "
+            "from empty, embedding excluded.", ""]
+    return out
 
 
 def _quality_matrix(fig: dict) -> list[str]:

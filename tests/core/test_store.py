@@ -288,3 +288,19 @@ def test_lexical_leg_with_only_common_words_scores_the_passages_holding_them_tog
         assert score == pytest.approx(plain[cid], rel=1e-9)
         assert {"package", "file"} <= set(store.chunk_rows([cid])[cid].text.split())
     store.close()
+
+
+def test_chroma_query_asks_for_more_than_it_holds_or_nothing(tmp_path):
+    index = ChromaVectorIndex(tmp_path / "chroma")
+    probe = np.ones(DIM, dtype=np.float32)
+    assert index.query(probe, 10) == []  # empty
+    vecs = np.random.default_rng(5).standard_normal((3, DIM)).astype(np.float32)
+    index.add(["a", "b", "c"], vecs, ["f", "f", "g"], [1, 1, 2])
+    hits = index.query(vecs[1], 100)
+    assert [c for c, _ in hits][0] == "b" and {c for c, _ in hits} == {"a", "b", "c"}
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert [c for c, _ in index.query(vecs[1], 100, ["g"])] == ["c"]
+    index.delete(["a", "b", "c"])
+    assert index.query(probe, 10) == []
+    index.close()

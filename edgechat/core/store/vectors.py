@@ -151,16 +151,16 @@ class ChromaVectorIndex:
         return self.collection.count()
 
     def query(self, vector: np.ndarray, k: int, file_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
-        total = self.collection.count()
-        if total == 0:
-            return []
+        # No collection.count() first to cap k: Chroma returns what it has (nothing from an empty
+        # collection), and count() reads every row's record: 10-13 ms at 200k vectors, where the
+        # HNSW search itself takes under 1 ms.
         where: dict[str, Any] | None = None
         if file_ids is not None:
             where = {"file_id": {"$in": list(file_ids)}} if len(file_ids) > 1 else {"file_id": file_ids[0]}
         query: list[Embedding] = [np.asarray(vector, dtype=np.float32)]
         res = self.collection.query(
             query_embeddings=query,
-            n_results=min(k, total),
+            n_results=k,
             where=where,
             include=["distances"],
         )

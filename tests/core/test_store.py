@@ -304,3 +304,23 @@ def test_chroma_query_asks_for_more_than_it_holds_or_nothing(tmp_path):
     index.delete(["a", "b", "c"])
     assert index.query(probe, 10) == []
     index.close()
+
+
+def test_an_older_library_gets_the_current_ef_search(tmp_path):
+    import chromadb
+
+    from edgechat.core.store.vectors import COLLECTION, HNSW, _explicit_embedding_function
+
+    path = tmp_path / "chroma"
+    client = chromadb.PersistentClient(path=str(path))
+    client.get_or_create_collection(COLLECTION, configuration={"hnsw": dict(HNSW, ef_search=400)},
+                                    embedding_function=_explicit_embedding_function())
+    client.close()  # type: ignore[attr-defined]
+    index = ChromaVectorIndex(path)
+    index.close()
+    index = ChromaVectorIndex(path)  # reopened: the setting was stored
+    assert index.collection.configuration_json["hnsw"]["ef_search"] == HNSW["ef_search"] > 400
+    vecs = np.random.default_rng(9).standard_normal((5, DIM)).astype(np.float32)
+    index.add([f"c{i}" for i in range(5)], vecs, ["f"] * 5, [1] * 5)
+    assert index.query(vecs[3], 2)[0][0] == "c3"
+    index.close()

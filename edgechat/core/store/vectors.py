@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from chromadb.api.types import Embedding
 
 COLLECTION = "chunks"
-HNSW: CreateHNSWConfiguration = {"space": "cosine", "ef_construction": 200, "ef_search": 400, "max_neighbors": 32}
+# ef_search 1000: HNSW recall@10 against exact search 0.96 at 500k clustered vectors, where 400 gave
+# 0.94 (2000 also 0.96: the graph, not the search, limits it there); ~1.7 ms a query with k=100.
+HNSW: CreateHNSWConfiguration = {"space": "cosine", "ef_construction": 200, "ef_search": 1000, "max_neighbors": 32}
 _BATCH = 4000
 
 
@@ -115,6 +117,17 @@ class ChromaVectorIndex:
             self.close()
             raise
         self._collection: Collection | None = collection
+        self._raise_ef_search()
+
+    def _raise_ef_search(self) -> None:
+        """A library made with a smaller ef_search (400 before issue 15) gets HNSW's current one:
+        a search-time setting, changed in place (the index is not rebuilt). Best effort: a folder
+        Chroma cannot write keeps its own."""
+        want = HNSW.get("ef_search")
+        with contextlib.suppress(Exception):
+            have = (self.collection.configuration_json.get("hnsw") or {}).get("ef_search")
+            if want and have is not None and int(have) < want:
+                self.collection.modify(configuration={"hnsw": {"ef_search": want}})
 
     @property
     def collection(self) -> Collection:

@@ -238,6 +238,22 @@ def _common_and_rare_library(tmp_path) -> tuple[Store, str]:
     return store, fid
 
 
+def test_lexical_leg_finds_a_passage_with_the_rare_word_alone(tmp_path):
+    store, _ = _common_and_rare_library(tmp_path)
+    _add_texts(store, "notes", ["quokka sightings on rottnest island", "wombat notes"])
+    words = ["package", "file", "quokka"]
+    plain = dict(store.lexical_search('"package" OR "file" OR "quokka"', 1000))
+    for k in (3, 10):  # the rare-word-only passage is best (short, no dilution) either way
+        bounded = store.lexical_search_words(words, k, None, budget=20)
+        assert len(bounded) == min(k, 7)  # the 7 passages with "quokka"; the others are not scored
+        best = sorted(plain.items(), key=lambda t: -t[1])[: len(bounded)]
+        assert bounded[0] == best[0] and "rottnest" in store.chunk_rows([bounded[0][0]])[bounded[0][0]].text
+        assert [s for _, s in bounded] == pytest.approx([s for _, s in best])
+        for cid, score in bounded:
+            assert score == pytest.approx(plain[cid], rel=1e-9)
+    store.close()
+
+
 def test_lexical_leg_finds_a_rare_word_among_common_ones_with_exact_scores(tmp_path):
     store, fid = _common_and_rare_library(tmp_path)
     words = ["install", "package", "file", "quokka"]

@@ -50,7 +50,7 @@ FTS_COLUMNS = ("text", "title", "name", "context")
 
 # Store.lexical_search_words: above this many passages holding a query's words, only the passages
 # holding its rarer words are scored (benchmarks/latency_scale.py, README "Performance").
-LEXICAL_BUDGET = 5000
+LEXICAL_BUDGET = 10000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -648,20 +648,27 @@ class Store:
 
         FTS5 must score every passage that holds any of the words before it can sort, at ~5-10 us
         a passage and word; in a large library a common word ("file", "package") is in a fifth
-        of it. So when the words' passages together number more than `budget` (FTS5 counts
-        them in well under a millisecond), only a subset of at most `budget` passages is scored:
-        those holding one of the rarest words whose passages fit in the budget, or, when every
-        word is that common, those holding the rarest words together (the two rarest, the three
-        rarest, ... until they fit). The subset is scored with every word, through
-        `(subset) AND (other words)` and `(subset) NOT (other words)`, merged, so each passage
-        gets exactly the BM25 score the plain OR gives it (same IDFs, columns and weights); what
-        is lost are passages outside the subset. Within the budget the plain OR runs, exact."""
+        of it. So when the words' passages together number more than `budget`, only a subset of
+        at most `budget` passages is scored: those holding one of the rarest words whose passages
+        fit in the budget, or, when every word is that common, those holding the rarest words
+        together (the two rarest, the three rarest, ... until they fit).
+
+        The subset's top k is exact, with every word: `(subset) AND (other words)` gives the
+        passages that also hold another word their full score, `subset` alone scores the rest
+        (a passage without the other words gets nothing from them), and a passage in the second
+        list but not the first that does hold another word scores at most the first list's k-th
+        (else it would be in it), so it cannot displace one. Each score is the plain OR's (same
+        IDFs, columns, weights). What is lost are passages outside the subset. Up to `budget`
+        passages in all, the plain OR runs, exact."""
         terms = list(dict.fromkeys(f'"{t}"' for t in (w.replace('"', "") for w in words) if t.strip()))
         if not terms:
             return []
         if len(terms) > 1 and budget > 0:
-            df = dict(zip(terms, self._passages_matching(terms)))
+            cap = 4 * budget  # counting stops here: a word in more passages is "very common"
+            df = dict(zip(terms, self._passages_matching(terms, cap)))
             if sum(df.values()) > budget:
+                if min(df.values()) >= cap:  # every word very common: which is rarest matters
+                    df = dict(zip(terms, self._passages_matching(terms)))
                 order = sorted(terms, key=df.__getitem__)
                 used: list[str] = []
                 total = 0
@@ -682,20 +689,23 @@ class Store:
                 rest = " OR ".join(t for t in terms if t not in used)
                 if not rest:
                     return self.lexical_search(subset, k, file_ids, weights)
-                hits = self.lexical_search(f"({subset}) AND ({rest})", k, file_ids, weights)
-                hits += self.lexical_search(f"({subset}) NOT ({rest})", k, file_ids, weights)
-                hits.sort(key=lambda h: -h[1])
-                return hits[:k]
+                scores = dict(self.lexical_search(subset, k, file_ids, weights))
+                scores.update(self.lexical_search(f"({subset}) AND ({rest})", k, file_ids, weights))
+                return sorted(scores.items(), key=lambda h: -h[1])[:k]
         return self.lexical_search(" OR ".join(terms), k, file_ids, weights)
 
-    def _passages_matching(self, expressions: Sequence[str]) -> list[int]:
-        """How many passages match each FTS5 expression (FTS5 counts without decoding
-        positions: ~1 ms for 50k matches); 0 for one FTS5 rejects."""
+    def _passages_matching(self, expressions: Sequence[str], cap: int = 0) -> list[int]:
+        """How many passages match each FTS5 expression, counting no further than `cap` when
+        given (FTS5 counts without decoding positions, ~20 ns a passage: 4 ms for a word in
+        200k); 0 for one FTS5 rejects."""
+        sql = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
+        if cap:
+            sql = f"SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT {int(cap)})"
         out = []
         with self._db_lock:
             for e in expressions:
                 try:
-                    out.append(int(self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (e,)).fetchone()[0]))
+                    out.append(int(self.db.execute(sql, (e,)).fetchone()[0]))
                 except sqlite3.OperationalError:
                     out.append(0)
         return out

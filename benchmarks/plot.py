@@ -104,6 +104,12 @@ def main(argv: list[str] | None = None) -> int:
             ax2.fill_between(sizes, lo, hi, color=color, alpha=0.15)
             for s, m in zip(sizes, meds):
                 ax2.annotate(f"{m:.0f} ms", (s, m), textcoords="offset points", xytext=(4, 6), fontsize=8)
+        before = _get(lat_runs[0], ["before_after", "sizes"]) or {}
+        bs = [s for s in sizes if str(s) in before]
+        if bs:
+            for stat, color in (("median", "#2b6cb0"), ("p95", "#c53030")):
+                vals = [_get(before, [str(s), "before", "ms", "total", stat]) for s in bs]
+                ax2.plot(bs, vals, ":", marker=".", color=color, alpha=0.5, label=f"before issue 15, {stat}")
         if sizes[-1] >= 500_000:
             ax2.axhline(100, color="#718096", ls=":", lw=1, label="goal: p95 under 100 ms at 500k chunks")
         ax2.set_xscale("log")

@@ -477,8 +477,9 @@ def _scale_table(merged: dict) -> list[str]:
                 "the LIMIT, computing bm25() twice; Chroma counted the collection before every HNSW query. After: "
                 "FTS5 ranks alone and only the top rows are joined; above "
                 f"{fmt(_get(run, ['before_after', 'lexical_budget']), '')} passages holding the query's words, "
-                "only those holding its rarer words are scored (with every word, so with the same scores); no "
-                "count. The last column is how many of the hybrid top 10 are the same as before: the synthetic "
+                "only those holding its rarer words (or, when every word is that common, its rarest words together) "
+                "are scored, with every word, so with the same scores; no count. Both sides search HNSW with "
+                "ef_search 1000 (the libraries had been opened by the new code). The last column is how many of the hybrid top 10 are the same as before: the synthetic "
                 "libraries repeat 3,000 chunks' vocabulary, so every word is common in them, the hardest case "
                 "for the bounded lexical leg; on SciFact and sec10q-dev the results are unchanged.", ""]
     return out

@@ -2,7 +2,7 @@
 model and a 10k-chunk library loaded, and time to first token / tokens per second through
 EdgeChat against a bare onnxruntime-genai loop.
 
-    python -m benchmarks.latency_scale [--parts scale,memory,llm] [--sizes 1000,10000,50000]
+    python -m benchmarks.latency_scale [--parts scale,memory,llm] [--sizes 1000,10000,50000,200000,500000]
                                        [--corpus ../shared/data/corpus/pdf/debian] [--out FILE.json]
 
 scale   Libraries of each size are written straight through Store.commit_file (the indexer's
@@ -62,6 +62,8 @@ def base_material(corpus: Path, base: int, embedder) -> tuple[list[str], np.ndar
     from edgechat.core.indexing.chunking import ChunkSettings, chunk_pages
 
     files = sorted(p for p in corpus.rglob("*") if p.is_file() and documents.is_supported(p))
+    if not files:
+        raise SystemExit(f"latency_scale: no documents in {corpus} (--corpus)")
     key = hashlib.sha1()
     for p in files:
         key.update(f"{p}:{p.stat().st_size}".encode())
@@ -105,12 +107,15 @@ def base_material(corpus: Path, base: int, embedder) -> tuple[list[str], np.ndar
 
 
 class Synthesiser:
-    """Endless chunks: the real ones first, then perturbed copies (see the module docstring)."""
+    """Endless chunks: the real ones first, then perturbed copies (see the module docstring).
+    Chunk i depends only on i and the seed, so a cached library can be grown further later
+    (`self.n` set to the chunks it holds) and still be the library a fresh build would give."""
+
+    VERSION = 2  # part of the library cache key: bump when the synthesis changes
 
     def __init__(self, texts: list[str], vectors: np.ndarray, seed: int = 7) -> None:
         self.texts, self.vectors = texts, vectors
-        self.rng = random.Random(seed)
-        self.nrng = np.random.default_rng(seed)
+        self.seed = seed
         self.vocab = [w for t in texts for w in t.split()]
         self.n = 0
 
@@ -124,21 +129,23 @@ class Synthesiser:
                 out_t.append(self.texts[i])
                 out_v[k] = self.vectors[i]
                 continue
-            b = self.rng.randrange(len(self.texts))
+            rng = random.Random(self.seed * 1_000_003 + i)
+            b = rng.randrange(len(self.texts))
             words = self.texts[b].split() + self.texts[(b + 1) % len(self.texts)].split()
             n = len(self.texts[b].split())
-            shift = self.rng.randrange(0, max(1, n // 2))
+            shift = rng.randrange(0, max(1, n // 2))
             window = words[shift : shift + n]
             text = []
             for w in window:
-                r = self.rng.random()
+                r = rng.random()
                 if r < 0.1:
                     continue
-                text.append(self.rng.choice(self.vocab) if r < 0.2 else w)
+                text.append(rng.choice(self.vocab) if r < 0.2 else w)
             out_t.append(" ".join(text) or self.texts[b])
-            cos = self.rng.uniform(0.80, 0.95)
+            cos = rng.uniform(0.80, 0.95)
             sigma = np.sqrt((1 / cos**2 - 1) / self.vectors.shape[1])
-            v = self.vectors[b] + self.nrng.normal(0.0, sigma, self.vectors.shape[1]).astype(np.float32)
+            noise = np.random.default_rng([self.seed, i]).normal(0.0, sigma, self.vectors.shape[1])
+            v = self.vectors[b] + noise.astype(np.float32)
             out_v[k] = v / np.linalg.norm(v)
         return out_t, out_v
 
@@ -163,7 +170,13 @@ def grow(store, synth: Synthesiser, target: int, per_file: int = 200) -> float:
     return time.perf_counter() - t
 
 
+LEGS = ("embed_query", "vector", "lexical", "rows", "fuse")  # Retriever.search's timings, in order
+
+
 def time_queries(engine, queries: list[str], rounds: int) -> dict:
+    """The hybrid search over `queries`, `rounds` passes: whole-search and per-leg latency
+    (embed_query: the query's vector; vector: HNSW; lexical: FTS5 BM25; rows: reading the
+    candidates' rows from SQLite; fuse: score fusion, document bonus, de-duplication)."""
     retriever = engine.parts.retriever
     for q in queries[:3]:  # warm up: first touches of Chroma's and SQLite's pages
         retriever.search(q)
@@ -179,6 +192,7 @@ def time_queries(engine, queries: list[str], rounds: int) -> dict:
     return {
         "hybrid_ms": summary(lat),
         "legs_median_ms": {k: round(statistics.median(v), 3) for k, v in legs.items()},
+        "legs_p95_ms": {k: round(summary(v)["p95"], 3) for k, v in legs.items()},
         "queries": len(lat),
     }
 
@@ -194,35 +208,104 @@ def hnsw_recall(engine, embedder, queries: list[str]) -> float:
     return sum(rec) / len(rec)
 
 
-def part_scale(args, embedder, work: Path) -> dict:
+def probe_library(lib: Path, rounds: int) -> dict:
+    """Run in its own process: open a library as the app does on start, time the hybrid search,
+    then read this process's resident memory (embedder + library open, after the queries) and
+    check the HNSW recall (which loads every vector, so it comes after the memory reading)."""
+    from edgechat.core.embedding import load_default_embedder
     from edgechat.core.engine import Engine
 
+    embedder = load_default_embedder()
+    out: dict = {"rss_embedder_loaded_mb": round(_rss_mb(), 1)}
+    with Engine(lib, embedder=embedder) as engine:
+        t = time.perf_counter()
+        out["chunks"] = engine.parts.store.counts()["chunks"]  # opens Chroma (loads the HNSW index)
+        out["open_s"] = round(time.perf_counter() - t, 3)
+        out.update(time_queries(engine, QUERIES, rounds))
+        out["rss_after_queries_mb"] = round(_rss_mb(), 1)
+        out["vector_recall_at_10_vs_exact"] = hnsw_recall(engine, embedder, QUERIES[:10])
+    return out
+
+
+def _dir_mb(path: Path) -> float:
+    return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
+
+
+def library_cache(args, embedder, base_key: str) -> Path:
+    return BENCH_CACHE / "latency-libraries" / hashlib.sha1(
+        f"{base_key}:{Synthesiser.VERSION}:{args.per_file}".encode()).hexdigest()[:16]
+
+
+def build_libraries(args, embedder, sizes: list[int]) -> tuple[Path, dict, dict]:
+    """The library of each size, built once and kept under BENCH_CACHE/latency-libraries/<key>/
+    (size-<n>/, one copy per size; grow/ is the library being grown). The key covers the base
+    material, the synthesis and the chunks per file, so a rerun (or a larger --sizes) reuses and
+    extends what is there. builds.json records each size's build time: seconds to grow the
+    library from the previous size, and from empty (their sum)."""
+    from edgechat.core.engine import Engine
+
+    texts, vecs, info = base_material(Path(args.corpus), min(args.base, sizes[-1]), embedder)
+    key = hashlib.sha1("\0".join(texts).encode() + vecs.tobytes()).hexdigest()
+    cache = library_cache(args, embedder, key)
+    if args.fresh:
+        shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    ledger_path = cache / "builds.json"
+    ledger = json.loads(ledger_path.read_text()) if ledger_path.is_file() else {}
+    synth = Synthesiser(texts, vecs)
+    grow_dir = cache / "grow"
+    for size in sizes:
+        snap = cache / f"size-{size}"
+        if snap.is_dir() and str(size) in ledger:
+            continue
+        with Engine(grow_dir, embedder=embedder) as engine:
+            have = engine.parts.store.counts()["chunks"]
+            if have > size:
+                raise RuntimeError(f"{grow_dir} holds {have} chunks, more than {size}: rerun with --fresh")
+            synth.n = have
+            t = time.perf_counter()
+            grow(engine.parts.store, synth, size, args.per_file)
+            grown_s = time.perf_counter() - t
+        prev = max((int(k) for k in ledger if int(k) < size), default=0)
+        from_prev = ledger.get(str(prev), {}).get("build_from_empty_s", 0.0) if prev else 0.0
+        ledger[str(size)] = {"build_s": round(grown_s, 1), "build_from_empty_s": round(from_prev + grown_s, 1),
+                             "grown_from": have}
+        shutil.rmtree(snap, ignore_errors=True)
+        shutil.copytree(grow_dir, snap, ignore=shutil.ignore_patterns("lock"))
+        ledger_path.write_text(json.dumps(ledger, indent=1))
+        print(f"latency_scale: built {size} chunks in {grown_s:.0f} s (from {have})", file=sys.stderr)
+    return cache, ledger, dict(info)
+
+
+def part_scale(args, embedder, work: Path) -> dict:
     sizes = sorted(int(s) for s in args.sizes.split(","))
     if "scale" not in args.parts.split(","):  # memory only: build just the library it needs
         sizes = [s for s in sizes if s <= args.memory_size][-1:] or [args.memory_size]
-    texts, vecs, info = base_material(Path(args.corpus), min(args.base, sizes[-1]), embedder)
-    synth = Synthesiser(texts, vecs)
-    lib = work / "scale-library"
-    out = {"base": info, "sizes": {}}
+    cache, ledger, info = build_libraries(args, embedder, sizes)
+    out: dict = {"base": info, "library_cache": str(cache), "sizes": {}}
     memory_lib = None
-    for size in sizes:
-        with Engine(lib, embedder=embedder) as engine:
-            build_s = grow(engine.parts.store, synth, size)
-            counts = engine.parts.store.counts()
-        with Engine(lib, embedder=embedder) as engine:  # reopened: as the app finds it on start
-            r = time_queries(engine, QUERIES, args.rounds)
-            r["vector_recall_at_10_vs_exact"] = hnsw_recall(engine, embedder, QUERIES[:10])
-        r["chunks"] = counts["chunks"]
-        r["real_chunks"] = min(counts["chunks"], len(texts))
-        r["build_s"] = build_s
-        r["library_mb"] = round(sum(f.stat().st_size for f in lib.rglob("*") if f.is_file()) / 2**20, 1)
-        out["sizes"][str(size)] = r
-        print(f"latency_scale: {size} chunks: hybrid median {r['hybrid_ms']['median']:.1f} ms, "
-              f"p95 {r['hybrid_ms']['p95']:.1f} ms", file=sys.stderr)
-        if size <= args.memory_size:
-            memory_lib = (size, work / f"memory-library-{size}")
-            shutil.rmtree(memory_lib[1], ignore_errors=True)
-            shutil.copytree(lib, memory_lib[1], ignore=shutil.ignore_patterns("lock"))
+    if "scale" in args.parts.split(","):
+        for size in sizes:
+            lib = cache / f"size-{size}"
+            cmd = [sys.executable, "-m", "benchmarks.latency_scale", "--probe-library", str(lib),
+                   "--rounds", str(args.rounds)]
+            r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=3600)
+            if r.returncode != 0:
+                raise RuntimeError(f"latency probe failed at {size}: {r.stderr[-2000:]}")
+            res = json.loads(r.stdout.strip().splitlines()[-1])
+            res["real_chunks"] = min(res["chunks"], info.get("chunks", args.base))
+            res["build_s"] = ledger[str(size)]["build_from_empty_s"]
+            res["build_from_previous_size_s"] = ledger[str(size)]["build_s"]
+            res["library_mb"] = _dir_mb(lib)
+            res["library_sqlite_mb"] = round(sum(f.stat().st_size for f in lib.glob("*") if f.is_file()) / 2**20, 1)
+            out["sizes"][str(size)] = res
+            print(f"latency_scale: {size} chunks: hybrid median {res['hybrid_ms']['median']:.1f} ms, "
+                  f"p95 {res['hybrid_ms']['p95']:.1f} ms, rss {res['rss_after_queries_mb']:.0f} MB, "
+                  f"{res['library_mb']:.0f} MB on disk", file=sys.stderr)
+    small = [s for s in sizes if s <= args.memory_size]
+    if small:
+        memory_lib = (small[-1], work / f"memory-library-{small[-1]}")
+        shutil.copytree(cache / f"size-{small[-1]}", memory_lib[1], ignore=shutil.ignore_patterns("lock"))
     out["memory_library"] = memory_lib
     return out
 
@@ -338,7 +421,7 @@ def part_llm(args) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--parts", default="scale,memory,llm")
-    ap.add_argument("--sizes", default="1000,10000,50000")
+    ap.add_argument("--sizes", default="1000,10000,50000,200000,500000")
     ap.add_argument("--corpus", default=str(SHARED / "corpus" / "pdf" / "debian"))
     ap.add_argument("--base", type=int, default=3000, help="real chunks embedded (once, cached)")
     ap.add_argument("--rounds", type=int, default=3, help="passes over the query set at each size")
@@ -347,10 +430,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--llm-rounds", type=int, default=6)
     ap.add_argument("--new-tokens", type=int, default=128)
     ap.add_argument("--prompt-tokens", type=int, default=600)
+    ap.add_argument("--per-file", type=int, default=200, help="synthetic chunks per file")
+    ap.add_argument("--fresh", action="store_true", help="rebuild the cached libraries")
     ap.add_argument("--memory-probe", help=argparse.SUPPRESS)
+    ap.add_argument("--probe-library", help=argparse.SUPPRESS)
     ap.add_argument("--out")
     args = ap.parse_args(argv)
 
+    if args.probe_library:
+        print(json.dumps(probe_library(Path(args.probe_library), args.rounds)))
+        return 0
     if args.memory_probe:
         print(json.dumps(memory_probe(Path(args.memory_probe), QUESTIONS, args.new_tokens)))
         return 0

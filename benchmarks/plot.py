@@ -103,12 +103,26 @@ def main(argv: list[str] | None = None) -> int:
             ax2.plot(sizes, meds, style, color=color, label=f"hybrid search, {stat}")
             ax2.fill_between(sizes, lo, hi, color=color, alpha=0.15)
             for s, m in zip(sizes, meds):
-                ax2.annotate(f"{m:.0f} ms", (s, m), textcoords="offset points", xytext=(4, 6), fontsize=8)
+                ax2.annotate(f"{m:.0f} ms", (s, m), textcoords="offset points",
+                             xytext=(4, 6 if stat == "p95" else -12), fontsize=8)
+        before = _get(lat_runs[0], ["before_after", "sizes"]) or {}
+        bs = [s for s in sizes if str(s) in before]
+        if bs:
+            for stat, color in (("median", "#2b6cb0"), ("p95", "#c53030")):
+                vals = [_get(before, [str(s), "before", "ms", "total", stat]) for s in bs]
+                ax2.plot(bs, vals, ":", marker=".", color=color, alpha=0.5, label=f"before issue 15, {stat}")
+        if sizes[-1] >= 500_000:
+            ax2.axhline(100, color="#718096", ls=":", lw=1, label="goal: p95 under 100 ms at 500k chunks")
         ax2.set_xscale("log")
         ax2.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax2.set_xticks(sizes)
         ax2.set_xticklabels([f"{s // 1000}k" if s >= 1000 else str(s) for s in sizes])
-        ax2.set_ylim(bottom=0, top=ax2.get_ylim()[1] * 1.1)
+        if bs:  # the before curve is ten times higher at the top: a log scale keeps both readable
+            ax2.set_yscale("log")
+            ax2.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            ax2.set_ylim(bottom=1, top=ax2.get_ylim()[1] * 2.5)
+        else:
+            ax2.set_ylim(bottom=0, top=ax2.get_ylim()[1] * 1.1)
         ax2.set_xlim(sizes[0] / 1.3, sizes[-1] * 1.6)
         ax2.set_xlabel("chunks in the library")
         ax2.set_ylabel("ms per query (embedding + both legs + fusion)")

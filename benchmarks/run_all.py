@@ -18,7 +18,7 @@ Parts:
                   memory, the embedding-only ceiling, re-index unchanged / one changed / one removed
   quality         benchmarks.retrieval_quality: SciFact dev, BM25, dense, RRF and EdgeChat's hybrid
   rerank          benchmarks.rerank_quality: hybrid + each reranker
-  latency         benchmarks.latency_scale --parts scale: retrieval latency at 1k, 10k, 50k chunks
+  latency         benchmarks.latency_scale --parts scale: retrieval latency at 1k-500k chunks, per leg
   memory          benchmarks.latency_scale --parts memory: peak memory, model + 10k library loaded
   llm             benchmarks.latency_scale --parts llm: TTFT and tokens/s, EdgeChat vs bare loop
   gui             benchmarks/gui_responsiveness.py: launch-to-window, GUI stalls (offscreen Qt)

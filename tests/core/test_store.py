@@ -212,3 +212,131 @@ def test_removing_the_whole_chroma_folder_resyncs_it(tmp_path):
         store.recover()
         assert store.counts()["vectors"] == 6
         assert [c for c, _ in store.vector_search(q, 4)] == [c for c, _ in before]
+
+
+def _add_texts(store: Store, name: str, texts: list[str]) -> str:
+    path = f"/docs/{name}.txt"
+    sha = (name * 64)[:64]
+    chunks = [Chunk(page=1, start=0, end=len(t), text=t) for t in texts]
+    vecs = np.random.default_rng(len(texts)).standard_normal((len(texts), DIM)).astype(np.float32)
+    fid = store.begin_file(path, "/docs", 100, 1.0, sha)
+    store.commit_file(fid, chunks, vecs, title=name, fmt="text", pages=1, metadata={}, sha256=sha)
+    return fid
+
+
+def _common_and_rare_library(tmp_path) -> tuple[Store, str]:
+    store = Store(tmp_path / "library")
+    rng = np.random.default_rng(3)
+    filler = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
+    texts = []
+    for i in range(300):  # every passage has the common words, some more than once
+        words = ["package", "file"] * int(1 + i % 3) + list(rng.choice(filler, 6))
+        if i % 50 == 7:
+            words.append("quokka")  # the rare word: 6 passages
+        texts.append(" ".join(words))
+    fid = _add_texts(store, "manual", texts)
+    return store, fid
+
+
+def test_lexical_leg_finds_a_passage_with_the_rare_word_alone(tmp_path):
+    store, _ = _common_and_rare_library(tmp_path)
+    _add_texts(store, "notes", ["quokka sightings on rottnest island", "wombat notes"])
+    words = ["package", "file", "quokka"]
+    plain = dict(store.lexical_search('"package" OR "file" OR "quokka"', 1000))
+    for k in (3, 10):  # the rare-word-only passage is best (short, no dilution) either way
+        bounded = store.lexical_search_words(words, k, None, budget=20)
+        assert len(bounded) == min(k, 7)  # the 7 passages with "quokka"; the others are not scored
+        best = sorted(plain.items(), key=lambda t: -t[1])[: len(bounded)]
+        assert bounded[0] == best[0] and "rottnest" in store.chunk_rows([bounded[0][0]])[bounded[0][0]].text
+        assert [s for _, s in bounded] == pytest.approx([s for _, s in best])
+        for cid, score in bounded:
+            assert score == pytest.approx(plain[cid], rel=1e-9)
+    store.close()
+
+
+def test_lexical_leg_finds_a_rare_word_among_common_ones_with_exact_scores(tmp_path):
+    store, fid = _common_and_rare_library(tmp_path)
+    words = ["install", "package", "file", "quokka"]
+    w = (1.0, 0.5, 2.0, 2.0)
+    plain = dict(store.lexical_search(" OR ".join(f'"{x}"' for x in words), 1000, None, w))
+    assert len(plain) == 300
+    # A budget of 20 passages: "quokka" (6) is the rare word, "package" and "file" (300 each)
+    # are common; only passages with "quokka" are scored.
+    bounded = store.lexical_search_words(words, 10, None, w, budget=20)
+    best = sorted(plain.items(), key=lambda t: -t[1])[:6]  # (ties may come in either order)
+    assert {cid for cid, _ in bounded} == {cid for cid, _ in best}
+    assert len(bounded) == 6 and all("quokka" in store.chunk_rows([c])[c].text for c, _ in bounded)
+    for cid, score in bounded:  # the same BM25 score the plain OR gives, every word counted
+        assert score == pytest.approx(plain[cid], rel=1e-9)
+    assert [s for _, s in bounded] == sorted((s for _, s in bounded), reverse=True)
+    # Within the budget (or budget 0) it is the plain OR, all 300 passages ranked.
+    unbounded = store.lexical_search_words(words, 1000, None, w, budget=0)
+    assert len(unbounded) == 300 and dict(unbounded) == pytest.approx(plain)
+    assert store.lexical_search_words(words, 1000, None, w, budget=10_000) == unbounded
+    # Scoped to the file: the same hits; scoped to another file: none.
+    assert set(store.lexical_search_words(words, 10, [fid], w, budget=20)) == set(bounded)
+    assert store.lexical_search_words(words, 10, ["nope"], w, budget=20) == []
+    assert store.lexical_search_words(['"', " "], 10) == []
+    store.close()
+
+
+def test_lexical_search_ranks_best_first_and_joins_the_right_rows(tmp_path):
+    store, fid = _common_and_rare_library(tmp_path)
+    hits = store.lexical_search('"package" OR "quokka"', 20)
+    assert len(hits) == 20 and [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    scoped = store.lexical_search('"package" OR "quokka"', 20, [fid])  # the scoped path agrees
+    assert [s for _, s in scoped] == pytest.approx([s for _, s in hits]) and set(scoped[:6]) == set(hits[:6])
+    rows = store.chunk_rows([c for c, _ in hits])
+    assert set(rows) == {c for c, _ in hits}
+    assert all("quokka" in rows[c].text for c, _ in hits[:6])
+    store.close()
+
+
+def test_lexical_leg_with_only_common_words_scores_the_passages_holding_them_together(tmp_path):
+    store, _ = _common_and_rare_library(tmp_path)
+    _add_texts(store, "other", [f"package notes {i}" for i in range(40)] + [f"file list {i}" for i in range(40)])
+    words = ["package", "file"]  # 340 passages hold either, 300 hold both
+    plain = dict(store.lexical_search('"package" OR "file"', 1000))
+    assert len(plain) == 380
+    bounded = store.lexical_search_words(words, 1000, None, budget=320)  # neither word fits alone
+    assert len(bounded) == 300  # the passages with both words, with their plain-OR scores
+    for cid, score in bounded:
+        assert score == pytest.approx(plain[cid], rel=1e-9)
+        assert {"package", "file"} <= set(store.chunk_rows([cid])[cid].text.split())
+    store.close()
+
+
+def test_chroma_query_asks_for_more_than_it_holds_or_nothing(tmp_path):
+    index = ChromaVectorIndex(tmp_path / "chroma")
+    probe = np.ones(DIM, dtype=np.float32)
+    assert index.query(probe, 10) == []  # empty
+    vecs = np.random.default_rng(5).standard_normal((3, DIM)).astype(np.float32)
+    index.add(["a", "b", "c"], vecs, ["f", "f", "g"], [1, 1, 2])
+    hits = index.query(vecs[1], 100)
+    assert [c for c, _ in hits][0] == "b" and {c for c, _ in hits} == {"a", "b", "c"}
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert [c for c, _ in index.query(vecs[1], 100, ["g"])] == ["c"]
+    index.delete(["a", "b", "c"])
+    assert index.query(probe, 10) == []
+    index.close()
+
+
+def test_an_older_library_gets_the_current_ef_search(tmp_path):
+    import chromadb
+
+    from edgechat.core.store.vectors import COLLECTION, HNSW, _explicit_embedding_function
+
+    path = tmp_path / "chroma"
+    client = chromadb.PersistentClient(path=str(path))
+    client.get_or_create_collection(COLLECTION, configuration={"hnsw": dict(HNSW, ef_search=400)},
+                                    embedding_function=_explicit_embedding_function())
+    client.close()  # type: ignore[attr-defined]
+    index = ChromaVectorIndex(path)
+    index.close()
+    index = ChromaVectorIndex(path)  # reopened: the setting was stored
+    assert index.collection.configuration_json["hnsw"]["ef_search"] == HNSW["ef_search"] > 400
+    vecs = np.random.default_rng(9).standard_normal((5, DIM)).astype(np.float32)
+    index.add([f"c{i}" for i in range(5)], vecs, ["f"] * 5, [1] * 5)
+    assert index.query(vecs[3], 2)[0][0] == "c3"
+    index.close()

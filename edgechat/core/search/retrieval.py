@@ -25,6 +25,7 @@ from edgechat.core.embedding.embedder import Embedder
 from edgechat.core.indexing.context import LABEL_KEY, PERIOD_KEY
 from edgechat.core.records import Candidate, Scope
 from edgechat.core.store import Store
+from edgechat.core.store.library import LEXICAL_BUDGET
 
 # Words too common to help BM25 find anything; they only slow FTS5 down and add noise.
 STOPWORDS = frozenset(
@@ -106,6 +107,9 @@ class RetrievalSettings:
     # SciFact dev nDCG@10 0.740; context at 10 gave 0.941 / 0.466 and 0.735, at 0.5 0.933 / 0.455
     # and 0.742.
     fts_weights: tuple[float, float, float, float] = (1.0, 0.5, 2.0, 2.0)
+    # Store.lexical_search_words: when a query's words are in more passages than this, only the
+    # passages holding its rarer words are BM25-scored (exactly, with every word). 0: always all.
+    lexical_budget: int = LEXICAL_BUDGET
     # Taken off a candidate's fused score (z units) in proportion to how much less of what the query
     # says about WHICH document (the words that tell the candidates' documents apart: "Amazon",
     # "Q2", "2023") its document's identity label holds than the best-matching document's does;
@@ -245,7 +249,7 @@ class Retriever:
         if mode in ("hybrid", "lexical"):
             t = time.perf_counter()
             words = list(keywords) if keywords else keywords_of(query)
-            lex_hits = self.store.lexical_search(fts_query(words), s.depth, file_ids, s.fts_weights)
+            lex_hits = self.store.lexical_search_words(words, s.depth, file_ids, s.fts_weights, s.lexical_budget)
             timings["lexical"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -262,7 +266,11 @@ class Retriever:
         else:
             fused = zscore_fusion(vec_hits, lex_hits, s.vector_weight)
             squash = _logistic
+        timings["fuse"] = time.perf_counter() - t
+        t = time.perf_counter()
         rows = self.store.chunk_rows(fused)
+        timings["rows"] = time.perf_counter() - t
+        t = time.perf_counter()
         if s.document_match and rows and s.fusion != "rrf":  # in z units: the z-score fusion only
             bonus = document_bonus(" ".join([query, *(keywords or [])]), rows.values())
             if bonus:
@@ -290,7 +298,7 @@ class Retriever:
             if cid in lrank:
                 cand.lexical_rank, cand.lexical_score = lrank[cid]
             candidates.append(cand)
-        timings["fuse"] = time.perf_counter() - t
+        timings["fuse"] += time.perf_counter() - t
         return RetrievalResult(
             candidates,
             timings,

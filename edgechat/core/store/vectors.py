@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from chromadb.api.types import Embedding
 
 COLLECTION = "chunks"
-HNSW: CreateHNSWConfiguration = {"space": "cosine", "ef_construction": 200, "ef_search": 400, "max_neighbors": 32}
+# ef_search 1000: HNSW recall@10 against exact search 0.96 at 500k clustered vectors, where 400 gave
+# 0.94 (2000 also 0.96: the graph, not the search, limits it there); ~1.7 ms a query with k=100.
+HNSW: CreateHNSWConfiguration = {"space": "cosine", "ef_construction": 200, "ef_search": 1000, "max_neighbors": 32}
 _BATCH = 4000
 
 
@@ -115,6 +117,17 @@ class ChromaVectorIndex:
             self.close()
             raise
         self._collection: Collection | None = collection
+        self._raise_ef_search()
+
+    def _raise_ef_search(self) -> None:
+        """A library made with a smaller ef_search (400 before issue 15) gets HNSW's current one:
+        a search-time setting, changed in place (the index is not rebuilt). Best effort: a folder
+        Chroma cannot write keeps its own."""
+        want = HNSW.get("ef_search")
+        with contextlib.suppress(Exception):
+            have = (self.collection.configuration_json.get("hnsw") or {}).get("ef_search")
+            if want and have is not None and int(have) < want:
+                self.collection.modify(configuration={"hnsw": {"ef_search": want}})
 
     @property
     def collection(self) -> Collection:
@@ -151,16 +164,16 @@ class ChromaVectorIndex:
         return self.collection.count()
 
     def query(self, vector: np.ndarray, k: int, file_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
-        total = self.collection.count()
-        if total == 0:
-            return []
+        # No collection.count() first to cap k: Chroma returns what it has (nothing from an empty
+        # collection), and count() reads every row's record: 10-13 ms at 200k vectors, where the
+        # HNSW search itself takes under 1 ms.
         where: dict[str, Any] | None = None
         if file_ids is not None:
             where = {"file_id": {"$in": list(file_ids)}} if len(file_ids) > 1 else {"file_id": file_ids[0]}
         query: list[Embedding] = [np.asarray(vector, dtype=np.float32)]
         res = self.collection.query(
             query_embeddings=query,
-            n_results=min(k, total),
+            n_results=k,
             where=where,
             include=["distances"],
         )

@@ -223,10 +223,11 @@ texts = json.loads(sys.stdin.readline())
 print(json.dumps({"ready": True, "torch": torch.__version__}), flush=True)
 for line in sys.stdin:
     batch = json.loads(line)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     v = model.encode(texts if batch is None else batch, batch_size=32, normalize_embeddings=True,
                      convert_to_numpy=True, show_progress_bar=False)
-    print(json.dumps({"seconds": time.perf_counter() - t, "vectors": v.tolist()}), flush=True)
+    print(json.dumps({"seconds": time.perf_counter() - t, "cpu": time.process_time() - c,
+                      "vectors": v.tolist()}), flush=True)
 """
 
     def __init__(self, python: str, model_dir: Path, texts: Sequence[str], threads: int) -> None:
@@ -237,15 +238,15 @@ for line in sys.stdin:
         self.proc.stdin.flush()
         self.info = json.loads(self.proc.stdout.readline())
 
-    def run(self, batch: Sequence[str] | None = None) -> tuple[float, np.ndarray]:
+    def run(self, batch: Sequence[str] | None = None) -> tuple[float, float, np.ndarray]:
         assert self.proc.stdin and self.proc.stdout
         self.proc.stdin.write(json.dumps(None if batch is None else list(batch)) + "\n")
         self.proc.stdin.flush()
         out = json.loads(self.proc.stdout.readline())
-        return float(out["seconds"]), np.asarray(out["vectors"], dtype=np.float32)
+        return float(out["seconds"]), float(out["cpu"]), np.asarray(out["vectors"], dtype=np.float32)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self.run(texts)[1]
+        return self.run(texts)[2]
 
     def close(self) -> None:
         if self.proc.stdin:
@@ -305,8 +306,36 @@ def dense_ndcg(emb: Any, chunk_vectors: np.ndarray, owners: Sequence[str], folde
     return score_run(run, beir.qrels)
 
 
+LABELS = {
+    "int8_single_before": "int8, one text per run, onnxruntime's default fusions (before)",
+    "int8_single": "int8, one text per run, SkipLayerNormFusion left out (**the app now**)",
+    "int8_dynamic_batched": "int8 dynamic, batched by length",
+    "int8_fused_qattention_single": "int8 fused (QAttention, SkipLayerNorm, BiasGelu), one text per run",
+    "fp32_fused_batched": "fp32 fused (Attention, SkipLayerNorm, BiasGelu), batched",
+    "int8_blockwise_batched": "int8 blockwise weights (MatMulNBits, per-row activations), batched",
+    "fp32_plain_single": "onnxruntime, plain fp32 graph, one text per run",
+    "fp32_plain_batched": "onnxruntime, plain fp32 graph, batched (peer)",
+    "sentence_transformers_torch": "sentence-transformers on torch, batch 32 (peer)",
+}
+
+
+def render_markdown(out: Mapping[str, Any]) -> str:
+    """The README table for one run's JSON."""
+    rows = ["| Embedder (all-MiniLM-L6-v2) | tokens/s | vs before | tokens per CPU-s, vs before "
+            "| alone vs batch, min cos | vs fp32, min cos | SciFact dense nDCG@10 |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, r in out["results"].items():
+        ndcg = r.get("scifact_dense_ndcg@10")
+        cpu_ratio = r.get("cpu_ratio_vs_baseline")
+        rows.append(f"| {LABELS.get(name, name)} | {r['tokens_per_s_median']:,.0f} | {r['ratio_vs_baseline']:.2f} "
+                    f"| {'' if cpu_ratio is None else f'{cpu_ratio:.2f}'} "
+                    f"| {r['batch_vs_alone_cosine_min']:.4f} | {r['vs_fp32_cosine_min']:.4f} "
+                    f"| {'' if ndcg is None else f'{ndcg:.4f}'} |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--render", metavar="JSON", help="only print the README table of an earlier run's JSON")
     ap.add_argument("--texts", type=int, default=300, help="SciFact chunks embedded per round")
     ap.add_argument("--repeats", type=int, default=5, help="rounds (each embeds the texts with every variant)")
     ap.add_argument("--batch", type=int, default=32, help="texts per run for the batched variants")
@@ -320,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quality-variants", default="int8_single_before,int8_single")
     ap.add_argument("--out", help="write the JSON here too")
     args = ap.parse_args(argv)
+    if args.render:
+        print(render_markdown(json.loads(Path(args.render).read_text(encoding="utf-8"))))
+        return 0
 
     model_dir = minilm.ensure_minilm(lambda m: print(m, file=sys.stderr))
     threads = args.threads or OnnxEmbedder(model_dir, "int8").threads
@@ -337,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         names.append("sentence_transformers_torch")
 
     seconds: dict[str, list[float]] = {n: [] for n in names}
+    cpu: dict[str, list[float]] = {n: [] for n in names}  # process CPU time: steadier under load
     vectors: dict[str, np.ndarray] = {}
     for name in names:  # warm-up (first-run allocations), not timed
         if name == "sentence_transformers_torch":
@@ -349,12 +382,13 @@ def main(argv: list[str] | None = None) -> int:
         for name in order:
             if name == "sentence_transformers_torch":
                 assert st is not None
-                s, v = st.run()
+                s, c, v = st.run()
             else:
-                t = time.perf_counter()
+                t, c0 = time.perf_counter(), time.process_time()
                 v = variants[name].embed(texts)
-                s = time.perf_counter() - t
+                s, c = time.perf_counter() - t, time.process_time() - c0
             seconds[name].append(s)
+            cpu[name].append(c)
             vectors[name] = v
         print(f"round {r + 1}/{args.repeats}: " + ", ".join(f"{n} {seconds[n][-1]:.2f}s" for n in names),
               file=sys.stderr, flush=True)
@@ -366,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     base_median = statistics.median(seconds[BASELINE])
     results: dict[str, Any] = {}
     for name in names:
-        runner = st if name == "sentence_transformers_torch" else variants[name]
+        runner: Any = st if name == "sentence_transformers_torch" else variants[name]
         alone = np.stack([runner.embed([t])[0] for t in texts[:k]])
         inv = cosines(alone, vectors[name][:k])
         ref = cosines(vectors[name], fp32_ref)
@@ -377,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
             "tokens_per_s_max": round(tokens / min(seconds[name]), 1),
             "ratio_vs_baseline": round(base_median / med, 3),
             "ratio_vs_baseline_per_round": [round(b / s, 3) for b, s in zip(seconds[BASELINE], seconds[name])],
+            "tokens_per_cpu_s_median": round(tokens / statistics.median(cpu[name]), 1),
+            "cpu_ratio_vs_baseline": round(statistics.median(cpu[BASELINE]) / statistics.median(cpu[name]), 3),
             "batch_vs_alone_cosine_min": round(float(inv.min()), 6),
             "batch_vs_alone_cosine_median": round(float(np.median(inv)), 6),
             "batch_invariant": bool(inv.min() >= 0.999),

@@ -309,12 +309,12 @@ def dense_ndcg(emb: Any, chunk_vectors: np.ndarray, owners: Sequence[str], folde
 LABELS = {
     "int8_single_before": "int8, one text per run, onnxruntime's default fusions (before)",
     "int8_single": "int8, one text per run, SkipLayerNormFusion left out (**the app now**)",
-    "int8_dynamic_batched": "int8 dynamic, batched by length",
+    "int8_dynamic_batched": "int8 dynamic, {batch} per run, batched by length",
     "int8_fused_qattention_single": "int8 fused (QAttention, SkipLayerNorm, BiasGelu), one text per run",
-    "fp32_fused_batched": "fp32 fused (Attention, SkipLayerNorm, BiasGelu), batched",
-    "int8_blockwise_batched": "int8 blockwise weights (MatMulNBits, per-row activations), batched",
+    "fp32_fused_batched": "fp32 fused (Attention, SkipLayerNorm, BiasGelu), {batch} per run",
+    "int8_blockwise_batched": "int8 blockwise weights (MatMulNBits, per-row activations), {batch} per run",
     "fp32_plain_single": "onnxruntime, plain fp32 graph, one text per run",
-    "fp32_plain_batched": "onnxruntime, plain fp32 graph, batched (peer)",
+    "fp32_plain_batched": "onnxruntime, plain fp32 graph, {batch} per run (peer)",
     "sentence_transformers_torch": "sentence-transformers on torch, batch 32 (peer)",
 }
 
@@ -326,7 +326,8 @@ def render_markdown(out: Mapping[str, Any]) -> str:
     for name, r in out["results"].items():
         ndcg = r.get("scifact_dense_ndcg@10")
         cpu_ratio = r.get("cpu_ratio_vs_baseline")
-        rows.append(f"| {LABELS.get(name, name)} | {r['tokens_per_s_median']:,.0f} | {r['ratio_vs_baseline']:.2f} "
+        label = LABELS.get(name, name).format(batch=out.get("batch", "?"))
+        rows.append(f"| {label} | {r['tokens_per_s_median']:,.0f} | {r['ratio_vs_baseline']:.2f} "
                     f"| {'' if cpu_ratio is None else f'{cpu_ratio:.2f}'} "
                     f"| {r['batch_vs_alone_cosine_min']:.4f} | {r['vs_fp32_cosine_min']:.4f} "
                     f"| {'' if ndcg is None else f'{ndcg:.4f}'} |")

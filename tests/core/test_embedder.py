@@ -253,3 +253,10 @@ def test_leaving_out_skip_layer_norm_fusion_keeps_the_vectors(model_dir: Path, e
     texts = [*_chunks(), " ".join(f"word{i} is here" for i in range(3000))]
     cos = (embedder.embed(texts).astype(np.float64) * before.embed(texts)).sum(axis=1)
     assert cos.min() > (0.995 if embedder.variant == "int8" else 0.9999)
+
+
+def test_default_threads_are_the_physical_cores_it_may_use() -> None:
+    from edgechat.core.embedding.embedder import _available_cores
+
+    n = _available_cores()
+    assert 1 <= n <= (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))

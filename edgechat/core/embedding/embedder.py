@@ -67,7 +67,7 @@ class OnnxEmbedder:
         inferred (model.onnx / model.int8.onnx / onnx/model_quantized.onnx ...; config.json;
         sentence_bert_config.json).
     variant: "int8" (default) or "fp32", or a path of an .onnx file relative to model_dir.
-    threads: onnxruntime intra-op threads; None uses every core this process may run on.
+    threads: onnxruntime intra-op threads; None uses every physical core this process may run on.
     batch_size: texts per forward pass; texts are sorted by length first so a batch is padded
         only to its own longest member.
     disabled_optimizers: onnxruntime graph rewrites to leave out; None uses DISABLED_OPTIMIZERS.
@@ -264,7 +264,18 @@ def _pad_id(tok: Tokenizer) -> int:
 
 
 def _available_cores() -> int:
+    """Physical cores this process may run on: a second hardware thread on a core shares its
+    vector units, so it adds little to matrix products and costs a thread to wake per operator.
+    Where the topology cannot be read (not Linux), every logical CPU."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cpus = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+    cores = set()
+    for cpu in cpus:
+        topo = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        try:
+            cores.add((topo / "physical_package_id").read_text().strip() + ":" + (topo / "core_id").read_text().strip())
+        except OSError:
+            return max(1, len(cpus))
+    return max(1, len(cores))

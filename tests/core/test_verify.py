@@ -223,3 +223,18 @@ def test_a_sentence_that_refers_back_must_have_evidence_about_what_it_refers_to(
     [alone] = verify("The make variables rdocdir and rsharedir install the doc and share directories "
                      "somewhere other than libdir.", [src], embedder.embed)
     assert alone.support == Support.SUPPORTED
+
+
+def test_a_possessive_name_and_the_years_the_question_names(embedder):
+    """"Apple's" is the name Apple (PDFs write the apostrophe as \u2019), and a year the question
+    names is the period asked about: a table column says it its own way."""
+    text = "Apple\u2019s effective tax rate for the quarter was 12.5%, against 16.2% a year earlier."
+    src = Source(ordinal=1, content=text, title="Quarterly report", path="/q3.pdf", score=0.9, page=1, start=0,
+                 end=len(text))
+    question = "What effective tax rate did Apple report for the quarter in 2023?"
+    [v] = verify("Apple's effective tax rate for the quarter was 12.5% in 2023.", [src], embedder.embed, question)
+    assert v.support == Support.SUPPORTED
+    [v] = verify("Apple's effective tax rate for the quarter was 12.5% in 2021.", [src], embedder.embed, question)
+    assert v.support == Support.UNSUPPORTED and "2021" in v.reason  # a year of the answer's own
+    [v] = verify("Apple's effective tax rate for the quarter was 14.5%.", [src], embedder.embed, question)
+    assert v.support == Support.UNSUPPORTED and "14.5" in v.reason

@@ -303,6 +303,7 @@ def _near_figures(sentence: str, claim_figures: set[str], number_words: set[str]
 
 
 _YEAR_RE = re.compile(r"(?:19|20)\d\d")
+_POSSESSIVE_RE = re.compile(r"['\u2019]s$")
 
 
 def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
@@ -312,10 +313,12 @@ def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
 
 
 def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
-           before: Sequence[str] = ()) -> _Check:  # fmt: skip
+           before: Sequence[str] = (), asked_years: frozenset[str] = frozenset()) -> _Check:  # fmt: skip
     """`question`: given for a bare phrase, whose words are checked together with the question's.
     `before`: the code names of the claim before this one, when this one refers back to it ("This
-    command ..."): its evidence must speak of one of them."""
+    command ..."): its evidence must speak of one of them. `asked_years`: the years the question
+    names ("in Q1 2023"): the answer repeating them states the period asked about, not a figure of
+    its own, and a table's columns name the period in their own way ("December 31, 2022")."""
     clean = MARKER_RE.sub(" ", sentence).strip()
     if clean in _OWN_TEXT:
         return _Check(Support.NO_CLAIM)
@@ -324,9 +327,9 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         return _Check(Support.NO_CLAIM)
     if _INTRO_RE.search(body) and len(body.split()) <= INTRO_WORDS and not figures(body) and not _identifiers(body):
         return _Check(Support.NO_CLAIM)  # "In this modified script:", "Run this command:"
-    figs = figures(body)
+    figs = [(n, w) for n, w in figures(body) if n not in asked_years]
     names = _names(body)
-    terms = _claim_terms(body)
+    terms = _claim_terms(body) - asked_years
     if question and _terms(body):  # a phrase with words of its own, read with its question
         terms |= _claim_terms(question)
     if len(terms) < MIN_CLAIM_TERMS and not figs and not names and not MARKER_RE.search(sentence):
@@ -344,7 +347,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
             return _Check(Support.UNSUPPORTED, reason=f"the function {call}() appears in no source")
     all_words = set().union(*(ix.words for ix in index)) if index else set()
     for name in names:
-        if name.lower() not in all_words and stem(name.lower()) not in all_words:
+        bare = _POSSESSIVE_RE.sub("", name).lower()  # "Apple's" is Apple, whichever apostrophe
+        if bare not in all_words and stem(bare) not in all_words:
             return _Check(Support.UNSUPPORTED, reason=f"the name {name} appears in no source")
     if not terms:
         terms = _terms(body)
@@ -456,11 +460,13 @@ def verify(
             at += len(ix.spans)
     markers = marker_spans(text)
     named = {s.ordinal for s in sources}
+    asked_years = frozenset(f for f, _ in figures(question) if _YEAR_RE.fullmatch(f))
     out = []
     before: list[str] = []  # the code names of the last claim sentence
     for k, (s, e) in enumerate(spans):
         vec = rows[len(source_texts) + k] if rows is not None else None
-        check = _check(text[s:e], vec, index, question if question and _is_fragment(text[s:e]) else "", before)
+        check = _check(text[s:e], vec, index, question if question and _is_fragment(text[s:e]) else "", before,
+                       asked_years)
         if check.support != Support.NO_CLAIM:
             body = MARKER_RE.sub(" ", text[s:e])
             before = _identifiers(body) + _calls(body)

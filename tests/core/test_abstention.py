@@ -160,3 +160,14 @@ def test_an_answer_that_says_what_is_not_mentioned_and_then_answers_is_kept(engi
     client = ScriptedClient("The weather is not mentioned in the sources. A year on Mercury lasts 88 Earth days [1].")
     _, r = _ask(engine, "How long is a year on Mercury?", client)
     assert not r.abstained and "88 Earth days" in r.text
+
+
+def test_a_supported_introduction_alone_is_not_shown_as_the_answer(engine):
+    """Seen with SmolLM2 on the README's question: the only supported line was the one that
+    introduced a list of invented points; shown alone it was an answer that said nothing."""
+    draft = ("A year on Mercury in Earth days, step by step:\n1. Mercury is a gas giant with 14 moons.\n"
+             "2. Its year lasts 365 Earth days, like ours.\n3. NASA plans to land a crew there in 2031.")
+    _, r = _ask(engine, "How long is a year on Mercury?", ScriptedClient(draft))
+    intro = [v for v in r.draft_verdicts if r.draft[v.start:v.end].rstrip().endswith(":")]
+    assert intro and intro[0].support == Support.SUPPORTED  # the introduction itself passes the check
+    assert r.abstained and r.text.startswith(WITHHELD) and r.draft == draft

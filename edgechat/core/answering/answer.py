@@ -276,7 +276,10 @@ class Answerer:
                 supported = [v for v in verdicts if v.support == Support.SUPPORTED]
                 claims = [v for v in verdicts if v.support != Support.NO_CLAIM]
                 draft, draft_verdicts = text, verdicts
-                if claims and claims[0].support == Support.SUPPORTED:
+                # A kept part that only introduces what was left out ("Here's how EdgeChat keeps
+                # your documents private:") answers nothing: withheld like the rest.
+                says_something = any(not text[v.start:v.end].rstrip().endswith(":") for v in supported)
+                if claims and claims[0].support == Support.SUPPORTED and says_something:
                     # Only what the documents support is shown; the rest stays in the draft.
                     text = " ".join(text[v.start:v.end].strip() for v in supported)
                     trimmed = sum(v.support == Support.UNSUPPORTED for v in verdicts)

@@ -21,6 +21,13 @@ from tokenizers import Tokenizer
 
 DEFAULT_MAX_TOKENS = 256
 
+# onnxruntime graph rewrites left out when a session is created. SkipLayerNormFusion turns each
+# residual Add + LayerNormalization into one SkipLayerNormalization, whose CPU kernel is about
+# nine times slower than the two ops it replaces (onnxruntime 1.32, MiniLM int8, 256 tokens:
+# 4.6 ms against 0.5 ms per text, a quarter of the whole forward pass); without it the embedder
+# runs about 1.35x faster with the same vectors (benchmarks/embedder_speed.py).
+DISABLED_OPTIMIZERS: tuple[str, ...] = ("SkipLayerNormFusion",)
+
 # file names tried, in order, when a folder has no manifest naming its variants
 _VARIANT_FILES = {
     "int8": ("model.int8.onnx", "model_quantized.onnx", "model_int8.onnx", "model_qint8.onnx",
@@ -60,15 +67,18 @@ class OnnxEmbedder:
         inferred (model.onnx / model.int8.onnx / onnx/model_quantized.onnx ...; config.json;
         sentence_bert_config.json).
     variant: "int8" (default) or "fp32", or a path of an .onnx file relative to model_dir.
-    threads: onnxruntime intra-op threads; None uses every core this process may run on.
+    threads: onnxruntime intra-op threads; None uses every physical core this process may run on.
     batch_size: texts per forward pass; texts are sorted by length first so a batch is padded
         only to its own longest member.
+    disabled_optimizers: onnxruntime graph rewrites to leave out; None uses DISABLED_OPTIMIZERS.
 
     Dynamically quantized models (like the int8 variant) quantize each activation tensor with
     one scale computed at run time over the whole batch, so a text's vector would depend on
-    the other texts (and the padding) in its batch; they are run one text per call instead
-    (`rows_per_run == 1`), which keeps every vector reproducible and costs no speed at chunk
-    lengths (the matrices are already tall enough).
+    the other texts (and the padding) in its batch (minimum cosine 0.99 against the text run
+    alone); they are run one text per call instead (`rows_per_run == 1`), which keeps every
+    vector reproducible and costs no speed at chunk lengths: a ~200-token chunk already makes
+    the matrices tall enough, and batching 8-32 chunks was slower, not faster, on 2 cores
+    (benchmarks/embedder_speed.py, which also measures the batch-invariant alternatives).
     """
 
     def __init__(
@@ -79,6 +89,7 @@ class OnnxEmbedder:
         batch_size: int = 32,
         *,
         max_tokens: int | None = None,
+        disabled_optimizers: Sequence[str] | None = None,
     ) -> None:
         import onnxruntime as ort  # edgechat.core has already disabled its telemetry
 
@@ -116,7 +127,9 @@ class OnnxEmbedder:
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.log_severity_level = 3
         self.threads = so.intra_op_num_threads
-        self._session = ort.InferenceSession(str(self.model_path), sess_options=so, providers=["CPUExecutionProvider"])
+        disabled = DISABLED_OPTIMIZERS if disabled_optimizers is None else tuple(disabled_optimizers)
+        self._session = ort.InferenceSession(str(self.model_path), sess_options=so, providers=["CPUExecutionProvider"],
+                                             disabled_optimizers=list(disabled) or None)  # fmt: skip
 
         self._inputs = {i.name: i for i in self._session.get_inputs()}
         for required in ("input_ids", "attention_mask"):
@@ -251,7 +264,18 @@ def _pad_id(tok: Tokenizer) -> int:
 
 
 def _available_cores() -> int:
+    """Physical cores this process may run on: a second hardware thread on a core shares its
+    vector units, so it adds little to matrix products and costs a thread to wake per operator.
+    Where the topology cannot be read (not Linux), every logical CPU."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cpus = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+    cores = set()
+    for cpu in cpus:
+        topo = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        try:
+            cores.add((topo / "physical_package_id").read_text().strip() + ":" + (topo / "core_id").read_text().strip())
+        except OSError:
+            return max(1, len(cpus))
+    return max(1, len(cores))

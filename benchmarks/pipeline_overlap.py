@@ -15,6 +15,7 @@ Default folder: the three R manuals the peer benchmark's quick runs use (R-FAQ, 
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import statistics
 import tempfile
@@ -31,21 +32,30 @@ R_MANUALS = ("R-FAQ.pdf", "R-admin.pdf", "R-lang.pdf")
 
 
 def run_once(folder: Path, embedder, work: Path, variant: str) -> dict:
-    indexer_mod.Indexer.write_in_background = variant != "sequential"  # type: ignore[attr-defined]
+    indexer_mod.Indexer.write_in_background = not variant.startswith("sequential")  # type: ignore[attr-defined]
     lib = work / f"lib-{variant}-{time.time_ns()}"
     c0 = time.process_time()
+    k0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     with Engine(lib, embedder=embedder) as engine:
         t = time.perf_counter()
         s = engine.index([folder])
         wall = time.perf_counter() - t
         cpu = time.process_time() - c0
         texts = [r[0] for r in engine.parts.store.db.execute("SELECT text FROM chunks ORDER BY rowid")]
+    k1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the parse worker, ended with the run
     shutil.rmtree(lib, ignore_errors=True)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     for lo in range(0, len(texts), 32):
         embedder.embed(texts[lo : lo + 32])
     ceiling = time.perf_counter() - t
-    return {"variant": variant, "wall_s": wall, "cpu_s": cpu, "embed_in_pipeline_s": s.embed_seconds,
+    ceiling_cpu = time.process_time() - c
+    child_cpu = (k1.ru_utime + k1.ru_stime) - (k0.ru_utime + k0.ru_stime)
+    return {"variant": variant, "wall_s": wall, "cpu_s": cpu, "parse_process_cpu_s": child_cpu,
+            "ceiling_cpu_s": ceiling_cpu,
+            # CPU seconds of work besides embedding per CPU second of embedding alone: on N cores
+            # the share of the ceiling cannot pass about 1 / (1 + this) once the embedder alone
+            # keeps them all busy
+            "other_cpu_per_embed_cpu": (cpu + child_cpu - ceiling_cpu) / ceiling_cpu, "embed_in_pipeline_s": s.embed_seconds,
             "chunks": s.chunks_added, "pages": s.pages_added, "files": len(s.indexed),
             "chunks_per_s": s.chunks_added / wall, "ceiling_s": ceiling,
             "ceiling_chunks_per_s": len(texts) / ceiling, "share_of_ceiling": ceiling / wall,
@@ -58,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", nargs="?")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--variants", default="sequential,pipelined")
+    ap.add_argument("--variants", default="sequential,pipelined",
+                    help="sequential / pipelined, each optionally @N: the embedder with N intra-op threads")
     ap.add_argument("--threads", type=int, default=0, help="embedder intra-op threads (0: its default)")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
@@ -70,15 +81,20 @@ def main(argv: list[str] | None = None) -> int:
         folder.mkdir()
         for name in R_MANUALS:
             shutil.copy2(SHARED / "corpus" / "pdf" / "debian" / name, folder / name)
-    embedder = load_default_embedder(**({"threads": args.threads} if args.threads else {}))
-    embedder.embed(["warm up"])
     variants = args.variants.split(",")
+    embedders = {}
+    for v in variants:
+        n = int(v.split("@")[1]) if "@" in v else args.threads
+        if n not in embedders:
+            embedders[n] = load_default_embedder(**({"threads": n} if n else {}))
+            embedders[n].embed(["warm up"])
+    embedder = embedders[args.threads] if args.threads in embedders else next(iter(embedders.values()))
     runs = []
     try:
         for i in range(args.repeats):
             order = variants if i % 2 == 0 else variants[::-1]
             for v in order:
-                r = run_once(folder, embedder, work, v)
+                r = run_once(folder, embedders[int(v.split("@")[1]) if "@" in v else args.threads], work, v)
                 r["repeat"] = i
                 runs.append(r)
                 print(f"{v}: {r['wall_s']:.1f} s, {r['chunks_per_s']:.1f} chunks/s, "
@@ -87,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     keys = ["wall_s", "cpu_s", "chunks_per_s", "ceiling_chunks_per_s", "share_of_ceiling", "embed_in_pipeline_s",
-            "embed_occupancy", "embed_speed_vs_alone"]
+            "embed_occupancy", "embed_speed_vs_alone", "parse_process_cpu_s", "ceiling_cpu_s",
+            "other_cpu_per_embed_cpu"]
     figures = {v: {k: summary([r[k] for r in runs if r["variant"] == v]) for k in keys} for v in variants}
     result: dict = {"benchmark": "pipeline_overlap", "folder": args.folder or "R manuals: " + ", ".join(R_MANUALS),
                     "machine": machine(), "embedder_threads": embedder.threads, "runs": runs, "figures": figures}

@@ -148,8 +148,8 @@ class _StoreWriter:
                 continue  # after a failure nothing more is written
             try:
                 task()
-            except BaseException as e:  # noqa: BLE001 - handed to the embedding thread
-                log.error("writing to the library failed: %s: %s", type(e).__name__, e)
+            except BaseException as e:  # noqa: BLE001 - raised by the run's thread, which reports it
+                log.debug("writing to the library failed", exc_info=True)
                 self.error = e
 
     def submit(self, task: Callable[[], object]) -> None:

@@ -62,8 +62,9 @@ def test_pipelined_index_equals_the_sequential_one(embedder, tmp_path, monkeypat
     assert not _writer_threads()
 
 
+@pytest.mark.parametrize("background", [False, True])
 @pytest.mark.parametrize("fail_at", [1, 3])
-def test_a_failing_write_is_raised_and_the_library_stays_consistent(embedder, tmp_path, monkeypatch, fail_at):
+def test_a_failing_write_is_raised_and_the_library_stays_consistent(embedder, tmp_path, monkeypatch, fail_at, background):
     docs = _folder(tmp_path / "docs")
     calls = []
     real = Store.put_file
@@ -77,7 +78,7 @@ def test_a_failing_write_is_raised_and_the_library_stays_consistent(embedder, tm
     monkeypatch.setattr(Store, "put_file", put_file)
     with Store(tmp_path / "lib") as store:
         with pytest.raises(RuntimeError, match="the writer broke"):
-            Indexer(store, embedder, batch_size=8).index([docs])
+            Indexer(store, embedder, batch_size=8, write_in_background=background).index([docs])
         assert not _writer_threads()
         consistent(store)
         done = [f.path for f in store.files() if f.state == "done"]
@@ -104,7 +105,7 @@ def test_an_embedding_error_waits_for_the_writes_already_queued(embedder, tmp_pa
             return self.inner.embed(texts)
 
     with Store(tmp_path / "lib") as store:
-        idx = Indexer(store, Breaks(embedder, 6), batch_size=4)  # type: ignore[arg-type]
+        idx = Indexer(store, Breaks(embedder, 6), batch_size=4, write_in_background=True)  # type: ignore[arg-type]
         with pytest.raises(RuntimeError, match="embedder gone"):
             idx.index([docs])
         assert not _writer_threads()

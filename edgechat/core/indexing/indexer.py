@@ -7,10 +7,20 @@ together so the model always sees full batches. The parser itself runs in a chil
 goes on. A file is written to the store only once all
 its chunks are embedded, so cancelling or crashing never leaves a file half-indexed, and the
 previous version of a changed file stays searchable until its new version is complete.
+
+Chunking (and the chunks' context headers and tokens) happens in the parsing thread. Every store
+write (a file's SQLite transaction with its FTS5 rows and its Chroma vectors, checkpoints,
+failures) goes through a _StoreWriter: inline between batches by default, or, with
+`write_in_background`, on a writer thread fed in order through a small queue, overlapping with
+onnxruntime's Run. The writer keeps the order of the writes and stops at its first error, which
+the run raises as it would have raised it inline (a full disk included). On 2 cores the writer
+thread measured no faster (benchmarks.pipeline_overlap: the embedder is busier but embeds slower,
+the CPU being the limit), so it is off by default.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -112,6 +122,63 @@ class _Parsed:
     error: DocumentError | None = None
 
 
+class _StoreWriter:
+    """The run's store writes, in the order submitted, on one thread (`background`) or inline.
+
+    A write that fails stops the writer: the writes queued after it are dropped (their files
+    are indexed again by the next run, as after a kill), and `check()` raises the error in the
+    embedding thread. `done` holds what the writes finished, for the embedding thread to report
+    (progress callbacks are called from the thread that runs the index, never from here)."""
+
+    def __init__(self, background: bool, depth: int = 2) -> None:
+        self.error: BaseException | None = None
+        self.done: queue.SimpleQueue = queue.SimpleQueue()
+        self._q: queue.Queue[Callable[[], object] | None] | None = None
+        self._thread: threading.Thread | None = None
+        if background:
+            self._q = queue.Queue(maxsize=depth)
+            self._thread = threading.Thread(target=self._loop, name="edgechat-store-writer", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        assert self._q is not None
+        while True:
+            task = self._q.get()
+            if task is None:
+                return
+            if self.error is not None:
+                continue  # after a failure nothing more is written
+            try:
+                task()
+            except BaseException as e:  # noqa: BLE001 - raised by the run's thread, which reports it
+                log.debug("writing to the library failed", exc_info=True)
+                self.error = e
+
+    def submit(self, task: Callable[[], object]) -> None:
+        self.check()
+        if self._q is None:
+            task()
+            return
+        while True:  # a full queue: wait for the writer, but not for a writer that failed
+            try:
+                self._q.put(task, timeout=0.1)
+                return
+            except queue.Full:
+                self.check()
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def close(self) -> None:
+        """Finish every write queued (or drop them after a failure) and stop the thread."""
+        if self._q is None or self._thread is None:
+            return
+        self._q.put(None)
+        self._thread.join()
+        self._q = None
+
+
 # A file with at least this many chunks keeps its vectors every CHECKPOINT_CHUNKS chunks embedded
 # (about 7 s of embedding on two cores), so a run killed in the middle of it resumes there.
 CHECKPOINT_CHUNKS = 128
@@ -139,6 +206,10 @@ def is_offline(root: Path, holds_files: bool, added_file: bool = False) -> bool:
 
 
 class Indexer:
+    # Store writes on a writer thread, overlapping with embedding (False: inline, between
+    # batches). benchmarks.pipeline_overlap compares the two: no faster on 2 cores, so off.
+    write_in_background = False
+
     def __init__(
         self,
         store: Store,
@@ -151,11 +222,15 @@ class Indexer:
         yield_to: threading.Event | None = None,
         isolate_parsing: bool = True,
         parse_limit: ParseLimit | None = None,
+        write_in_background: bool | None = None,
     ) -> None:
         """`yield_to`: while this event is set (an answer is being written), indexing pauses
         between batches so answering gets the CPU. `isolate_parsing`: parse in a child process
         under `parse_limit` (default ParseLimit.from_env()); False parses in this process with
-        no time limit."""
+        no time limit. `write_in_background`: store writes on a writer thread (default: the
+        class attribute, False)."""
+        if write_in_background is not None:
+            self.write_in_background = write_in_background
         self.yield_to = yield_to
         self.isolate_parsing = isolate_parsing
         self.parse_limit = parse_limit or ParseLimit.from_env()
@@ -383,6 +458,7 @@ class Indexer:
 
         worker = threading.Thread(target=producer, name="edgechat-parse", daemon=True)
         worker.start()
+        writer = _StoreWriter(self.write_in_background)
 
         pending: list[tuple[_Parsed | None, list]] = []  # files whose chunks are being embedded
         unsaved: dict[int, list[int]] = {}  # pending index -> chunks embedded, not yet kept
@@ -390,9 +466,11 @@ class Indexer:
         finished = False
         try:
             while not finished or buffer:
+                writer.check()
+                self._report_written(writer, state, report)
                 if cancel.is_set():
                     summary.cancelled = True
-                    self._checkpoint(pending, unsaved, force=True)  # a cancel keeps what it did
+                    self._checkpoint(writer, pending, unsaved, force=True)  # a cancel keeps what it did
                     break
                 # Fill the buffer until a batch is full or the parser has nothing ready.
                 while not finished and len(buffer) < self.batch_size:
@@ -403,14 +481,14 @@ class Indexer:
                             break
                         if self._take_ocr(state):  # a scan's pages being read: say so
                             report(state)
+                        self._report_written(writer, state, report)
                         continue
                     if item is None:
                         finished = True
                         break
                     state.current = item.job.path
                     if item.error is not None:
-                        self._record_failure(item, summary)
-                        self._file_done(state, item, report)
+                        writer.submit(self._failure_task(writer, item, summary))
                         continue
                     state.chunks_total += len(item.chunks)
                     vectors_: list = [None] * len(item.chunks)
@@ -421,7 +499,7 @@ class Indexer:
                     pi = len(pending) - 1
                     buffer.extend((pi, ci) for ci in range(len(item.chunks)) if vectors_[ci] is None)
                     if resumed == len(item.chunks):  # every vector was kept by the killed run
-                        self._commit_ready(pending, state, summary, report)
+                        self._commit_ready(writer, pending, summary)
                 if not buffer or cancel.is_set():
                     continue
                 while self.yield_to is not None and self.yield_to.is_set() and not cancel.is_set():
@@ -436,8 +514,8 @@ class Indexer:
                     pending[pi][1][ci] = v
                     unsaved.setdefault(pi, []).append(ci)
                 state.chunks_done += len(batch)
-                self._commit_ready(pending, state, summary, report)
-                self._checkpoint(pending, unsaved)
+                self._commit_ready(writer, pending, summary)
+                self._checkpoint(writer, pending, unsaved)
                 self._take_ocr(state)
                 report(state)
         finally:
@@ -448,19 +526,35 @@ class Indexer:
                 except queue.Empty:
                     pass
             worker.join()
+            writer.close()  # every write submitted is done (or dropped after a failure)
+        writer.check()
+        self._report_written(writer, state, report)
         state.phase = IndexPhase.CANCELLED if summary.cancelled else IndexPhase.FINISHED
         state.current = ""
         report(state)
 
-    def _commit_ready(self, pending: list[tuple[_Parsed | None, list]], state: IndexProgress,
-                      summary: IndexSummary, report) -> None:
-        """Commit every file whose chunks are all embedded."""
+    def _report_written(self, writer: _StoreWriter, state: IndexProgress, report) -> None:
+        """Count the files the writer has finished (committed or recorded as failed)."""
+        while True:
+            try:
+                item = writer.done.get_nowait()
+            except queue.Empty:
+                return
+            self._file_done(state, item, report)
+
+    def _commit_ready(self, writer: _StoreWriter, pending: list[tuple[_Parsed | None, list]],
+                      summary: IndexSummary) -> None:
+        """Hand every file whose chunks are all embedded to the writer."""
         for pi, (item, vectors) in enumerate(pending):
             if item is None or any(v is None for v in vectors):
                 continue
-            self._commit(item, vectors, summary)
             pending[pi] = (None, [])
-            self._file_done(state, item, report)
+
+            def commit(item: _Parsed = item, vectors: list = vectors) -> None:
+                self._commit(item, vectors, summary)
+                writer.done.put(item)
+
+            writer.submit(commit)
 
     def _resume(self, item: _Parsed, vectors: list) -> int:
         """Fill in the vectors an interrupted run kept for this version of a large file (same
@@ -477,8 +571,8 @@ class Indexer:
             log.info("%s: %d of %d chunks kept by an interrupted run", item.job.path, n, len(item.chunks))
         return n
 
-    def _checkpoint(self, pending: list[tuple[_Parsed | None, list]], unsaved: dict[int, list[int]],
-                    force: bool = False) -> None:
+    def _checkpoint(self, writer: _StoreWriter, pending: list[tuple[_Parsed | None, list]],
+                    unsaved: dict[int, list[int]], force: bool = False) -> None:
         """Keep the vectors of large files still being embedded, every CHECKPOINT_CHUNKS chunks
         (or now, when `force`): a kill then costs at most that much embedding again."""
         for pi in list(unsaved):
@@ -488,9 +582,15 @@ class Indexer:
                 del unsaved[pi]
                 continue
             if cis and (force or len(cis) >= CHECKPOINT_CHUNKS):
-                self.store.save_partial(item.job.path, item.job.sha256,
-                                        [(ci, text_hash(item.chunks[ci].embed_text), vectors[ci]) for ci in cis])
+                rows = [(ci, text_hash(item.chunks[ci].embed_text), vectors[ci]) for ci in cis]
+                writer.submit(functools.partial(self.store.save_partial, item.job.path, item.job.sha256, rows))
                 unsaved[pi] = []
+
+    def _failure_task(self, writer: _StoreWriter, item: _Parsed, summary: IndexSummary) -> Callable[[], None]:
+        def record() -> None:
+            self._record_failure(item, summary)
+            writer.done.put(item)
+        return record
 
     def _file_done(self, state: IndexProgress, item: _Parsed, report) -> None:
         state.files_done += 1

@@ -1,0 +1,123 @@
+"""Indexing as a share of the embedding-only ceiling, the pipelined indexer against the sequential
+one (`Indexer.write_in_background` False: every SQLite/FTS5/Chroma write on the embedding thread),
+interleaved in one process so load from other processes hits both alike.
+
+    python -m benchmarks.pipeline_overlap [FOLDER] [--repeats 3] [--variants sequential,pipelined]
+                                          [--threads N] [--out FILE.json]
+
+Each repeat indexes FOLDER into a fresh library once per variant (the order alternating between
+repeats), then embeds the chunks that run produced alone, batch by batch, in a tight loop (the
+ceiling, as benchmarks/indexing.py measures it). share = ceiling seconds / indexing seconds.
+Default folder: the three R manuals the peer benchmark's quick runs use (R-FAQ, R-admin, R-lang:
+206 pages), copied to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import edgechat.core  # noqa: F401
+from benchmarks.common import SHARED, emit, machine, summary
+from edgechat.core.embedding import load_default_embedder
+from edgechat.core.engine import Engine
+from edgechat.core.indexing import indexer as indexer_mod
+
+R_MANUALS = ("R-FAQ.pdf", "R-admin.pdf", "R-lang.pdf")
+
+
+def run_once(folder: Path, embedder, work: Path, variant: str) -> dict:
+    indexer_mod.Indexer.write_in_background = not variant.startswith("sequential")  # type: ignore[attr-defined]
+    lib = work / f"lib-{variant}-{time.time_ns()}"
+    c0 = time.process_time()
+    k0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with Engine(lib, embedder=embedder) as engine:
+        t = time.perf_counter()
+        s = engine.index([folder])
+        wall = time.perf_counter() - t
+        cpu = time.process_time() - c0
+        texts = [r[0] for r in engine.parts.store.db.execute("SELECT text FROM chunks ORDER BY rowid")]
+    k1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the parse worker, ended with the run
+    shutil.rmtree(lib, ignore_errors=True)
+    t, c = time.perf_counter(), time.process_time()
+    for lo in range(0, len(texts), 32):
+        embedder.embed(texts[lo : lo + 32])
+    ceiling = time.perf_counter() - t
+    ceiling_cpu = time.process_time() - c
+    child_cpu = (k1.ru_utime + k1.ru_stime) - (k0.ru_utime + k0.ru_stime)
+    return {"variant": variant, "wall_s": wall, "cpu_s": cpu, "parse_process_cpu_s": child_cpu,
+            "ceiling_cpu_s": ceiling_cpu,
+            # CPU seconds of work besides embedding per CPU second of embedding alone: on N cores
+            # the share of the ceiling cannot pass about 1 / (1 + this) once the embedder alone
+            # keeps them all busy
+            "other_cpu_per_embed_cpu": (cpu + child_cpu - ceiling_cpu) / ceiling_cpu, "embed_in_pipeline_s": s.embed_seconds,
+            "chunks": s.chunks_added, "pages": s.pages_added, "files": len(s.indexed),
+            "chunks_per_s": s.chunks_added / wall, "ceiling_s": ceiling,
+            "ceiling_chunks_per_s": len(texts) / ceiling, "share_of_ceiling": ceiling / wall,
+            # less sensitive to load from other processes than the share (both from this run):
+            # the embedding thread's busy fraction, and its speed in the pipeline against alone
+            "embed_occupancy": s.embed_seconds / wall, "embed_speed_vs_alone": ceiling / s.embed_seconds}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", nargs="?")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--variants", default="sequential,pipelined",
+                    help="sequential / pipelined, each optionally @N: the embedder with N intra-op threads")
+    ap.add_argument("--threads", type=int, default=0, help="embedder intra-op threads (0: its default)")
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="edgechat-overlap-"))
+    if args.folder:
+        folder = Path(args.folder).resolve()
+    else:
+        folder = work / "r-manuals"
+        folder.mkdir()
+        for name in R_MANUALS:
+            shutil.copy2(SHARED / "corpus" / "pdf" / "debian" / name, folder / name)
+    variants = args.variants.split(",")
+    embedders = {}
+    for v in variants:
+        n = int(v.split("@")[1]) if "@" in v else args.threads
+        if n not in embedders:
+            embedders[n] = load_default_embedder(**({"threads": n} if n else {}))
+            embedders[n].embed(["warm up"])
+    embedder = embedders[args.threads] if args.threads in embedders else next(iter(embedders.values()))
+    runs = []
+    try:
+        for i in range(args.repeats):
+            order = variants if i % 2 == 0 else variants[::-1]
+            for v in order:
+                r = run_once(folder, embedders[int(v.split("@")[1]) if "@" in v else args.threads], work, v)
+                r["repeat"] = i
+                runs.append(r)
+                print(f"{v}: {r['wall_s']:.1f} s, {r['chunks_per_s']:.1f} chunks/s, "
+                      f"share of ceiling {r['share_of_ceiling']:.3f}, embedder busy {r['embed_occupancy']:.3f}",
+                      flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    keys = ["wall_s", "cpu_s", "chunks_per_s", "ceiling_chunks_per_s", "share_of_ceiling", "embed_in_pipeline_s",
+            "embed_occupancy", "embed_speed_vs_alone", "parse_process_cpu_s", "ceiling_cpu_s",
+            "other_cpu_per_embed_cpu"]
+    figures = {v: {k: summary([r[k] for r in runs if r["variant"] == v]) for k in keys} for v in variants}
+    result: dict = {"benchmark": "pipeline_overlap", "folder": args.folder or "R manuals: " + ", ".join(R_MANUALS),
+                    "machine": machine(), "embedder_threads": embedder.threads, "runs": runs, "figures": figures}
+    if len(variants) == 2:
+        a, b = variants
+        # per repeat: the two variants ran next to each other
+        pairs = [(x, y) for x in runs for y in runs if x["repeat"] == y["repeat"] and x["variant"] == a and y["variant"] == b]
+        result["speedup_median"] = statistics.median(x["wall_s"] / y["wall_s"] for x, y in pairs)
+        result["share_gain_median"] = statistics.median(y["share_of_ceiling"] - x["share_of_ceiling"] for x, y in pairs)
+        result["occupancy_gain_median"] = statistics.median(y["embed_occupancy"] - x["embed_occupancy"] for x, y in pairs)
+    emit(result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

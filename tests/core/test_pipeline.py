@@ -1,0 +1,133 @@
+"""The pipelined indexer (store writes on a writer thread, overlapping with embedding) against
+the sequential path: the same library, errors of the writer raised, cancel still whole files."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from edgechat.core.indexing import indexer as indexer_mod
+from edgechat.core.indexing.indexer import Indexer
+from edgechat.core.store import Store
+from tests.core.test_indexing import consistent
+from tests.helpers import make_corpus, write
+
+
+def _folder(root):
+    docs = make_corpus(root)
+    for i in range(6):
+        write(docs / "notes" / f"note-{i}.md", f"# Note {i}\n\n" + f"Item {i} is about subject {i * 7} and more. " * (30 + 40 * i))
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    (docs / "empty.txt").write_text("   \n")
+    return docs
+
+
+def _snapshot(store: Store) -> dict:
+    db = store.db
+    files = db.execute("SELECT path, state, chunks, pages, title, format, problem, sha256 FROM files ORDER BY path").fetchall()
+    chunks = db.execute("SELECT chunk_id, page, start, end, text, text_hash, vector FROM chunks ORDER BY chunk_id").fetchall()
+    fts = db.execute("SELECT c.chunk_id, f.text, f.title, f.name, f.context FROM chunks_fts f "
+                     "JOIN chunks c ON c.rowid = f.rowid ORDER BY c.chunk_id").fetchall()
+    ids, vecs = store.all_vectors()
+    order = np.argsort(ids)
+    return {"files": files, "chunks": chunks, "fts": fts, "vector_ids": [ids[i] for i in order],
+            "vectors": np.asarray(vecs)[order]}
+
+
+def _writer_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "edgechat-store-writer"]
+
+
+def test_pipelined_index_equals_the_sequential_one(embedder, tmp_path, monkeypatch):
+    monkeypatch.setattr(indexer_mod, "CHECKPOINT_CHUNKS", 4)  # checkpoints on these small files too
+    docs = _folder(tmp_path / "docs")
+    got = {}
+    for background in (False, True):
+        reports = []
+        with Store(tmp_path / f"lib-{background}") as store:
+            s = Indexer(store, embedder, batch_size=8, write_in_background=background).index(
+                [docs], progress=lambda p: reports.append((p.files_done, p.files_total, p.phase.value)))
+            consistent(store)
+            got[background] = (_snapshot(store), sorted(s.indexed), sorted(s.failed), s.chunks_added, s.embedded)
+        assert reports[-1][0] == reports[-1][1] == 11  # every file counted done, failures too
+        assert [r[0] for r in reports] == sorted(r[0] for r in reports)  # files_done never goes back
+    seq, pipe = got[False], got[True]
+    assert pipe[1:] == seq[1:]
+    assert len(seq[1]) == 9 and len(seq[2]) == 2
+    for key in ("files", "chunks", "fts", "vector_ids"):
+        assert pipe[0][key] == seq[0][key], key
+    assert np.array_equal(pipe[0]["vectors"], seq[0]["vectors"])
+    assert not _writer_threads()
+
+
+@pytest.mark.parametrize("background", [False, True])
+@pytest.mark.parametrize("fail_at", [1, 3])
+def test_a_failing_write_is_raised_and_the_library_stays_consistent(embedder, tmp_path, monkeypatch, fail_at, background):
+    docs = _folder(tmp_path / "docs")
+    calls = []
+    real = Store.put_file
+
+    def put_file(self, *args, **kw):
+        calls.append(args[0])
+        if len(calls) == fail_at:
+            raise RuntimeError("the writer broke")
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(Store, "put_file", put_file)
+    with Store(tmp_path / "lib") as store:
+        with pytest.raises(RuntimeError, match="the writer broke"):
+            Indexer(store, embedder, batch_size=8, write_in_background=background).index([docs])
+        assert not _writer_threads()
+        consistent(store)
+        done = [f.path for f in store.files() if f.state == "done"]
+        assert sorted(done) == sorted(calls[: fail_at - 1])  # nothing after the failure was written
+        known = len(store.files())  # done, and the two unreadable files recorded before
+        monkeypatch.setattr(Store, "put_file", real)
+        s = Indexer(store, embedder, batch_size=8).index([docs])
+        assert len(s.indexed) == 9 - len(done) and s.unchanged == known
+        consistent(store)
+
+
+def test_an_embedding_error_waits_for_the_writes_already_queued(embedder, tmp_path):
+    docs = _folder(tmp_path / "docs")
+
+    class Breaks:
+        def __init__(self, inner, after):
+            self.inner, self.after, self.n = inner, after, 0
+            self.tokenizer = inner.tokenizer
+
+        def embed(self, texts):
+            self.n += 1
+            if self.n > self.after:
+                raise RuntimeError("embedder gone")
+            return self.inner.embed(texts)
+
+    with Store(tmp_path / "lib") as store:
+        idx = Indexer(store, Breaks(embedder, 6), batch_size=4, write_in_background=True)  # type: ignore[arg-type]
+        with pytest.raises(RuntimeError, match="embedder gone"):
+            idx.index([docs])
+        assert not _writer_threads()
+        consistent(store)
+        s = Indexer(store, embedder, batch_size=8).index([docs])
+        assert store.counts()["files_indexed"] == 9 and not s.cancelled
+        consistent(store)
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_cancel_keeps_whole_files_and_checkpoints(embedder, tmp_path, monkeypatch, background):
+    monkeypatch.setattr(indexer_mod, "CHECKPOINT_CHUNKS", 4)
+    docs = _folder(tmp_path / "docs")
+    cancel = threading.Event()
+    with Store(tmp_path / "lib") as store:
+        s = Indexer(store, embedder, batch_size=4, write_in_background=background).index(
+            [docs], cancel=cancel, progress=lambda p: p.chunks_done >= 30 and cancel.set())
+        assert s.cancelled and 0 < len(s.indexed) < 9
+        assert not _writer_threads()
+        consistent(store)
+        kept = store.db.execute("SELECT COUNT(*) FROM partial_vectors").fetchone()[0]
+        rest = Indexer(store, embedder, batch_size=4, write_in_background=background).index([docs])
+        assert len(rest.indexed) == 9 - len(s.indexed) and rest.resumed_chunks == kept
+        assert store.counts()["files_indexed"] == 9
+        consistent(store)

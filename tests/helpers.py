@@ -86,6 +86,12 @@ def make_pdf(pages: list[str], info: dict[str, str] | None = None) -> bytes:
         entries = " ".join(f"/{k} ({_pdf_escape(v)})" for k, v in info.items())
         info_ref = add(f"<< {entries} >>".encode("cp1252"))
 
+    return serialize_pdf(objects, catalog, info_ref)
+
+
+def serialize_pdf(objects: list[bytes], catalog: int, info_ref: int | None = None) -> bytes:
+    """A PDF file of `objects` (object n is objects[n - 1]) with its cross-reference table and
+    trailer; `catalog` and `info_ref` are object numbers."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []

@@ -5,7 +5,10 @@ The internet is not reachable where the tests run, and they must never leave the
 catalog entry is pointed at this server instead (tests build a CatalogEntry whose URLs are
 `host.url + "/" + file`). What the downloader asked is kept in `requests`; `hold(name, after)`
 makes the next response for `name` stop after `after` bytes of its body until the returned
-event is set, so that a test can cancel a download in the middle, deterministically.
+event is set, so that a test can cancel a download in the middle, deterministically. Ways to
+fail, for the downloader's tests: `drop_after[name] = [n1, n2, ...]` makes the next responses for
+that file send only n bytes of their body and close the connection; `ignore_range` answers 200
+always; `redirects[name] = (target, etag)` answers 302 to `target` with a hub's X-Linked-Etag.
 
     with LocalModelHost(folder) as host:
         entry = host.entry("served-model", sha256=True)
@@ -16,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import re
+import socket
 import threading
 from pathlib import Path
 
@@ -25,6 +29,9 @@ class LocalModelHost:
         self.root = Path(root)
         self.requests: list[tuple[str, str | None]] = []  # (file, Range header)
         self.holds: dict[str, tuple[int, threading.Event, threading.Event]] = {}  # name -> (after, reached, go)
+        self.drop_after: dict[str, list[int]] = {}
+        self.ignore_range = False
+        self.redirects: dict[str, tuple[str, str | None]] = {}  # name -> (target, X-Linked-Etag)
         self._gos: list[threading.Event] = []
         host = self
 
@@ -60,6 +67,15 @@ class LocalModelHost:
         name = h.path.lstrip("/").split("?")[0]
         rng = h.headers.get("Range")
         self.requests.append((name, rng))
+        if name in self.redirects:
+            target, etag = self.redirects[name]
+            h.send_response(302)
+            h.send_header("Location", f"/{target}")
+            if etag:
+                h.send_header("X-Linked-Etag", f'"{etag}"')
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
         f = self.root / name
         if not name or ".." in name or not f.is_file():
             h.send_error(404, "Not Found")
@@ -67,7 +83,7 @@ class LocalModelHost:
         size = f.stat().st_size
         start = 0
         m = re.fullmatch(r"bytes=(\d+)-", rng or "")
-        if m:
+        if m and not self.ignore_range:
             start = int(m.group(1))
             if start >= size:
                 h.send_response(416)
@@ -84,6 +100,15 @@ class LocalModelHost:
         h.send_header("Content-Type", "application/octet-stream")
         h.end_headers()
         hold = self.holds.pop(name, None)
+        drops = self.drop_after.get(name)
+        if drops:  # send the first n bytes of the body, then break the connection
+            with open(f, "rb") as src:
+                src.seek(start)
+                h.wfile.write(src.read(drops.pop(0)))
+            h.wfile.flush()
+            h.close_connection = True
+            h.connection.shutdown(socket.SHUT_RDWR)
+            return
         sent = 0
         with open(f, "rb") as src:
             src.seek(start)

@@ -5,7 +5,6 @@ drawn is read from the text PDF before it is rendered, in page points from the t
 
 from __future__ import annotations
 
-import io
 import zlib
 from dataclasses import dataclass
 
@@ -108,18 +107,7 @@ def write_pdf(pages: list[str | tuple[bytes, int, int]], *, rotate: dict[int, in
     objects[catalog - 1] = b"<< /Type /Catalog /Pages %d 0 R >>" % pages_obj
     objects[pages_obj - 1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
         b" ".join(b"%d 0 R" % k for k in kids), len(kids))
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for offset in offsets:
-        out.write(b"%010d 00000 n \n" % offset)
-    out.write(b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, catalog, xref))
-    return out.getvalue()
+    return helpers.serialize_pdf(objects, catalog)
 
 
 def make_scan(pages: list[str], dpi: int = 200) -> tuple[bytes, list[Drawn]]:

@@ -1,12 +1,11 @@
-"""The model downloader against a local HTTP server (127.0.0.1 only) that serves real files,
-answers Range requests, and can be told to break connections, ignore Range or be absent."""
+"""The model downloader against a local HTTP server (tests.model_host.LocalModelHost, 127.0.0.1
+only) that serves real files, answers Range requests, and can be told to break connections,
+ignore Range, redirect, or be absent."""
 
 from __future__ import annotations
 
 import hashlib
-import http.server
 import os
-import re
 import shutil
 import socket
 import threading
@@ -17,95 +16,12 @@ import pytest
 from edgechat.core.llm import download as dl
 from edgechat.core.llm.catalog import CATALOG, CatalogEntry, CatalogFile, get_entry
 from edgechat.core.llm.manager import ModelManager
+from tests.model_host import LocalModelHost
 
 
 @pytest.fixture(autouse=True)
 def _no_retry_delay(monkeypatch):
     monkeypatch.setattr(dl, "_RETRY_DELAY_SCALE", 0.0)
-
-
-class FileServer:
-    """Serves `root`. `drop_after[name] = [n1, n2, ...]`: the next responses for that file send
-    only n bytes of their body and close the connection. `ignore_range` answers 200 always."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.drop_after: dict[str, list[int]] = {}
-        self.ignore_range = False
-        self.redirects: dict[str, tuple[str, str | None]] = {}  # name -> (target, X-Linked-Etag)
-        self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
-        server = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):  # quiet
-                pass
-
-            def do_GET(self):  # noqa: N802
-                name = self.path.lstrip("/").split("?")[0]
-                rng = self.headers.get("Range")
-                server.requests.append((name, rng))
-                if name in server.redirects:
-                    target, etag = server.redirects[name]
-                    self.send_response(302)
-                    self.send_header("Location", f"/{target}")
-                    if etag:
-                        self.send_header("X-Linked-Etag", f'"{etag}"')
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                f = server.root / name
-                if not name or ".." in name or not f.is_file():
-                    self.send_error(404, "Not Found")
-                    return
-                data = f.read_bytes()
-                size = len(data)
-                start = 0
-                m = re.fullmatch(r"bytes=(\d+)-", rng or "")
-                if m and not server.ignore_range:
-                    start = int(m.group(1))
-                    if start >= size:
-                        self.send_response(416)
-                        self.send_header("Content-Range", f"bytes */{size}")
-                        self.send_header("Content-Length", "0")
-                        self.end_headers()
-                        return
-                    self.send_response(206)
-                    self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
-                else:
-                    self.send_response(200)
-                body = data[start:]
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Accept-Ranges", "bytes")
-                self.end_headers()
-                drops = server.drop_after.get(name)
-                if drops:
-                    n = drops.pop(0)
-                    self.wfile.write(body[:n])
-                    self.wfile.flush()
-                    self.close_connection = True
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                    return
-                self.wfile.write(body)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(5)
 
 
 @pytest.fixture
@@ -114,7 +30,7 @@ def served(tmp_path: Path):
     root.mkdir()
     blob = os.urandom(3_000_000)
     (root / "blob.bin").write_bytes(blob)
-    with FileServer(root) as srv:
+    with LocalModelHost(root) as srv:
         yield srv, hashlib.sha256(blob).hexdigest(), blob
 
 
@@ -266,7 +182,7 @@ def served_model(tmp_path: Path, smollm2_dir: Path):
     root = tmp_path / "hub"
     shutil.copytree(smollm2_dir, root)
     (root / "manifest.json").unlink()
-    with FileServer(root) as srv:
+    with LocalModelHost(root) as srv:
         files = []
         for f in sorted(p.name for p in root.iterdir()):
             known = f in ("genai_config.json", "model.onnx.data")  # sha256 known for some only

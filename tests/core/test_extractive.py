@@ -264,3 +264,18 @@ def test_property_answers_are_valid_quotes(contents, question, junk):
         check_answer(final.text, sources)
     split_sentences(junk)
     quote_text(junk)
+
+
+def test_a_spreadsheet_row_with_named_cells_is_quoted():
+    """Rows as the office readers write them ("Region: North | 2023: 1,234") are what a question
+    about a cell needs; they were dropped as "numbers, table rows" and the quotes came from
+    unrelated sources ranked far below."""
+    sheet = ("Sheet: Revenue\nRegion | 2022 | 2023\nRegion: North | 2022: 1,180 | 2023: 1,234\n"
+             "Region: South | 2022: 990 | 2023: 1,012")
+    other = "Roll out the lighthouse lamps to every harbour by March, then test each of them."
+    sources = [make_source(1, sheet), make_source(2, other)]
+    text = run(ExtractiveClient(), "What was the revenue of the North region in 2023?", sources)[-1].text
+    assert "Region: North | 2022: 1,180 | 2023: 1,234 [1]" in text
+    assert "lighthouse" not in text
+    assert "Region | 2022 | 2023" not in text  # the bare header row names nothing
+    check_answer(text, sources)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgechat.core.answering.citations import MARKER_RE
-from edgechat.core.indexing.context import boilerplate_spans
+from edgechat.core.indexing.context import boilerplate_spans, named_cells
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, Source, StopReason
 
 __all__ = ["ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "quote_text", "split_sentences"]
@@ -205,6 +205,12 @@ def _is_noise(sentence: str) -> bool:
     stripped = sentence.strip()
     if len(stripped) > 2 and stripped.startswith("|") and stripped.endswith("|"):
         return _is_table_row_noise(stripped)
+    if " | " in stripped and named_cells(stripped):
+        return False  # a spreadsheet or slide table row, each cell with its column's name
+    return _is_prose_noise(stripped)
+
+
+def _is_prose_noise(sentence: str) -> bool:
     words = sentence.split()
     if len(words) < 4:
         return True

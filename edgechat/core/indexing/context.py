@@ -64,7 +64,7 @@ def norm_line(line: str) -> str:
     return _DIGITS.sub("#", _SPACE.sub(" ", line.strip().lower()))
 
 
-def _named_cells(line: str) -> bool:
+def named_cells(line: str) -> bool:
     """A table row as the office parsers write it, cells led by their column's name ("Team: Blues
     | Location: STL | Cups: 1"): at least two named cells, at least half of them."""
     cells = line.split(" | ")
@@ -83,7 +83,7 @@ def is_contents_line(line: str) -> bool:
         return False
     if _LEADER.search(s):
         return True
-    if " | " in s and _named_cells(s):
+    if " | " in s and named_cells(s):
         return False
     if len(s.split()) <= 14 and _TOC_ENTRY.match(s):
         return True

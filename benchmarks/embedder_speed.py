@@ -43,7 +43,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -451,10 +451,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, r in results.items():
         print(f"{name:30s} {r['tokens_per_s_median']:8.0f} {r['ratio_vs_baseline']:6.2f} "
               f"{r['batch_vs_alone_cosine_min']:8.5f} {r['vs_fp32_cosine_min']:8.4f}", file=sys.stderr)
-    text = json.dumps(out, indent=2)
-    if args.out:
-        Path(args.out).write_text(text)
-    print(text)
+    from benchmarks.common import emit
+
+    emit(out, args.out)
     return 0
 
 

@@ -156,6 +156,15 @@ class LocalModelHost:
         self.thread.join(5)
 
 
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on: a host that cannot be reached."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
 _SHA_CACHE: dict[tuple[str, int, float], str] = {}
 
 

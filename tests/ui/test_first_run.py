@@ -6,7 +6,6 @@ temporary models folder; the engine is the real one, choosing its client by the 
 
 from __future__ import annotations
 
-import socket
 import threading
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from PySide6.QtWidgets import QPushButton
 from edgechat.core.engine import Engine, model_offers
 from edgechat.ui.first_run import CHOICE_KEY, EXTRACTIVE_CHOICE, ModelChoiceDialog
 from edgechat.ui.mainwindow import NO_MODEL_NOTICE, MainWindow
-from tests.model_host import LocalModelHost, sha256_of
+from tests.model_host import LocalModelHost, closed_port, sha256_of
 
 
 @pytest.fixture
@@ -60,14 +59,6 @@ def offered(qtbot, w: MainWindow) -> ModelChoiceDialog:
     qtbot.waitUntil(lambda: w.model_dialog is not None and w.model_dialog.isVisible(), timeout=30000)
     assert w.model_dialog is not None
     return w.model_dialog
-
-
-def closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def test_the_first_run_offers_downloads_import_and_no_model_and_says_which_cannot_download(qtbot, open_window,

@@ -52,7 +52,7 @@ import types
 from edgechat.core.answering.citations import build_citations
 from edgechat.core.answering.extractive import ExtractiveClient
 from edgechat.core.answering.focus import focus
-from edgechat.core.answering.verify import attribute, register_own_text, verify
+from edgechat.core.answering.verify import attribute, introduces, register_own_text, verify
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.search.retrieval import keywords_of, stem
 from edgechat.core.search.pipeline import RagPipeline
@@ -278,7 +278,7 @@ class Answerer:
                 draft, draft_verdicts = text, verdicts
                 # A kept part that only introduces what was left out ("Here's how EdgeChat keeps
                 # your documents private:") answers nothing: withheld like the rest.
-                says_something = any(not text[v.start:v.end].rstrip().endswith(":") for v in supported)
+                says_something = any(not introduces(text[v.start:v.end]) for v in supported)
                 if claims and claims[0].support == Support.SUPPORTED and says_something:
                     # Only what the documents support is shown; the rest stays in the draft.
                     text = " ".join(text[v.start:v.end].strip() for v in supported)

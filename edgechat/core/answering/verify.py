@@ -73,6 +73,11 @@ _META = frozenset(
 # modified script:") or a code fence line ("```bash"): it states nothing, and it is not a bare
 # answer to be read with the question either.
 _INTRO_RE = re.compile(r":\s*$")
+
+
+def introduces(sentence: str) -> bool:
+    """Does the sentence end in a colon, introducing what follows?"""
+    return bool(_INTRO_RE.search(sentence))
 _FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w+.-]*\s*$")
 _EXTRA_STOP = frozenset(
     """also however therefore thus yes ok okay well just really many much one ones way ways
@@ -162,7 +167,6 @@ class _Check:
     scores: dict[int, tuple[float, float]] = field(default_factory=dict)  # number -> (coverage, similarity)
 
 
-_BACKTICKED_RE = re.compile(r"`([^`\s]{2,60})`")
 _CODE_SPAN_RE = re.compile(r"`([^`]{2,80})`")
 _LONG_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z][\w-]+")
 _IDENT_RE = re.compile(r"(?<![\w.])[A-Za-z]\w*(?:[._]\w{2,})+(?:\(\))?")
@@ -173,11 +177,13 @@ def _identifiers(sentence: str) -> list[str]:
     underscore inside ("read.table", "R_LIBS_USER", "parent.frame()"). A model that invents one
     ("read.systat") shares every word of it with a source that lists "Systat", so words cannot
     tell; the name itself must be in a source."""
-    out = [m.group(1) for m in _BACKTICKED_RE.finditer(sentence)]
+    out = []
+    for m in _CODE_SPAN_RE.finditer(sentence):  # `read.fwf` whole; of `dpkg -r foo`, its flags
+        code = m.group(1)
+        parts = code.split()
+        out += [code] if len(parts) == 1 and len(code) <= 60 else [w for w in parts if re.fullmatch(r"-[A-Za-z]\w*", w)]
     out += [m.group() for m in _IDENT_RE.finditer(sentence)]
     out += [m.group() for m in _LONG_FLAG_RE.finditer(sentence)]  # "--purge", in code or not
-    for m in _CODE_SPAN_RE.finditer(sentence):  # `dpkg -r foo`: its flags
-        out += [w for w in m.group(1).split() if re.fullmatch(r"-[A-Za-z]\w*", w)]
     cleaned = []
     for ident in out:
         ident = ident.strip(".,;:!?\"'").lower()
@@ -325,7 +331,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     body = _LIST_ENUM_RE.sub("", clean)
     if _FENCE_RE.match(body):
         return _Check(Support.NO_CLAIM)
-    if _INTRO_RE.search(body) and len(body.split()) <= INTRO_WORDS and not figures(body) and not _identifiers(body):
+    if introduces(body) and len(body.split()) <= INTRO_WORDS and not figures(body) and not _identifiers(body):
         return _Check(Support.NO_CLAIM)  # "In this modified script:", "Run this command:"
     figs = [(n, w) for n, w in figures(body) if n not in asked_years]
     names = _names(body)
@@ -427,7 +433,7 @@ def _is_fragment(sentence: str) -> bool:
     """A bare phrase ("LD_LIBRARY_PATH [4]", "Wishlist severity."): an answer only read with its
     question."""
     body = _LIST_ENUM_RE.sub("", MARKER_RE.sub(" ", sentence)).strip()
-    if _INTRO_RE.search(body) or _FENCE_RE.match(body):
+    if introduces(body) or _FENCE_RE.match(body):
         return False  # "For example:" introduces; "```bash" formats
     return bool(body) and len(body.split()) <= FRAGMENT_WORDS and not _ENDS_CLAUSE_RE.search(body)
 

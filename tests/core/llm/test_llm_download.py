@@ -16,7 +16,7 @@ import pytest
 from edgechat.core.llm import download as dl
 from edgechat.core.llm.catalog import CATALOG, CatalogEntry, CatalogFile, get_entry
 from edgechat.core.llm.manager import ModelManager
-from tests.model_host import LocalModelHost
+from tests.model_host import LocalModelHost, closed_port
 
 
 @pytest.fixture(autouse=True)
@@ -32,14 +32,6 @@ def served(tmp_path: Path):
     (root / "blob.bin").write_bytes(blob)
     with LocalModelHost(root) as srv:
         yield srv, hashlib.sha256(blob).hexdigest(), blob
-
-
-def closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 # --------------------------------------------------------------------------- one file

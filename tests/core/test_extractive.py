@@ -10,6 +10,9 @@ from edgechat.core.answering.citations import build_citations, marker_spans
 from edgechat.core.answering.extractive import (
     NO_MATCH_TEXT,
     ExtractiveClient,
+    asked_row,
+    asks_for_figure,
+    is_figure_row,
     quote_text,
     split_sentences,
 )
@@ -279,3 +282,55 @@ def test_a_spreadsheet_row_with_named_cells_is_quoted():
     assert "lighthouse" not in text
     assert "Region | 2022 | 2023" not in text  # the bare header row names nothing
     check_answer(text, sources)
+
+
+# A page of a quarterly report as a PDF's text gives it: a caption, column headings, rows.
+REPORT = """Note 2 - Revenue
+Net sales by category for the three- and nine-month periods ended July 1, 2023 and June 25, 2022 were as follows (in
+millions):
+Three Months Ended Nine Months Ended
+July 1,
+2023
+June 25,
+2022
+July 1,
+2023
+June 25,
+2022
+Phones $ 39,669 $ 40,665 $ 156,778 $ 162,863
+Laptops 6,840 7,382 21,743 28,669
+Services 21,213 19,604 62,886 58,941
+Total net sales $ 81,797 $ 82,959 $ 293,787 $ 304,182
+Total net sales include $3.3 billion of revenue recognized in the quarter that was deferred before."""
+PROSE = ("Phone sales decreased during the third quarter compared to the same quarter a year before, due to lower "
+         "sales of older phone models. The company expects phone demand to recover next year.")
+
+
+def test_figure_rows_are_sentences_of_their_own():
+    rows = [REPORT[s:e] for s, e in split_sentences(REPORT)]
+    assert "Phones $ 39,669 $ 40,665 $ 156,778 $ 162,863" in rows
+    assert "Laptops 6,840 7,382 21,743 28,669" in rows
+    assert any(r.startswith("Total net sales include") for r in rows)  # the prose after the table
+    assert is_figure_row("Other income/(expense), net (265) (10) (594) (97)")
+    assert is_figure_row("Effective tax rate 12.5 % 15.7 % 14.6 % 16.3 %")
+    assert not is_figure_row("July 1, 2023 June 25, 2022")  # a heading of dates
+    assert not is_figure_row("Three Months Ended 2023 2022")  # years only
+    assert not is_figure_row("Due after 10 years 16,646")  # one figure after the label
+
+
+def test_the_row_asked_for_is_quoted_with_its_tables_caption():
+    """"How much ... phone sales" is answered by the Phones row, which shares one word with the
+    question and lost to the wordier prose; a row alone does not say what its figures are, so
+    the caption comes with it, each on a line of its own."""
+    sources = [make_source(1, PROSE), make_source(2, REPORT)]
+    question = "How much revenue did the phones bring in for the quarter?"
+    assert asks_for_figure(question) and not asks_for_figure("Why did phone demand fall?")
+    text = run(ExtractiveClient(), question, sources)[-1].text
+    assert "Phones $ 39,669 $ 40,665 $ 156,778 $ 162,863 [2]" in text.splitlines()
+    caption = "were as follows (in millions): [2]"
+    assert any(line.endswith(caption) for line in text.splitlines())
+    assert text.index(caption) < text.index("Phones $ 39,669")
+    check_answer(text, sources)
+    row = asked_row(question, sources)
+    assert row is not None and row[0].ordinal == 2 and row[1].startswith("Phones $ 39,669")
+    assert asked_row("Why did phone demand fall?", sources) is None

@@ -89,3 +89,18 @@ def test_the_model_reads_less_but_the_answer_is_checked_against_whole_passages(t
     # answer is supported by them.
     assert [s.content for s in r_short.sources] == [s.content for s in r_whole.sources]
     assert r_short.grounded and r_short.support_ratio == 1.0
+
+
+def test_the_row_of_figures_asked_for_is_kept_with_its_caption():
+    """A question about an amount: the row that names it is what the model must read, even in
+    a lower-ranked source whose share of the budget is small."""
+    prose = " ".join(f"The quarter's results for segment {i} were discussed with the board in detail." for i in range(8))
+    table = ("Revenue from phones in the quarter is discussed in the notes below, region by region.\n"
+             "Net sales by category for the quarter were as follows (in millions):\n"
+             "Phones $ 39,669 $ 40,665\nLaptops 6,840 7,382\nServices 21,213 19,604\n"
+             "Total net sales $ 81,797 $ 82,959\n"
+             "The quarter's results were discussed with the board and the auditors in detail.")
+    out = focus("How much revenue did phones bring in for the quarter?", [source(1, prose), source(2, prose),
+                                                                           source(3, table)], words, budget=60)
+    assert "Phones $ 39,669 $ 40,665" in out[2].content
+    assert "region by region" not in out[2].content and sum(words(s.content) for s in out) <= 60 + 8

@@ -238,3 +238,56 @@ def test_a_possessive_name_and_the_years_the_question_names(embedder):
     assert v.support == Support.UNSUPPORTED and "2021" in v.reason  # a year of the answer's own
     [v] = verify("Apple's effective tax rate for the quarter was 14.5%.", [src], embedder.embed, question)
     assert v.support == Support.UNSUPPORTED and "14.5" in v.reason
+
+
+def test_a_figure_said_by_a_table_row_is_supported_by_the_row_and_its_caption(embedder):
+    """A row has too few words for the coverage rule ("Research and development $ 7,709"); its
+    label and figure bind what the figure is, the caption and the question say the rest."""
+    page = ("Operating expenses for the three months ended December 31, 2022 and December 25, 2021 were as follows "
+            "(dollars in millions):\nThree Months Ended\nResearch and development $ 7,709 $ 6,306\n"
+            "Selling, general and administrative $ 6,607 $ 6,449\nTotal operating expenses $ 14,316 $ 12,755\n")
+    src = Source(ordinal=1, content=page, title="Quarterly report", path="/q1.pdf", score=0.9, page=3, start=0,
+                 end=len(page))
+    question = "In the first quarter of 2023, how much did Apple spend on research and development?"
+    [v] = verify("Apple spent $7,709 on research and development [1].", [src], embedder.embed, question)
+    assert v.support == Support.SUPPORTED and v.sources == [1]
+    said = [page[e.start : e.end] for e in v.evidence]
+    assert said[-1] == "Research and development $ 7,709 $ 6,306" and said[0].endswith("(dollars in millions):")
+    # The figure of another row is not research and development's.
+    [v] = verify("Apple spent $6,607 on research and development [1].", [src], embedder.embed, question)
+    assert v.support == Support.UNSUPPORTED
+    # Nor is a claim about something the row does not name, with words neither it nor the question says.
+    [v] = verify("Apple cut marketing staff bonuses by $7,709 [1].", [src], embedder.embed, question)
+    assert v.support == Support.UNSUPPORTED
+
+
+def test_a_row_figure_must_be_from_the_column_of_the_year_asked_about(embedder):
+    """Headings that give each column a year decide which of a row's figures is the asked year's:
+    last year's figure of the right row is not this year's answer."""
+    page = ("Net sales by segment were as follows (in millions):\nThree Months Ended September 30,\n2022 2023\n"
+            "North America $ 78,843 $ 87,887\nInternational 27,720 32,137\n")
+    src = Source(ordinal=1, content=page, title="Quarterly report", path="/q3.pdf", score=0.9, page=5, start=0,
+                 end=len(page))
+    asked_2023 = "What were the net sales of the North America segment in Q3 2023?"
+    latest = "What were the North America segment's net sales in the latest quarter?"
+    for question in (asked_2023, latest):
+        [v] = verify("North America net sales were $87,887 million [1].", [src], embedder.embed, question)
+        assert v.support == Support.SUPPORTED, question
+        [v] = verify("North America net sales were $78,843 million [1].", [src], embedder.embed, question)
+        assert v.support == Support.UNSUPPORTED, question
+    # Asked about 2022, the 2022 column is the answer.
+    [v] = verify("North America net sales were $78,843 million [1].", [src], embedder.embed,
+                 "What were the North America segment's net sales in Q3 2022?")
+    assert v.support == Support.SUPPORTED
+
+
+def test_a_bare_phrase_needs_a_source_sentence_that_says_nearly_all_the_question_asks(embedder):
+    """"debdiff [1]" for a tool that checks a package before upload: its sentence speaks of a
+    tool, running it and .changes files, but not of checking before an upload."""
+    text = ("The main tool you will use is debdiff (provided by the devscripts package); you can run it with "
+            "two source packages or two .changes files. Run lintian over the .changes file to check the package "
+            "before uploading it.")
+    q = "Which tool should I run over my .changes file to check a package before uploading it?"
+    [wrong] = verify("debdiff [1]", [_src(1, text)], embedder.embed, q)
+    [right] = verify("lintian [1]", [_src(1, text)], embedder.embed, q)
+    assert wrong.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED

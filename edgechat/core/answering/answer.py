@@ -50,7 +50,7 @@ from typing import Any
 import types
 
 from edgechat.core.answering.citations import build_citations
-from edgechat.core.answering.extractive import ExtractiveClient
+from edgechat.core.answering.extractive import ExtractiveClient, asked_row
 from edgechat.core.answering.focus import focus
 from edgechat.core.answering.verify import attribute, introduces, register_own_text, verify
 from edgechat.core.llm.client import ChatClient
@@ -360,7 +360,11 @@ class Answerer:
         if not sources:
             return sentence
         quoter = ExtractiveClient(types.SimpleNamespace(embed=self.embed) if self.embed is not None else None)
-        quotes = quoter.answer_sentences(question, list(sources)[:MAX_QUOTES_SOURCES])
+        quoted = list(sources)[:MAX_QUOTES_SOURCES]
+        row = asked_row(question, sources)  # the row of figures asked for, from any source
+        if row is not None and row[0] not in quoted:
+            quoted.append(row[0])
+        quotes = quoter.answer_sentences(question, quoted)
         if not quotes:
             return sentence
         return sentence + "\n\n" + CLOSEST + "\n" + "\n".join(f"{q} [{n}]" for q, n in quotes)

@@ -27,7 +27,8 @@ from edgechat.core.answering.citations import MARKER_RE
 from edgechat.core.indexing.context import boilerplate_spans, named_cells
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, Source, StopReason
 
-__all__ = ["ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "quote_text", "split_sentences"]
+__all__ = ["ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "asked_row", "asks_for_figure", "is_figure_row",
+           "quote_text", "row_cells", "row_label", "split_sentences", "table_caption"]
 
 NO_MATCH_TEXT = "Nothing in your library matched this question, so I cannot answer it from your documents."
 NO_TEXT_TEXT = "The passages that matched this question contain no readable sentences to quote."
@@ -112,9 +113,26 @@ def _is_header_line(line: str, previous: str | None, following: str | None) -> b
     return not (nxt[:1].islower())
 
 
+# A table row as a PDF's text gives it: a label, then two or more figures ("iPhone $ 39,669
+# $ 40,665", "Other income/(expense), net (265) (10)", "Services 21,213 19,604 8 %").
+_FIGURE_CELL_RE = re.compile(r"^\(?[-\u2212]?\$?\d(?:[\d,]*\d)?(?:\.\d+)?\)?%?$")
+_CELL_FILLER = frozenset({"$", "%", "\u2014", "\u2013", "-", "(", ")"})
+_YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
+
+
+def is_figure_row(line: str) -> bool:
+    """Is `line` a table row of figures: a label with a word in it, then at least two figure
+    cells (not all of them years), and nothing else?"""
+    label = _row_label(line)
+    figures = [t for t in line.split()[len(label.split()):] if t not in _CELL_FILLER]
+    if len(figures) < 2 or all(_YEAR_RE.match(t) for t in figures):
+        return False
+    return any(sum(ch.isalpha() for ch in w) >= 2 for w in label.split())
+
+
 def _blocks(text: str) -> list[tuple[int, int]]:
-    """Spans of paragraphs, with heading lines and list items split off on their own.
-    Single line breaks inside a paragraph (PDF wraps) do not end a block."""
+    """Spans of paragraphs, with heading lines, list items and table rows of figures split off
+    on their own. Single line breaks inside a paragraph (PDF wraps) do not end a block."""
     lines = text.splitlines(keepends=True)
     blocks: list[tuple[int, int]] = []
     start: int | None = None
@@ -129,7 +147,7 @@ def _blocks(text: str) -> list[tuple[int, int]]:
             previous = None
             continue
         following = lines[i + 1] if i + 1 < len(lines) else None
-        if _is_header_line(line, previous, following):
+        if _is_header_line(line, previous, following) or is_figure_row(line):
             if start is not None:
                 blocks.append((start, line_start))
                 start = None
@@ -207,6 +225,8 @@ def _is_noise(sentence: str) -> bool:
         return _is_table_row_noise(stripped)
     if " | " in stripped and named_cells(stripped):
         return False  # a spreadsheet or slide table row, each cell with its column's name
+    if is_figure_row(stripped):
+        return False  # a row of a table of figures: quoted whole, with its table's caption
     return _is_prose_noise(stripped)
 
 
@@ -238,6 +258,7 @@ class _Candidate:
     noise: bool
     score: float = 0.0
     boilerplate: bool = False  # on a contents/index line: never quoted
+    caption: str = ""  # a table row's: the sentence that introduces its table
 
 
 def _candidates(sources: Sequence[Source]) -> list[_Candidate]:
@@ -251,6 +272,13 @@ def _candidates(sources: Sequence[Source]) -> list[_Candidate]:
                 continue
             junk = any(a < e and s < b for a, b in skip)
             out.append(_Candidate(source, rank, position, text, _terms(text), junk or _is_noise(text), boilerplate=junk))
+    for c in out:
+        # A row is about what its table's caption says ("Net sales ... (in millions):") as well
+        # as its own label ("iPhone").
+        caption = _caption(out, c) if not c.noise and is_figure_row(c.text) else None
+        if caption is not None:
+            c.terms |= caption.terms
+            c.caption = caption.text
     return out
 
 
@@ -275,7 +303,7 @@ def _select(question: str, sources: Sequence[Source], embed: Callable[[list[str]
     if embed is not None and len(clean) > 1:
         # Meaning as well as shared words: a sentence that answers with other words than the
         # question's still scores. Cosine similarity of normalised sentence embeddings.
-        vecs = embed([question] + [c.text for c in clean])
+        vecs = embed([question] + [f"{c.caption} {c.text}".strip() for c in clean])
         for c, v in zip(clean, vecs[1:]):
             sim = max(0.0, float(v @ vecs[0]))
             c.score = 0.5 * c.score + sim / (1 + RANK_DECAY * c.rank)
@@ -286,11 +314,15 @@ def _select(question: str, sources: Sequence[Source], embed: Callable[[list[str]
     seen: set[str] = set()
 
     def take(c: _Candidate) -> None:
-        key = c.text.lower()
-        if key not in seen:
-            seen.add(key)
-            chosen.append(c)
+        """Quote `c`, and a table row with the caption that says what its figures are."""
+        for q in (_caption(cands, c) if c.caption else None, c):
+            if q is not None and q.text.lower() not in seen and len(chosen) < MAX_SENTENCES:
+                seen.add(q.text.lower())
+                chosen.append(q)
 
+    row = _row_asked_for(question, clean) if asks_for_figure(question) else None
+    if row is not None:
+        take(row)
     for c in ordered:
         if len(chosen) >= MAX_SENTENCES or c.score <= 0:
             break
@@ -305,6 +337,110 @@ def _select(question: str, sources: Sequence[Source], embed: Callable[[list[str]
             take(c)
     # Read in source rank order, and in document order within a source.
     return sorted(chosen, key=lambda c: (c.rank, c.position))
+
+
+# Words that ask for an amount: a question with one of them is answered by a figure, and a row
+# of figures whose label names what it asks about is the answer a reader looks for first.
+_AMOUNT_RE = re.compile(
+    r"\b(?:how (?:much|many)|amounts?|totals?|numbers? of|percent(?:age)?s?|proportion|share of|revenues?"
+    r"|sales|income|margins?|expenses?|expenditures?|costs?|spen[dt]|spending|profits?|loss(?:es)?|cash"
+    r"|rates?|prices?|values?|debts?|earnings|assets|liabilities|dividends?|taxe?s?|budgets?|balances?"
+    r"|salar(?:y|ies)|inventor(?:y|ies)|headcount|employees)\b", re.IGNORECASE)
+
+
+def asks_for_figure(question: str) -> bool:
+    """Does `question` ask for an amount ("how much", "revenue", "percentage" ...)?"""
+    return bool(_AMOUNT_RE.search(question))
+
+
+def _row_asked_for(question: str, clean: Sequence[_Candidate]) -> _Candidate | None:
+    """The table row whose label best names what `question` asks about: most of the label's
+    words are in the question ("Research and development" for "how much did Apple spend on
+    research and development"), weighed by how rare each word is among the rows' labels;
+    better-ranked sources first on a tie. None when no label has half its words asked for."""
+    rows = [c for c in clean if is_figure_row(c.text)]
+    labels = [_terms(_row_label(c.text)) for c in rows]
+    query = _terms(question)
+    df: dict[str, int] = {}
+    for terms in labels:
+        for t in terms:
+            df[t] = df.get(t, 0) + 1
+    best: tuple[float, int, int] | None = None
+    pick = None
+    for c, terms in zip(rows, labels):
+        shared = terms & query
+        if not shared or 2 * len(shared) < len(terms):
+            continue
+        weight = sum(math.log(1 + len(rows) / df[t]) for t in shared) * len(shared) / len(terms)
+        key = (weight, -c.rank, -c.position)
+        if best is None or key > best:
+            best, pick = key, c
+    return pick
+
+
+def asked_row(question: str, sources: Sequence[Source]) -> tuple[Source, str, str] | None:
+    """For a question that asks for an amount: the table row of `sources` that names what it
+    asks about, as (its source, the row, its table's caption or ""), quoted as `quote_text`
+    quotes; else None."""
+    if not asks_for_figure(question):
+        return None
+    row = _row_asked_for(question, [c for c in _candidates(sources) if not c.noise])
+    return (row.source, row.text, row.caption) if row is not None else None
+
+
+def _row_label(row: str) -> str:
+    """A table row's label: its words before the figures."""
+    tokens = row.split()
+    i = len(tokens)
+    while i > 0 and (tokens[i - 1] in _CELL_FILLER or _FIGURE_CELL_RE.match(tokens[i - 1])):
+        i -= 1
+    return " ".join(tokens[:i])
+
+
+def row_label(row: str) -> str:
+    """A table row's label: its words before the figures ("Research and development")."""
+    return _row_label(row)
+
+
+def row_cells(row: str) -> str:
+    """A table row's figures: its text after the label ("$ 7,709 $ 6,306")."""
+    label = _row_label(row)
+    return " ".join(row.split()[len(label.split()):])
+
+
+def table_caption(sentences: Sequence[str], row: int) -> int | None:
+    """Which of `sentences` (a passage's, in order) introduces the table that `sentences[row]`
+    is a row of: going back over the table's other rows and its short column headings, the
+    first sentence, if it ends with a colon ("... were as follows (in millions):")."""
+    for j in range(row - 1, max(-1, row - 41), -1):
+        text = sentences[j].strip()
+        if is_figure_row(text) or (len(text.split()) <= 8 and not _ENDS_SENTENCE_RE.search(text)):
+            continue
+        return j if text.endswith(":") else None
+    return None
+
+
+def _caption(cands: Sequence[_Candidate], row: _Candidate) -> _Candidate | None:
+    """The sentence that introduces the table `row` is in ("... were as follows (in
+    millions):"), found going back over the table's other rows and its column headings; None
+    when the first sentence back does not end with a colon. A row alone does not say what its
+    figures are or which period each column is."""
+    i = cands.index(row)
+    for c in reversed(cands[max(0, i - 40) : i]):
+        if c.source is not row.source:
+            return None
+        if c.noise or is_figure_row(c.text):
+            continue
+        return c if c.text.rstrip().endswith(":") else None
+    return None
+
+
+_QUOTE_END_RE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]\u00bb]*\s*(?:\[\d+\])?$")
+
+
+def _open_ended(piece: str) -> bool:
+    """Does the quoted `piece` ("... [n]") stop without ending a sentence?"""
+    return not _QUOTE_END_RE.search(piece)
 
 
 def _question(messages: Sequence[ChatMessage]) -> str:
@@ -357,6 +493,7 @@ class ExtractiveClient:
             pieces = [f"{s} [{n}]" for s, n in sentences] or [NO_TEXT_TEXT]
         budget = max(1, int(options.max_new_tokens))
         used = 0
+        previous = ""
         for piece in pieces:
             if cancel is not None and cancel.is_set():
                 yield ChatUpdate(done=True, text=text, stop_reason=StopReason.CANCELLED)
@@ -369,7 +506,10 @@ class ExtractiveClient:
                     yield ChatUpdate(delta=delta, text=text)
                 yield ChatUpdate(done=True, text=text, stop_reason=StopReason.MAX_TOKENS)
                 return
-            delta = piece if not text else " " + piece
+            # A quote that does not end a sentence (a table row, its caption) ends its line, so
+            # that it is a sentence of its own to the answer's checks and citations.
+            delta = piece if not text else ("\n" if _open_ended(previous) else " ") + piece
+            previous = piece
             text += delta
             used += cost
             yield ChatUpdate(delta=delta, text=text)

@@ -23,7 +23,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 
-from edgechat.core.answering.extractive import split_sentences
+from edgechat.core.answering.extractive import asked_row, quote_text, split_sentences
 from edgechat.core.records import Source
 from edgechat.core.search.retrieval import keywords_of, stem
 
@@ -95,6 +95,10 @@ def focus(
     # Shares of the budget by rank: 1, 1/2, 1/3 ... normalised.
     weights = [1 / (i + 1) for i in range(len(sources))]
     total = sum(weights)
+    # A question that asks for an amount: the row of figures that names it, and its table's
+    # caption, come first in their source (a row shares one or two words with the question and
+    # loses to wordier sentences, yet it is the answer).
+    row = asked_row(question, sources)
     out: list[Source] = []
     for i, source in enumerate(sources):
         share = max(1, int(budget * weights[i] / total))
@@ -102,6 +106,14 @@ def focus(
             out.append(source)
             continue
         score = [sum(idf[w] for w in ts & wanted) for ts in terms[i]]
+        if row is not None and row[0] is source:
+            top = max(score, default=0.0)
+            for j, t in enumerate(texts[i]):
+                said = quote_text(t)
+                if said == row[1]:
+                    score[j] = top + 2
+                elif row[2] and said == row[2]:
+                    score[j] = top + 1
         costs = [count_tokens(t) for t in texts[i]]
         keep = _select(score, costs, share)
         parts: list[str] = []

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_spans
-from edgechat.core.answering.extractive import split_sentences
+from edgechat.core.answering.extractive import is_figure_row, row_cells, row_label, split_sentences, table_caption
 from edgechat.core.records import Evidence, SentenceVerdict, Source, Support
 from edgechat.core.search.retrieval import STOPWORDS, stem
 
@@ -57,6 +57,7 @@ MIN_SIMILARITY_HIGH_COVERAGE = 0.4
 STRONG_SIMILARITY = 0.85  # a close paraphrase: one source sentence this close in meaning
 MIN_COVERAGE_STRONG = 0.4  # ... still holding 40 % of the terms
 MIN_CLAIM_TERMS = 2
+FRAGMENT_COVERAGE = 0.75  # a bare phrase read with its question: that much of both in one source sentence
 INTRO_WORDS = 5  # a sentence ending in a colon this short only introduces what follows
 
 Embed = Callable[[list[str]], Any]
@@ -309,6 +310,8 @@ def _near_figures(sentence: str, claim_figures: set[str], number_words: set[str]
 
 
 _YEAR_RE = re.compile(r"(?:19|20)\d\d")
+_HEADING_YEAR_RE = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d)")
+_LATEST_RE = re.compile(r"\b(?:latest|most recent|current)\b", re.IGNORECASE)
 _POSSESSIVE_RE = re.compile(r"['\u2019]s$")
 
 
@@ -318,8 +321,60 @@ def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
     return np.asarray(embed(texts), dtype=np.float32)
 
 
+def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], asked: set[str],
+                 years: set[str], latest: bool) -> list[int] | None:  # fmt: skip
+    """A claim about figures said by a table row: [caption, row] (or [row]) of `ix` when the
+    row holds every figure of the claim, the claim names the row's label ("Research and
+    development"), and the claim's other words are the table caption's, the question's
+    (`asked`: "Apple", "first quarter") or at most one more (its verb: "spent"). A row's words
+    are few, so the coverage rule of sentences cannot hold for it; its label and figures bind
+    what the figure is.
+
+    Which column: when the table's headings give each figure column a year, a figure must be
+    from a column of a year the claim or question names (`years`), or of the latest year when
+    the question asks about the latest period (`latest`) -- not last year's figure of the row."""
+    words = {t for t in terms if not t.isdigit()}
+    for j, text in enumerate(ix.sentence_texts):
+        row = " ".join(text.split())
+        if not claim_figures <= ix.sentence_figures[j] or not is_figure_row(row):
+            continue
+        label = {t for t in _terms(row_label(row)) if not t.isdigit()}
+        if not label or not label <= words:
+            continue
+        cap = table_caption(ix.sentence_texts, j)
+        said = ix.terms[j] | ix.label_terms | (ix.terms[cap] if cap is not None else set())
+        if not {t for t in words if t in _NUMBER_WORDS} <= said | asked:
+            continue  # "nine months" where the table and the question say nothing of nine months
+        if len(words - said - asked) > 1:
+            continue
+        if not _right_columns(ix.sentence_texts, cap, j, claim_figures, years, latest):
+            continue
+        return [cap, j] if cap is not None else [j]
+    return None
+
+
+def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures: set[str], years: set[str],
+                   latest: bool) -> bool:  # fmt: skip
+    """Is each claimed figure of row `row` in a column of a year asked about? The column
+    headings are the lines between the caption and the row; they name a year per column
+    ("July 1, 2023 June 25, 2022 ..." or "2022 2023") when there are as many years as figures."""
+    start = cap + 1 if cap is not None else max(0, row - 12)
+    heading = [y for t in texts[start:row] if not is_figure_row(" ".join(t.split()))
+               for y in _HEADING_YEAR_RE.findall(t)]
+    cells = [_norm_figure(m) for m in _FIGURE_RE.finditer(row_cells(texts[row]))]
+    cells = [c for c in cells if not _YEAR_RE.fullmatch(c)]
+    if not heading or len(heading) != len(cells):
+        return True  # no year per column to go by
+    wanted = years & set(heading) or ({max(heading)} if latest else set())
+    if not wanted:
+        return True
+    return all(any(c == f and y in wanted for c, y in zip(cells, heading)) for f in claim_figures
+               if not _YEAR_RE.fullmatch(f))
+
+
 def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
-           before: Sequence[str] = (), asked_years: frozenset[str] = frozenset()) -> _Check:  # fmt: skip
+           before: Sequence[str] = (), asked_years: frozenset[str] = frozenset(),
+           asked: frozenset[str] = frozenset(), latest: bool = False) -> _Check:  # fmt: skip
     """`question`: given for a bare phrase, whose words are checked together with the question's.
     `before`: the code names of the claim before this one, when this one refers back to it ("This
     command ..."): its evidence must speak of one of them. `asked_years`: the years the question
@@ -389,6 +444,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                     ok = ((cov >= MIN_COVERAGE and sim >= MIN_SIMILARITY)
                           or (cov >= HIGH_COVERAGE and sim >= MIN_SIMILARITY_HIGH_COVERAGE)
                           or (sim >= STRONG_SIMILARITY and cov >= MIN_COVERAGE_STRONG and len(window) == 1))
+                if ok and question and (cov < FRAGMENT_COVERAGE or not _terms(body) <= covered):
+                    ok = False  # a bare phrase: the sentence that says it must say nearly all the question asks
                 if ok and claim_negated != any(ix.negated[j] for j in window):
                     ok = False  # "warns when listed" is not "warns unless listed"
                 if ok and claim_figures and not any(_holds_figures(ix, j, claim_figures, terms) for j in window):
@@ -404,6 +461,12 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                     score = cov + sim - 0.05 * (len(window) - 1)  # one sentence beats a pair
                     if best is None or score > best[0]:
                         best = (score, window)
+        if best is None and any(not _YEAR_RE.fullmatch(f) for f in claim_figures) and not (
+                idents or calls or claim_negated):
+            claim_years = {f for f, _ in figures(body) if _YEAR_RE.fullmatch(f)}
+            window = _row_support(ix, claim_figures, terms, set(asked), {*asked_years, *claim_years}, latest)
+            if window is not None:
+                best = (1.0 + best_sim, window)
         scores[ix.source.ordinal] = (round(best_cov, 3), round(best_sim, 3))
         if best is not None:
             found.append((best[0], ix.source.ordinal, best[1]))
@@ -467,12 +530,13 @@ def verify(
     markers = marker_spans(text)
     named = {s.ordinal for s in sources}
     asked_years = frozenset(f for f, _ in figures(question) if _YEAR_RE.fullmatch(f))
+    asked = frozenset(_claim_terms(question)) if question else frozenset()
     out = []
     before: list[str] = []  # the code names of the last claim sentence
     for k, (s, e) in enumerate(spans):
         vec = rows[len(source_texts) + k] if rows is not None else None
         check = _check(text[s:e], vec, index, question if question and _is_fragment(text[s:e]) else "", before,
-                       asked_years)
+                       asked_years, asked, bool(_LATEST_RE.search(question)))
         if check.support != Support.NO_CLAIM:
             body = MARKER_RE.sub(" ", text[s:e])
             before = _identifiers(body) + _calls(body)

@@ -171,3 +171,15 @@ def test_a_supported_introduction_alone_is_not_shown_as_the_answer(engine):
     intro = [v for v in r.draft_verdicts if r.draft[v.start:v.end].rstrip().endswith(":")]
     assert intro and intro[0].support == Support.SUPPORTED  # the introduction itself passes the check
     assert r.abstained and r.text.startswith(WITHHELD) and r.draft == draft
+
+
+def test_an_answer_that_states_nothing_is_no_answer(engine):
+    """Seen with Qwen2.5-Coder-0.5B on a filing: asked for the gross margin, it copied the page
+    footer ("Apple Inc. | Q3 2023 Form 10-Q | 17"), which states nothing and was shown as the answer."""
+    from edgechat.core.answering.answer import MODEL_FOUND_NONE
+
+    footer = "Planet Facts | Inner Planets | 17"
+    _, r = _ask(engine, "How long is a year on Mercury?", ScriptedClient(footer))
+    assert r.draft_verdicts and all(v.support == Support.NO_CLAIM for v in r.draft_verdicts)
+    assert r.abstained and r.draft == footer
+    assert r.text.startswith(MODEL_FOUND_NONE) and CLOSEST in r.text

@@ -291,3 +291,41 @@ def test_a_bare_phrase_needs_a_source_sentence_that_says_nearly_all_the_question
     [wrong] = verify("debdiff [1]", [_src(1, text)], embedder.embed, q)
     [right] = verify("lintian [1]", [_src(1, text)], embedder.embed, q)
     assert wrong.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED
+
+
+FILING = ("The growth in research and development expense during the first quarter compared to the same quarter "
+          "a year before was driven primarily by increases in headcount-related expenses. Net sales of the "
+          "company's phones fell during the quarter because of weaker demand in Europe.")
+
+
+def test_a_claim_must_go_the_way_its_evidence_goes(embedder):
+    src = [_src(1, FILING)]
+    [right] = verify("Research and development expense grew in the first quarter, driven primarily by increases "
+                     "in headcount-related expenses [1].", src, embedder.embed)
+    [turned] = verify("Research and development expense decreased in the first quarter, driven primarily by "
+                      "increases in headcount-related expenses [1].", src, embedder.embed)
+    assert right.support == Support.SUPPORTED and turned.support == Support.UNSUPPORTED
+
+
+def test_what_a_claim_says_of_the_questions_subject_its_evidence_must_say(embedder):
+    """Seen on a filing: asked how operating expenses compared to revenue, the model wrote that
+    they "compared to its revenue ... were driven by headcount" from a sentence that speaks of
+    neither operating expenses nor revenue."""
+    src = [_src(1, FILING)]
+    question = "How did Apple's operating expenses compare to its revenue in the quarter?"
+    [v] = verify("Apple's operating expenses compared to its revenue in the quarter were driven primarily "
+                 "by increases in headcount-related expenses [1].", src, embedder.embed, question)
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify("Research and development expense grew during the first quarter, driven primarily by increases "
+                 "in headcount-related expenses [1].", src, embedder.embed, question)
+    assert v.support == Support.SUPPORTED  # says little of what was asked: judged on its own words
+
+
+def test_a_name_the_claim_adds_must_be_in_its_evidence_and_furniture_is_no_claim(embedder):
+    src = [_src(1, "The company's largest market is Japan. " + FILING)]
+    [v] = verify("Net sales of the company's phones fell in Europe during the quarter [1].", src, embedder.embed)
+    assert v.support == Support.SUPPORTED
+    [v] = verify("Net sales of the company's phones fell in Japan during the quarter [1].", src, embedder.embed)
+    assert v.support == Support.UNSUPPORTED  # Japan is in the source, not where it says phone sales fell
+    [v] = verify("Planet Facts | Inner Planets | 17 [1]", src, embedder.embed)
+    assert v.support == Support.NO_CLAIM

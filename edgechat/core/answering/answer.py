@@ -267,8 +267,10 @@ class Answerer:
         checked = not pq.search_skipped and bool(sources) and stop_reason != StopReason.CANCELLED
         if checked and not abstained:
             verdicts = verify(text, sources, self.embed, request.query)
-            if is_model and says_it_does_not_know(text, verdicts):
-                # The model found no answer: say so plainly and quote the closest passages.
+            claims_nothing = all(v.support == Support.NO_CLAIM for v in verdicts)
+            if is_model and (says_it_does_not_know(text, verdicts) or claims_nothing):
+                # The model found no answer (or wrote nothing that states anything: a page footer,
+                # "Here is an example:"): say so plainly and quote the closest passages.
                 abstained = True
                 draft, draft_verdicts = text, verdicts
                 text = self._not_found(MODEL_FOUND_NONE, request.query, sources)

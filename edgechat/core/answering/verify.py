@@ -57,6 +57,8 @@ MIN_SIMILARITY_HIGH_COVERAGE = 0.4
 STRONG_SIMILARITY = 0.85  # a close paraphrase: one source sentence this close in meaning
 MIN_COVERAGE_STRONG = 0.4  # ... still holding 40 % of the terms
 MIN_CLAIM_TERMS = 2
+RESTATED_MIN = 3  # a claim that says this many of the question's words ...
+RESTATED_COVERAGE = 2 / 3  # ... must have evidence that says this share of them
 FRAGMENT_COVERAGE = 0.75  # a bare phrase read with its question: that much of both in one source sentence
 INTRO_WORDS = 5  # a sentence ending in a colon this short only introduces what follows
 
@@ -221,6 +223,33 @@ _REFERS_BACK_RE = re.compile(r"^\W*(?:this|that|these|those|it|they)\b", re.IGNO
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|without|unless|cannot|none|nor|neither|nothing)\b|n't\b", re.IGNORECASE)
 
 
+_UP_RE = re.compile(r"\b(?:increas\w*|gr[eo]w\w*|rise|rises|rising|rose|risen|higher|gain(?:s|ed)?|improv\w*|expand\w*)\b",
+                    re.IGNORECASE)
+_DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|falls?|falling|drop(?:s|ped)?|lower|reduc\w*|shr[iau]nk\w*)\b",
+                      re.IGNORECASE)
+
+
+def _directions(text: str) -> set[str]:
+    """Which ways a change goes in `text`: "up" (increased, growth, higher), "down" (decreased,
+    declined, lower)."""
+    return {d for d, r in (("up", _UP_RE), ("down", _DOWN_RE)) if r.search(text)}
+
+
+def _turned(claim: set[str], evidence: set[str]) -> bool:
+    """Does the claim say a change went a way its evidence does not, where the evidence says it
+    went the other ("R&D expense decreased" against "the growth in R&D expense")?"""
+    return any(d not in evidence and evidence - {d} for d in claim)
+
+
+_FURNITURE_RE = re.compile(r"\s\|\s")
+
+
+def _furniture(sentence: str) -> bool:
+    """A page header or footer copied as a sentence ("Apple Inc. | Q3 2023 Form 10-Q | 17"):
+    parts between bars, and no word written in lower case."""
+    return bool(_FURNITURE_RE.search(sentence)) and not re.search(r"\b[a-z]{3,}\b", sentence)
+
+
 def _negated(text: str) -> bool:
     """Does the sentence deny or except something? A claim and its evidence must agree on it:
     "R CMD check warns about them when they are listed" is the opposite of "... will warn about
@@ -374,7 +403,8 @@ def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figure
 
 def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
            before: Sequence[str] = (), asked_years: frozenset[str] = frozenset(),
-           asked: frozenset[str] = frozenset(), latest: bool = False) -> _Check:  # fmt: skip
+           asked: frozenset[str] = frozenset(), latest: bool = False,
+           asked_words: frozenset[str] = frozenset()) -> _Check:  # fmt: skip
     """`question`: given for a bare phrase, whose words are checked together with the question's.
     `before`: the code names of the claim before this one, when this one refers back to it ("This
     command ..."): its evidence must speak of one of them. `asked_years`: the years the question
@@ -388,6 +418,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         return _Check(Support.NO_CLAIM)
     if introduces(body) and len(body.split()) <= INTRO_WORDS and not figures(body) and not _identifiers(body):
         return _Check(Support.NO_CLAIM)  # "In this modified script:", "Run this command:"
+    if _furniture(body):
+        return _Check(Support.NO_CLAIM)
     figs = [(n, w) for n, w in figures(body) if n not in asked_years]
     names = _names(body)
     terms = _claim_terms(body) - asked_years
@@ -419,6 +451,11 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         return _Check(Support.UNSUPPORTED, reason="there are no sources")
     claim_figures = {norm for norm, _ in figs}
     claim_negated = _negated(body)
+    claim_ways = _directions(body)
+    # Names the claim gives that the question does not: the evidence must give them too.
+    own_names = {b for b in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
+                 if b not in asked_words and stem(b) not in asked_words}
+    restated = (terms & asked) - asked_years if not question else set()  # the question's words the claim says
     figures_apart = False  # some source says it, but not with its figures
     names_apart = False  # ... or not where it names the code names the claim gives
     refers_back = bool(before) and bool(_REFERS_BACK_RE.match(body))
@@ -448,6 +485,17 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                     ok = False  # a bare phrase: the sentence that says it must say nearly all the question asks
                 if ok and claim_negated != any(ix.negated[j] for j in window):
                     ok = False  # "warns when listed" is not "warns unless listed"
+                if ok and claim_ways and all(_turned(claim_ways, _directions(ix.sentence_texts[j])) for j in window):
+                    ok = False  # "decreased" is not "the growth in"
+                if ok and own_names:
+                    said_words = set().union(*(_source_words(ix.sentence_texts[j], _label(ix.source)) for j in window))
+                    said_words |= {_POSSESSIVE_RE.sub("", w) for w in said_words}  # "Mercury's" says Mercury
+                    if not all(n in said_words or stem(n) in said_words for n in own_names):
+                        ok = False  # "in the XY plane": the sentence that says the rest does not say that
+                        names_apart = True
+                if ok and len(restated) >= RESTATED_MIN and (
+                        len(restated & covered) < RESTATED_COVERAGE * len(restated)):
+                    ok = False  # what the claim says of the question's subject, its evidence does not
                 if ok and claim_figures and not any(_holds_figures(ix, j, claim_figures, terms) for j in window):
                     ok = False
                     figures_apart = True
@@ -464,9 +512,9 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         if best is None and any(not _YEAR_RE.fullmatch(f) for f in claim_figures) and not (
                 idents or calls or claim_negated):
             claim_years = {f for f, _ in figures(body) if _YEAR_RE.fullmatch(f)}
-            window = _row_support(ix, claim_figures, terms, set(asked), {*asked_years, *claim_years}, latest)
-            if window is not None:
-                best = (1.0 + best_sim, window)
+            row = _row_support(ix, claim_figures, terms, set(asked), {*asked_years, *claim_years}, latest)
+            if row is not None:
+                best = (1.0 + best_sim, row)
         scores[ix.source.ordinal] = (round(best_cov, 3), round(best_sim, 3))
         if best is not None:
             found.append((best[0], ix.source.ordinal, best[1]))
@@ -531,12 +579,13 @@ def verify(
     named = {s.ordinal for s in sources}
     asked_years = frozenset(f for f, _ in figures(question) if _YEAR_RE.fullmatch(f))
     asked = frozenset(_claim_terms(question)) if question else frozenset()
+    asked_words = frozenset(_source_words(question, "")) if question else frozenset()
     out = []
     before: list[str] = []  # the code names of the last claim sentence
     for k, (s, e) in enumerate(spans):
         vec = rows[len(source_texts) + k] if rows is not None else None
         check = _check(text[s:e], vec, index, question if question and _is_fragment(text[s:e]) else "", before,
-                       asked_years, asked, bool(_LATEST_RE.search(question)))
+                       asked_years, asked, bool(_LATEST_RE.search(question)), asked_words)
         if check.support != Support.NO_CLAIM:
             body = MARKER_RE.sub(" ", text[s:e])
             before = _identifiers(body) + _calls(body)

@@ -183,3 +183,27 @@ def test_an_answer_that_states_nothing_is_no_answer(engine):
     assert r.draft_verdicts and all(v.support == Support.NO_CLAIM for v in r.draft_verdicts)
     assert r.abstained and r.draft == footer
     assert r.text.startswith(MODEL_FOUND_NONE) and CLOSEST in r.text
+
+
+def test_a_withheld_answer_to_an_amount_quotes_the_row_that_names_it_first(tmp_path, embedder):
+    """Asked for an amount, the model copied the wrong figure; the table row that names what was
+    asked is quoted first, under a heading that does not call the answer "not found"."""
+    from edgechat.core.answering.answer import ROW_FIRST, UNCHECKED_WITH_ROW
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "quarterly-report.txt").write_text(
+        "Results of the quarter\n\nNet sales fell during the quarter because phone demand was weaker in Europe.\n\n"
+        "Net sales by category for the quarter ended June 30, 2023 were as follows (in millions):\n"
+        "Phones $ 39,669 $ 40,665\nLaptops 6,840 7,382\nServices 21,213 19,604\nTotal net sales $ 81,797 $ 82,959\n\n"
+        "Cost of sales was $ 45,384 million in the quarter.\n", encoding="utf-8")
+    with Engine(tmp_path / "lib", embedder=embedder) as e:
+        e.index([docs])
+        _, r = _ask(e, "How much revenue did phones bring in during the quarter?",
+                    ScriptedClient("Phones brought in revenue of $45,384 million during the quarter [1]."))
+    assert r.abstained and r.draft.startswith("Phones brought in")
+    lines = r.text.splitlines()
+    assert lines[0] == UNCHECKED_WITH_ROW and ROW_FIRST in lines
+    after = lines[lines.index(ROW_FIRST) + 1 :]
+    assert after[0].startswith("Net sales by category") and after[0].endswith("(in millions): [1]")
+    assert after[1] == "Phones $ 39,669 $ 40,665 [1]"

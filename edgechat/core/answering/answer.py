@@ -81,9 +81,14 @@ NOT_IN_DOCUMENTS = "Your documents don't say: nothing in them is close enough to
 WITHHELD = ("Not found in your documents: the answer the model wrote is not supported by them, "
             "so it is not shown as the answer.")
 CLOSEST = "The closest passages:"
+# Withheld, or the model found nothing, but a table row names what the question asks for: the
+# documents may well hold the answer, so "not found" would mislead.
+UNCHECKED_WITH_ROW = "The model's answer is not shown: your documents do not support what it wrote."
+ROW_FIRST = "The table row that matches the question, then the closest passages:"
 MODEL_FOUND_NONE = ("Your documents don't seem to say: the model found no answer in the passages closest "
                     "to this question.")
-register_own_text(NOTHING_FOUND, NOT_IN_DOCUMENTS, WITHHELD, CLOSEST, MODEL_FOUND_NONE, DONT_KNOW)
+register_own_text(NOTHING_FOUND, NOT_IN_DOCUMENTS, WITHHELD, CLOSEST, MODEL_FOUND_NONE, DONT_KNOW,
+                  UNCHECKED_WITH_ROW, ROW_FIRST)
 # The model saying it cannot answer, in the prompt's words (DONT_KNOW) or its own.
 _DONT_KNOW_RE = re.compile(
     r"\b(?:do not|don't|cannot|can't|can not) (?:know|answer|find|determine|tell)\b"
@@ -358,7 +363,9 @@ class Answerer:
         return text, stop_reason, first_token
 
     def _not_found(self, sentence: str, question: str, sources: Sequence[Source]) -> str:
-        """The plain "not in your documents" sentence, then the closest passages quoted."""
+        """The plain "not in your documents" sentence, then the closest passages quoted. Asked
+        for an amount that a table row names, the row (with its caption) is quoted first and the
+        model's withheld or empty answer is not called "not found"."""
         if not sources:
             return sentence
         quoter = ExtractiveClient(types.SimpleNamespace(embed=self.embed) if self.embed is not None else None)
@@ -369,4 +376,10 @@ class Answerer:
         quotes = quoter.answer_sentences(question, quoted)
         if not quotes:
             return sentence
-        return sentence + "\n\n" + CLOSEST + "\n" + "\n".join(f"{q} [{n}]" for q, n in quotes)
+        heading = CLOSEST
+        if row is not None and sentence in (WITHHELD, MODEL_FOUND_NONE):
+            first = [(q, n) for q, n in quotes if n == row[0].ordinal and q in (row[2], row[1])]
+            if first:
+                quotes = first + [qn for qn in quotes if qn not in first]
+                sentence, heading = UNCHECKED_WITH_ROW, ROW_FIRST
+        return sentence + "\n\n" + heading + "\n" + "\n".join(f"{q} [{n}]" for q, n in quotes)

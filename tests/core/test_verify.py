@@ -329,3 +329,37 @@ def test_a_name_the_claim_adds_must_be_in_its_evidence_and_furniture_is_no_claim
     assert v.support == Support.UNSUPPORTED  # Japan is in the source, not where it says phone sales fell
     [v] = verify("Planet Facts | Inner Planets | 17 [1]", src, embedder.embed)
     assert v.support == Support.NO_CLAIM
+
+
+def test_a_running_footer_is_no_evidence_and_a_heading_does_not_hide_a_turned_claim(embedder):
+    manual = Source(ordinal=1, content="The load command executes each line of the file.\ngnuplot 5.4 99\nHistory\n",
+                    title="gnuplot", path="/docs/gnuplot.pdf", score=0.9, page=99, start=0, end=60)
+    [v] = verify("So the answer is indeed gnuplot 5.4 99 [1].", [manual], embedder.embed,
+                 "Which gnuplot command runs the commands stored in a file?")
+    assert v.support == Support.UNSUPPORTED
+    heading = "Research and Development\n" + FILING  # seen on a filing: the heading joined the evidence pair
+    [v] = verify("Research and development expense decreased during the first quarter, driven primarily by "
+                 "increases in headcount-related expenses [1].", [_src(1, heading)], embedder.embed)
+    assert v.support == Support.UNSUPPORTED
+
+
+def test_of_two_sentences_that_say_it_the_evidence_is_the_one_about_what_came_before(embedder):
+    """"The focus of this expenditure ..." after a sentence about R&D: its evidence is the R&D
+    sentence, not the same words said of selling expenses."""
+    text = ("The growth in selling, general and administrative expense during the quarter was driven primarily by "
+            "increases in headcount-related expenses. The growth in research and development expense during the "
+            "quarter was driven primarily by increases in headcount-related expenses.")
+    answer = ("Research and development expense grew during the quarter [1]. The focus of this expenditure was "
+              "increases in headcount-related expenses [1].")
+    first, second = verify(answer, [_src(1, text)], embedder.embed)
+    assert first.support == second.support == Support.SUPPORTED
+    ev = second.evidence[0]
+    assert "research and development" in text[ev.start : ev.end]
+
+
+def test_a_one_character_symbol_in_backticks_is_a_code_name(embedder):
+    text = ("You can pass parameters to scripts via additional arguments on the command line: R CMD BATCH "
+            "\"--args arg1 arg2\" foo.R will pass arguments to a script.")
+    [v] = verify("To run an R script from the shell with arguments, you need to use the `#` mark before the "
+                 "command [1].", [_src(1, text)], embedder.embed)
+    assert v.support == Support.UNSUPPORTED and "#" in v.reason

@@ -273,6 +273,9 @@ def _candidates(sources: Sequence[Source]) -> list[_Candidate]:
             junk = any(a < e and s < b for a, b in skip)
             out.append(_Candidate(source, rank, position, text, _terms(text), junk or _is_noise(text), boilerplate=junk))
     for c in out:
+        if not c.noise and is_figure_row(c.text) and _running_line(c.text, c.source):
+            c.noise = True
+    for c in out:
         # A row is about what its table's caption says ("Net sales ... (in millions):") as well
         # as its own label ("iPhone").
         caption = _caption(out, c) if not c.noise and is_figure_row(c.text) else None
@@ -418,6 +421,13 @@ def table_caption(sentences: Sequence[str], row: int) -> int | None:
             continue
         return j if text.endswith(":") else None
     return None
+
+
+def _running_line(row: str, source: Source) -> bool:
+    """Is the "row" only the document's name and numbers ("gnuplot 5.4 99"): a running header or
+    footer with its page number?"""
+    name = f"{source.title or ''} {(source.path or '').replace(chr(92), '/').rsplit('/', 1)[-1]}"
+    return _terms(_row_label(row)) <= _terms(re.sub(r"[-_.]+", " ", name))
 
 
 def _caption(cands: Sequence[_Candidate], row: _Candidate) -> _Candidate | None:

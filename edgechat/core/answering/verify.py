@@ -158,6 +158,7 @@ class _SourceIndex:
     label: str = ""  # the title and file name, lower case
     label_terms: set[str] = field(default_factory=set)  # ... as terms: "Debian" from debian-faq.pdf
     negated: list[bool] = field(default_factory=list)  # per sentence: does it say "not", "unless"...
+    furniture: list[bool] = field(default_factory=list)  # per sentence: a running header/footer, a page number
     vecs: np.ndarray | None = None
 
 
@@ -170,7 +171,7 @@ class _Check:
     scores: dict[int, tuple[float, float]] = field(default_factory=dict)  # number -> (coverage, similarity)
 
 
-_CODE_SPAN_RE = re.compile(r"`([^`]{2,80})`")
+_CODE_SPAN_RE = re.compile(r"`([^`]{1,80})`")
 _LONG_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z][\w-]+")
 _IDENT_RE = re.compile(r"(?<![\w.])[A-Za-z]\w*(?:[._]\w{2,})+(?:\(\))?")
 
@@ -189,10 +190,11 @@ def _identifiers(sentence: str) -> list[str]:
     out += [m.group() for m in _LONG_FLAG_RE.finditer(sentence)]  # "--purge", in code or not
     cleaned = []
     for ident in out:
-        ident = ident.strip(".,;:!?\"'").lower()
+        symbol = len(ident) == 1 and not ident.isalnum() and ident not in ".,;:!?\"'"  # `#`, `$`
+        ident = ident if symbol else ident.strip(".,;:!?\"'").lower()
         if ident.endswith("()"):
             ident = ident[:-2]
-        if len(ident) >= 2:
+        if len(ident) >= 2 or symbol:
             cleaned.append(ident)
     return list(dict.fromkeys(cleaned))
 
@@ -290,6 +292,11 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
             label=label.lower(),
             label_terms=_terms(re.sub(r"[-_.]+", " ", label)),
         ))
+        ix = out[-1]
+        # A line of only the document's name and numbers (a running header, footer or page
+        # number) or of parts between bars with nothing in lower case.
+        ix.furniture = [_furniture(t) or not {w for w in ix.terms[j] - ix.label_terms if not w.isdigit()}
+                        for j, t in enumerate(texts)]
     return out
 
 
@@ -365,7 +372,7 @@ def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], ask
     words = {t for t in terms if not t.isdigit()}
     for j, text in enumerate(ix.sentence_texts):
         row = " ".join(text.split())
-        if not claim_figures <= ix.sentence_figures[j] or not is_figure_row(row):
+        if ix.furniture[j] or not claim_figures <= ix.sentence_figures[j] or not is_figure_row(row):
             continue
         label = {t for t in _terms(row_label(row)) if not t.isdigit()}
         if not label or not label <= words:
@@ -404,7 +411,7 @@ def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figure
 def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
            before: Sequence[str] = (), asked_years: frozenset[str] = frozenset(),
            asked: frozenset[str] = frozenset(), latest: bool = False,
-           asked_words: frozenset[str] = frozenset()) -> _Check:  # fmt: skip
+           asked_words: frozenset[str] = frozenset(), context: frozenset[str] = frozenset()) -> _Check:  # fmt: skip
     """`question`: given for a bare phrase, whose words are checked together with the question's.
     `before`: the code names of the claim before this one, when this one refers back to it ("This
     command ..."): its evidence must speak of one of them. `asked_years`: the years the question
@@ -471,6 +478,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
             for window in (([i],) if question or idents or calls or refers_back else ([i], [i, i + 1])):
                 if window[-1] >= len(ix.spans):
                     continue
+                if all(ix.furniture[j] for j in window):
+                    continue  # "gnuplot 5.4 99": a running footer says nothing
                 covered = set().union(ix.label_terms, *(ix.terms[j] for j in window))
                 cov = len(terms & covered) / len(terms)
                 sim = max(float(sims[j]) for j in window) if sims is not None else 0.0
@@ -485,7 +494,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                     ok = False  # a bare phrase: the sentence that says it must say nearly all the question asks
                 if ok and claim_negated != any(ix.negated[j] for j in window):
                     ok = False  # "warns when listed" is not "warns unless listed"
-                if ok and claim_ways and all(_turned(claim_ways, _directions(ix.sentence_texts[j])) for j in window):
+                ways = [w for w in (_directions(ix.sentence_texts[j]) for j in window) if w]
+                if ok and claim_ways and ways and all(_turned(claim_ways, w) for w in ways):
                     ok = False  # "decreased" is not "the growth in"
                 if ok and own_names:
                     said_words = set().union(*(_source_words(ix.sentence_texts[j], _label(ix.source)) for j in window))
@@ -507,6 +517,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                         names_apart = True
                 if ok:
                     score = cov + sim - 0.05 * (len(window) - 1)  # one sentence beats a pair
+                    if context:  # of two that say it, the one about what the claim before spoke of
+                        score += 0.3 * len(context & covered) / len(context)
                     if best is None or score > best[0]:
                         best = (score, window)
         if best is None and any(not _YEAR_RE.fullmatch(f) for f in claim_figures) and not (
@@ -582,13 +594,15 @@ def verify(
     asked_words = frozenset(_source_words(question, "")) if question else frozenset()
     out = []
     before: list[str] = []  # the code names of the last claim sentence
+    context: frozenset[str] = frozenset()  # ... and its words
     for k, (s, e) in enumerate(spans):
         vec = rows[len(source_texts) + k] if rows is not None else None
         check = _check(text[s:e], vec, index, question if question and _is_fragment(text[s:e]) else "", before,
-                       asked_years, asked, bool(_LATEST_RE.search(question)), asked_words)
+                       asked_years, asked, bool(_LATEST_RE.search(question)), asked_words, context)
         if check.support != Support.NO_CLAIM:
             body = MARKER_RE.sub(" ", text[s:e])
             before = _identifiers(body) + _calls(body)
+            context = frozenset(_claim_terms(body))
         written = list(dict.fromkeys(n for ms, me, nums in markers if s <= ms < e for n in nums))
         wrong = [n for n in written if n not in named or n not in check.sources]
         out.append(SentenceVerdict(start=s, end=e, support=check.support, sources=check.sources,

@@ -97,10 +97,14 @@ def test_the_row_of_figures_asked_for_is_kept_with_its_caption():
     prose = " ".join(f"The quarter's results for segment {i} were discussed with the board in detail." for i in range(8))
     table = ("Revenue from phones in the quarter is discussed in the notes below, region by region.\n"
              "Net sales by category for the quarter were as follows (in millions):\n"
-             "Phones $ 39,669 $ 40,665\nLaptops 6,840 7,382\nServices 21,213 19,604\n"
+             "Three Months Ended\n2023 2022\n"
+             "Laptops 6,840 7,382\nPhones $ 39,669 $ 40,665\nServices 21,213 19,604\n"
              "Total net sales $ 81,797 $ 82,959\n"
              "The quarter's results were discussed with the board and the auditors in detail.")
     out = focus("How much revenue did phones bring in for the quarter?", [source(1, prose), source(2, prose),
                                                                            source(3, table)], words, budget=60)
     assert "Phones $ 39,669 $ 40,665" in out[2].content
+    # ... with what its figures are: the caption and the column headings, in the source's order.
+    kept = out[2].content
+    assert kept.index("(in millions):") < kept.index("Three Months Ended") < kept.index("Phones $ 39,669")
     assert "region by region" not in out[2].content and sum(words(s.content) for s in out) <= 60 + 8

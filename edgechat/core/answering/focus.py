@@ -71,6 +71,23 @@ def _select(score: list[float], costs: list[int], share: int) -> list[int]:
     return sorted(keep)
 
 
+def _put_row_first(score: list[float], said: list[str], row: str, caption: str) -> None:
+    """Scores that keep the row first, then its table's caption, then the column headings between
+    them (short lines: "Three Months Ended", "July 1, 2023")."""
+    top = max(score, default=0.0)
+    at = [j for j, t in enumerate(said) if t == row]
+    if not at:
+        return
+    score[at[0]] = top + 3
+    cap = next((j for j in range(at[0] - 1, -1, -1) if caption and said[j] == caption), None)
+    if cap is None:
+        return
+    score[cap] = top + 2
+    for j in range(cap + 1, at[0]):
+        if len(said[j].split()) <= 8:
+            score[j] = top + 1
+
+
 def focus(
     question: str,
     sources: Sequence[Source],
@@ -98,7 +115,12 @@ def focus(
     # A question that asks for an amount: the row of figures that names it, and its table's
     # caption, come first in their source (a row shares one or two words with the question and
     # loses to wordier sentences, yet it is the answer).
+    # The source that holds it gets the best-ranked source's share: a model asked for a figure
+    # must read the row and what its columns are.
     row = asked_row(question, sources)
+    if row is not None:
+        weights = [weights[0] if s is row[0] else w for s, w in zip(sources, weights)]
+        total = sum(weights)
     out: list[Source] = []
     for i, source in enumerate(sources):
         share = max(1, int(budget * weights[i] / total))
@@ -107,13 +129,7 @@ def focus(
             continue
         score = [sum(idf[w] for w in ts & wanted) for ts in terms[i]]
         if row is not None and row[0] is source:
-            top = max(score, default=0.0)
-            for j, t in enumerate(texts[i]):
-                said = quote_text(t)
-                if said == row[1]:
-                    score[j] = top + 2
-                elif row[2] and said == row[2]:
-                    score[j] = top + 1
+            _put_row_first(score, [quote_text(t) for t in texts[i]], row[1], row[2])
         costs = [count_tokens(t) for t in texts[i]]
         keep = _select(score, costs, share)
         parts: list[str] = []

@@ -363,3 +363,11 @@ def test_a_one_character_symbol_in_backticks_is_a_code_name(embedder):
     [v] = verify("To run an R script from the shell with arguments, you need to use the `#` mark before the "
                  "command [1].", [_src(1, text)], embedder.embed)
     assert v.support == Support.UNSUPPORTED and "#" in v.reason
+
+
+def test_a_pdfs_spacing_circumflex_is_the_caret_of_the_code(embedder):
+    """PDF text gives "x^2" as "xˆ2" (a modifier letter); a claim that copies the code with "^" names
+    what the source names."""
+    text = "To differentiate sin(x\u02c62), type diff(sin(x\u02c62),x) in a cell and press the key to run it."
+    [v] = verify("To differentiate sin(x^2), type `diff(sin(x^2),x)` in a cell [1].", [_src(1, text)], embedder.embed)
+    assert v.support == Support.SUPPORTED

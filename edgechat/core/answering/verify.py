@@ -272,10 +272,15 @@ def _source_words(content: str, label: str) -> set[str]:
     return words | {stem(w) for w in words}
 
 
+# Spacing modifier letters PDFs put for ASCII ones ("xˆ2" for "x^2", "˜/.Rprofile"): one
+# character for one, so the sentences' spans still index the passage.
+_PDF_MARKS = str.maketrans({"\u02c6": "^", "\u02dc": "~", "\u2018": "'", "\u2019": "'"})
+
+
 def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
     out = []
     for src in sources:
-        content = src.content if isinstance(src.content, str) else ""
+        content = (src.content if isinstance(src.content, str) else "").translate(_PDF_MARKS)
         spans = split_sentences(content) or ([(0, len(content))] if content.strip() else [])
         texts = [MARKER_RE.sub(" ", content[s:e]) for s, e in spans]
         label = _label(src)

@@ -207,3 +207,17 @@ def test_a_withheld_answer_to_an_amount_quotes_the_row_that_names_it_first(tmp_p
     after = lines[lines.index(ROW_FIRST) + 1 :]
     assert after[0].startswith("Net sales by category") and after[0].endswith("(in millions): [1]")
     assert after[1] == "Phones $ 39,669 $ 40,665 [1]"
+
+
+def test_an_answer_that_only_says_the_question_back_is_no_answer(engine):
+    """Seen with Qwen2.5-Coder-0.5B: "Which Asymptote module provides Circle ...?" answered "The
+    Asymptote module provides Circle ... [3]": supported word for word, and no answer."""
+    from edgechat.core.answering.answer import MODEL_FOUND_NONE
+
+    question = "How many Earth days does a year on Mercury last?"
+    _, r = _ask(engine, question, ScriptedClient("A year on Mercury lasts many Earth days [1]."))
+    assert [v.support for v in r.draft_verdicts] == [Support.NO_CLAIM]
+    assert r.abstained and r.text.startswith(MODEL_FOUND_NONE) and "88 Earth days" in r.text
+    # The same words with the answer in them are an answer.
+    _, r = _ask(engine, question, ScriptedClient("A year on Mercury lasts 88 Earth days [1]."))
+    assert not r.abstained and r.text.startswith("A year on Mercury lasts 88 Earth days")

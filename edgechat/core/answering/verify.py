@@ -352,6 +352,7 @@ def _near_figures(sentence: str, claim_figures: set[str], number_words: set[str]
 
 _YEAR_RE = re.compile(r"(?:19|20)\d\d")
 _HEADING_YEAR_RE = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d)")
+_WH_RE = re.compile(r"^\W*(?:what|which|where|who|whom|whose|when|how|why)\b", re.IGNORECASE)
 _LATEST_RE = re.compile(r"\b(?:latest|most recent|current)\b", re.IGNORECASE)
 _POSSESSIVE_RE = re.compile(r"['\u2019]s$")
 
@@ -416,7 +417,8 @@ def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figure
 def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
            before: Sequence[str] = (), asked_years: frozenset[str] = frozenset(),
            asked: frozenset[str] = frozenset(), latest: bool = False,
-           asked_words: frozenset[str] = frozenset(), context: frozenset[str] = frozenset()) -> _Check:  # fmt: skip
+           asked_words: frozenset[str] = frozenset(), context: frozenset[str] = frozenset(),
+           wh: bool = False) -> _Check:  # fmt: skip
     """`question`: given for a bare phrase, whose words are checked together with the question's.
     `before`: the code names of the claim before this one, when this one refers back to it ("This
     command ..."): its evidence must speak of one of them. `asked_years`: the years the question
@@ -439,6 +441,11 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         terms |= _claim_terms(question)
     if len(terms) < MIN_CLAIM_TERMS and not figs and not names and not MARKER_RE.search(sentence):
         return _Check(Support.NO_CLAIM)  # a sentence that cites a source claims something
+    if (wh and not question and terms and {t for t in terms if not t.isdigit()} <= asked and not figs
+            and not _identifiers(body) and not _calls(body)):  # "use the `continue` command" names an answer
+        # "The Asymptote module provides Circle for drawing a true circle" to "Which Asymptote
+        # module provides Circle ...?": the question said back, with nothing that answers it.
+        return _Check(Support.NO_CLAIM, reason="says only what the question asks")
     all_figures = set().union(*(ix.figures for ix in index)) if index else set()
     for norm, written in figs:
         if norm not in all_figures:
@@ -603,7 +610,8 @@ def verify(
     for k, (s, e) in enumerate(spans):
         vec = rows[len(source_texts) + k] if rows is not None else None
         check = _check(text[s:e], vec, index, question if question and _is_fragment(text[s:e]) else "", before,
-                       asked_years, asked, bool(_LATEST_RE.search(question)), asked_words, context)
+                       asked_years, asked, bool(_LATEST_RE.search(question)), asked_words, context,
+                       bool(_WH_RE.match(question)))
         if check.support != Support.NO_CLAIM:
             body = MARKER_RE.sub(" ", text[s:e])
             before = _identifiers(body) + _calls(body)

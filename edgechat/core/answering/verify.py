@@ -442,7 +442,9 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     if len(terms) < MIN_CLAIM_TERMS and not figs and not names and not MARKER_RE.search(sentence):
         return _Check(Support.NO_CLAIM)  # a sentence that cites a source claims something
     if (wh and not question and terms and {t for t in terms if not t.isdigit()} <= asked and not figs
-            and not _identifiers(body) and not _calls(body)):  # "use the `continue` command" names an answer
+            and not _identifiers(body) and not _calls(body)  # "use the `continue` command" names an answer
+            and not any(" ".join(body.lower().split()).rstrip(".") in " ".join(ix.haystack.split())
+                        for ix in index)):  # a document's own sentence, quoted, says what it says
         # "The Asymptote module provides Circle for drawing a true circle" to "Which Asymptote
         # module provides Circle ...?": the question said back, with nothing that answers it.
         return _Check(Support.NO_CLAIM, reason="says only what the question asks")

@@ -371,3 +371,17 @@ def test_a_pdfs_spacing_circumflex_is_the_caret_of_the_code(embedder):
     text = "To differentiate sin(x\u02c62), type diff(sin(x\u02c62),x) in a cell and press the key to run it."
     [v] = verify("To differentiate sin(x^2), type `diff(sin(x^2),x)` in a cell [1].", [_src(1, text)], embedder.embed)
     assert v.support == Support.SUPPORTED
+
+
+def test_table_rows_between_bars_are_evidence_page_footers_are_not(embedder):
+    sheet = ("Sheet: Revenue\nRegion: North | 2022: 1,180 | 2023: 1,234\nRegion: South | 2022: 990 | 2023: 1,012\n"
+             "| Segment | Q1 | Q2 |\n| AWS | 21,354 | 22,140 |\n")
+    src = Source(ordinal=1, content=sheet, title="Revenue", path="/d/revenue.xlsx", score=0.9, page=1, start=0,
+                 end=len(sheet))
+    [v] = verify("Revenue of the North region in 2023 was 1,234 [1].", [src], embedder.embed,
+                 "What was the revenue of the North region in 2023?")
+    assert v.support == Support.SUPPORTED
+    [v] = verify("The AWS segment made 22,140 [1].", [src], embedder.embed, "What did the AWS segment make?")
+    assert v.support == Support.SUPPORTED
+    [v] = verify("Apple Inc. | Q3 2023 Form 10-Q | 17 [1]", [src], embedder.embed)
+    assert v.support == Support.NO_CLAIM

@@ -116,7 +116,7 @@ def _is_header_line(line: str, previous: str | None, following: str | None) -> b
 # A table row as a PDF's text gives it: a label, then two or more figures ("iPhone $ 39,669
 # $ 40,665", "Other income/(expense), net (265) (10)", "Services 21,213 19,604 8 %").
 _FIGURE_CELL_RE = re.compile(r"^\(?[-\u2212]?\$?\d(?:[\d,]*\d)?(?:\.\d+)?\)?%?$")
-_CELL_FILLER = frozenset({"$", "%", "\u2014", "\u2013", "-", "(", ")"})
+_CELL_FILLER = frozenset({"$", "%", "\u2014", "\u2013", "-", "(", ")", "|"})  # "|": Markdown and Word tables
 _YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
 
 
@@ -431,18 +431,11 @@ def _running_line(row: str, source: Source) -> bool:
 
 
 def _caption(cands: Sequence[_Candidate], row: _Candidate) -> _Candidate | None:
-    """The sentence that introduces the table `row` is in ("... were as follows (in
-    millions):"), found going back over the table's other rows and its column headings; None
-    when the first sentence back does not end with a colon. A row alone does not say what its
-    figures are or which period each column is."""
-    i = cands.index(row)
-    for c in reversed(cands[max(0, i - 40) : i]):
-        if c.source is not row.source:
-            return None
-        if c.noise or is_figure_row(c.text):
-            continue
-        return c if c.text.rstrip().endswith(":") else None
-    return None
+    """The candidate that introduces the table `row` is in (`table_caption`): a row alone does
+    not say what its figures are or which period each column is."""
+    mine = [c for c in cands if c.source is row.source]
+    j = table_caption([c.text for c in mine], mine.index(row))
+    return mine[j] if j is not None else None
 
 
 _QUOTE_END_RE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]\u00bb]*\s*(?:\[\d+\])?$")

@@ -45,6 +45,7 @@ import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_spans
 from edgechat.core.answering.extractive import is_figure_row, row_cells, row_label, split_sentences, table_caption
+from edgechat.core.indexing.context import named_cells
 from edgechat.core.records import Evidence, SentenceVerdict, Source, Support
 from edgechat.core.search.retrieval import STOPWORDS, stem
 
@@ -248,8 +249,15 @@ _FURNITURE_RE = re.compile(r"\s\|\s")
 
 def _furniture(sentence: str) -> bool:
     """A page header or footer copied as a sentence ("Apple Inc. | Q3 2023 Form 10-Q | 17"):
-    parts between bars, and no word written in lower case."""
-    return bool(_FURNITURE_RE.search(sentence)) and not re.search(r"\b[a-z]{3,}\b", sentence)
+    parts between bars, no word written in lower case, and at most one part a figure (its page
+    number). A table row is not one: "| North | 1,180 | 1,234 |", "Region: North | 2023: 1,234"."""
+    if not _FURNITURE_RE.search(sentence) or re.search(r"\b[a-z]{3,}\b", sentence) or named_cells(sentence):
+        return False
+    cells = [c.strip() for c in sentence.strip().strip("|").split("|")]
+    return sum(bool(_NUMBER_CELL_RE.fullmatch(c)) for c in cells) <= 1
+
+
+_NUMBER_CELL_RE = re.compile(r"[$€£]?\s?\(?-?\d[\d,.]*\)?\s?%?")
 
 
 def _negated(text: str) -> bool:

@@ -422,16 +422,34 @@ def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figure
                if not _YEAR_RE.fullmatch(f))
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """What the question says, as the checks use it."""
+
+    years: frozenset[str] = frozenset()  # the years it names ("in Q1 2023")
+    terms: frozenset[str] = frozenset()  # its words, as a claim's terms are counted
+    words: frozenset[str] = frozenset()  # its words, as names are looked up
+    latest: bool = False  # about the latest period ("the most recent 10-Q")
+    wh: bool = False  # what, which, how ...: a sentence that only says it back answers nothing
+
+    @classmethod
+    def of(cls, question: str) -> _Asked:
+        if not question:
+            return cls()
+        return cls(years=frozenset(f for f, _ in figures(question) if _YEAR_RE.fullmatch(f)),
+                   terms=frozenset(_claim_terms(question)), words=frozenset(_source_words(question, "")),
+                   latest=bool(_LATEST_RE.search(question)), wh=bool(_WH_RE.match(question)))
+
+
 def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
-           before: Sequence[str] = (), asked_years: frozenset[str] = frozenset(),
-           asked: frozenset[str] = frozenset(), latest: bool = False,
-           asked_words: frozenset[str] = frozenset(), context: frozenset[str] = frozenset(),
-           wh: bool = False) -> _Check:  # fmt: skip
+           before: Sequence[str] = (), asked: _Asked = _Asked(),
+           context: frozenset[str] = frozenset()) -> _Check:  # fmt: skip
     """`question`: given for a bare phrase, whose words are checked together with the question's.
     `before`: the code names of the claim before this one, when this one refers back to it ("This
-    command ..."): its evidence must speak of one of them. `asked_years`: the years the question
-    names ("in Q1 2023"): the answer repeating them states the period asked about, not a figure of
-    its own, and a table's columns name the period in their own way ("December 31, 2022")."""
+    command ..."): its evidence must speak of one of them. `asked`: the question, always; the
+    years it names ("in Q1 2023") are the period asked about when the answer repeats them, not a
+    figure of its own, and a table's columns name the period in their own way ("December 31,
+    2022"). `context`: the words of the claim before, to choose between two sentences that say it."""
     clean = MARKER_RE.sub(" ", sentence).strip()
     if clean in _OWN_TEXT:
         return _Check(Support.NO_CLAIM)
@@ -442,14 +460,14 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         return _Check(Support.NO_CLAIM)  # "In this modified script:", "Run this command:"
     if _furniture(body):
         return _Check(Support.NO_CLAIM)
-    figs = [(n, w) for n, w in figures(body) if n not in asked_years]
+    figs = [(n, w) for n, w in figures(body) if n not in asked.years]
     names = _names(body)
-    terms = _claim_terms(body) - asked_years
+    terms = _claim_terms(body) - asked.years
     if question and _terms(body):  # a phrase with words of its own, read with its question
         terms |= _claim_terms(question)
     if len(terms) < MIN_CLAIM_TERMS and not figs and not names and not MARKER_RE.search(sentence):
         return _Check(Support.NO_CLAIM)  # a sentence that cites a source claims something
-    if (wh and not question and terms and {t for t in terms if not t.isdigit()} <= asked and not figs
+    if (asked.wh and not question and terms and {t for t in terms if not t.isdigit()} <= asked.terms and not figs
             and not _identifiers(body) and not _calls(body)  # "use the `continue` command" names an answer
             and not any(" ".join(body.lower().split()).rstrip(".") in " ".join(ix.haystack.split())
                         for ix in index)):  # a document's own sentence, quoted, says what it says
@@ -483,8 +501,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     claim_ways = _directions(body)
     # Names the claim gives that the question does not: the evidence must give them too.
     own_names = {b for b in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
-                 if b not in asked_words and stem(b) not in asked_words}
-    restated = (terms & asked) - asked_years if not question else set()  # the question's words the claim says
+                 if b not in asked.words and stem(b) not in asked.words}
+    restated = (terms & asked.terms) - asked.years if not question else set()  # the question's words the claim says
     figures_apart = False  # some source says it, but not with its figures
     names_apart = False  # ... or not where it names the code names the claim gives
     refers_back = bool(before) and bool(_REFERS_BACK_RE.match(body))
@@ -546,7 +564,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         if best is None and any(not _YEAR_RE.fullmatch(f) for f in claim_figures) and not (
                 idents or calls or claim_negated):
             claim_years = {f for f, _ in figures(body) if _YEAR_RE.fullmatch(f)}
-            row = _row_support(ix, claim_figures, terms, set(asked), {*asked_years, *claim_years}, latest)
+            row = _row_support(ix, claim_figures, terms, set(asked.terms), {*asked.years, *claim_years}, asked.latest)
             if row is not None:
                 best = (1.0 + best_sim, row)
         scores[ix.source.ordinal] = (round(best_cov, 3), round(best_sim, 3))
@@ -611,17 +629,14 @@ def verify(
             at += len(ix.spans)
     markers = marker_spans(text)
     named = {s.ordinal for s in sources}
-    asked_years = frozenset(f for f, _ in figures(question) if _YEAR_RE.fullmatch(f))
-    asked = frozenset(_claim_terms(question)) if question else frozenset()
-    asked_words = frozenset(_source_words(question, "")) if question else frozenset()
+    asked = _Asked.of(question)
     out = []
     before: list[str] = []  # the code names of the last claim sentence
     context: frozenset[str] = frozenset()  # ... and its words
     for k, (s, e) in enumerate(spans):
         vec = rows[len(source_texts) + k] if rows is not None else None
         check = _check(text[s:e], vec, index, question if question and _is_fragment(text[s:e]) else "", before,
-                       asked_years, asked, bool(_LATEST_RE.search(question)), asked_words, context,
-                       bool(_WH_RE.match(question)))
+                       asked, context)
         if check.support != Support.NO_CLAIM:
             body = MARKER_RE.sub(" ", text[s:e])
             before = _identifiers(body) + _calls(body)

@@ -143,8 +143,15 @@ class Engine:
             log.info("%s is open in another EdgeChat; reading it as it is", self.library_dir)
 
     def open(self) -> None:
-        """Load what the first search needs (the vector index) now rather than on first use."""
-        self._store.open_vectors()
+        """Load what the first search needs now rather than on first use: the vector index, the
+        embedder, and the HNSW graph itself (Chroma reads it from disk on the first query: about
+        1 s at 500k passages), by one query of the embedded word "warm-up"."""
+        vectors = self._store.open_vectors()
+        try:
+            vector = self.embedder.embed(["warm-up"])[0]
+            vectors.query(vector, 1)
+        except Exception:  # noqa: BLE001 - only a head start: the first question loads what failed here
+            log.debug("warming the vector index up failed", exc_info=True)
 
     # ------------------------------------------------------------------ parts (lazy)
 

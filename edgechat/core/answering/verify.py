@@ -422,6 +422,61 @@ def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figure
                if not _YEAR_RE.fullmatch(f))
 
 
+@dataclass
+class _Claim:
+    """What a claim sentence says, as the evidence windows are judged against it."""
+
+    body: str
+    terms: set[str]
+    figures: set[str]  # normalised, the years the question names left out
+    idents: list[str]  # code names
+    calls: list[str]  # functions written as calls
+    negated: bool
+    ways: set[str]  # "up", "down"
+    own_names: set[str]  # names the question does not give
+    restated: set[str]  # the question's words the claim says
+    fragment: bool  # a bare phrase read with its question
+    before: Sequence[str] = ()  # it refers back ("This command ..."): the claim before's code names
+
+
+def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[str], cov: float,
+             sim: float | None) -> tuple[bool, str]:  # fmt: skip
+    """Do the source sentences `window` of `ix` say `claim`? (ok, why not: "figures" when they say
+    it without its figures, "names" when without its names, else ""). `covered`: their terms and
+    the document's title's; `cov`: the share of the claim's terms among them; `sim`: the best
+    cosine of the window's sentences to the claim (None without an embedder: words alone)."""
+    if sim is None:
+        ok = cov >= HIGH_COVERAGE
+    else:
+        ok = ((cov >= MIN_COVERAGE and sim >= MIN_SIMILARITY)
+              or (cov >= HIGH_COVERAGE and sim >= MIN_SIMILARITY_HIGH_COVERAGE)
+              or (sim >= STRONG_SIMILARITY and cov >= MIN_COVERAGE_STRONG and len(window) == 1))
+    if not ok:
+        return False, ""
+    if claim.fragment and (cov < FRAGMENT_COVERAGE or not _terms(claim.body) <= covered):
+        return False, ""  # a bare phrase: the sentence that says it must say nearly all the question asks
+    if claim.negated != any(ix.negated[j] for j in window):
+        return False, ""  # "warns when listed" is not "warns unless listed"
+    ways = [w for w in (_directions(ix.sentence_texts[j]) for j in window) if w]
+    if claim.ways and ways and all(_turned(claim.ways, w) for w in ways):
+        return False, ""  # "decreased" is not "the growth in"
+    if claim.own_names:
+        said_words = set().union(*(_source_words(ix.sentence_texts[j], _label(ix.source)) for j in window))
+        said_words |= {_POSSESSIVE_RE.sub("", w) for w in said_words}  # "Mercury's" says Mercury
+        if not all(n in said_words or stem(n) in said_words for n in claim.own_names):
+            return False, "names"  # "in the XY plane": the sentence that says the rest does not say that
+    if len(claim.restated) >= RESTATED_MIN and len(claim.restated & covered) < RESTATED_COVERAGE * len(claim.restated):
+        return False, ""  # what the claim says of the question's subject, its evidence does not
+    if claim.figures and not any(_holds_figures(ix, j, claim.figures, claim.terms) for j in window):
+        return False, "figures"
+    if claim.idents or claim.calls or claim.before:
+        said = " ".join(ix.sentence_texts[j] for j in window).lower() + " " + ix.label
+        if not _names_in(said, claim.idents, claim.calls) or (
+                claim.before and not any(_ident_pattern(b).search(said) for b in claim.before)):
+            return False, "names"
+    return True, ""
+
+
 @dataclass(frozen=True)
 class _Asked:
     """What the question says, as the checks use it."""
@@ -496,16 +551,17 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         return _Check(Support.NO_CLAIM)
     if not index:
         return _Check(Support.UNSUPPORTED, reason="there are no sources")
-    claim_figures = {norm for norm, _ in figs}
-    claim_negated = _negated(body)
-    claim_ways = _directions(body)
-    # Names the claim gives that the question does not: the evidence must give them too.
-    own_names = {b for b in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
-                 if b not in asked.words and stem(b) not in asked.words}
-    restated = (terms & asked.terms) - asked.years if not question else set()  # the question's words the claim says
+    claim = _Claim(
+        body=body, terms=terms, figures={norm for norm, _ in figs}, idents=idents, calls=calls,
+        negated=_negated(body), ways=_directions(body),
+        # Names the claim gives that the question does not: the evidence must give them too.
+        own_names={b for b in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
+                   if b not in asked.words and stem(b) not in asked.words},
+        restated=(terms & asked.terms) - asked.years if not question else set(),
+        fragment=bool(question), before=before if before and _REFERS_BACK_RE.match(body) else (),
+    )
     figures_apart = False  # some source says it, but not with its figures
     names_apart = False  # ... or not where it names the code names the claim gives
-    refers_back = bool(before) and bool(_REFERS_BACK_RE.match(body))
     found: list[tuple[float, int, list[int]]] = []  # (score, number, sentence indices)
     scores: dict[int, tuple[float, float]] = {}
     for ix in index:
@@ -515,56 +571,28 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         for i in range(len(ix.spans)):
             # One source sentence for a phrase read with the question, and for a claim that names
             # code or refers back: the sentence that says it must name it.
-            for window in (([i],) if question or idents or calls or refers_back else ([i], [i, i + 1])):
-                if window[-1] >= len(ix.spans):
-                    continue
-                if all(ix.furniture[j] for j in window):
-                    continue  # "gnuplot 5.4 99": a running footer says nothing
+            single = claim.fragment or claim.idents or claim.calls or claim.before
+            for window in (([i],) if single else ([i], [i, i + 1])):
+                if window[-1] >= len(ix.spans) or all(ix.furniture[j] for j in window):
+                    continue  # past the end; "gnuplot 5.4 99": a running footer says nothing
                 covered = set().union(ix.label_terms, *(ix.terms[j] for j in window))
                 cov = len(terms & covered) / len(terms)
                 sim = max(float(sims[j]) for j in window) if sims is not None else 0.0
                 best_cov, best_sim = max(best_cov, cov), max(best_sim, sim)
-                if sims is None:  # no embedder: words alone, and more of them
-                    ok = cov >= HIGH_COVERAGE
-                else:
-                    ok = ((cov >= MIN_COVERAGE and sim >= MIN_SIMILARITY)
-                          or (cov >= HIGH_COVERAGE and sim >= MIN_SIMILARITY_HIGH_COVERAGE)
-                          or (sim >= STRONG_SIMILARITY and cov >= MIN_COVERAGE_STRONG and len(window) == 1))
-                if ok and question and (cov < FRAGMENT_COVERAGE or not _terms(body) <= covered):
-                    ok = False  # a bare phrase: the sentence that says it must say nearly all the question asks
-                if ok and claim_negated != any(ix.negated[j] for j in window):
-                    ok = False  # "warns when listed" is not "warns unless listed"
-                ways = [w for w in (_directions(ix.sentence_texts[j]) for j in window) if w]
-                if ok and claim_ways and ways and all(_turned(claim_ways, w) for w in ways):
-                    ok = False  # "decreased" is not "the growth in"
-                if ok and own_names:
-                    said_words = set().union(*(_source_words(ix.sentence_texts[j], _label(ix.source)) for j in window))
-                    said_words |= {_POSSESSIVE_RE.sub("", w) for w in said_words}  # "Mercury's" says Mercury
-                    if not all(n in said_words or stem(n) in said_words for n in own_names):
-                        ok = False  # "in the XY plane": the sentence that says the rest does not say that
-                        names_apart = True
-                if ok and len(restated) >= RESTATED_MIN and (
-                        len(restated & covered) < RESTATED_COVERAGE * len(restated)):
-                    ok = False  # what the claim says of the question's subject, its evidence does not
-                if ok and claim_figures and not any(_holds_figures(ix, j, claim_figures, terms) for j in window):
-                    ok = False
-                    figures_apart = True
-                if ok and (idents or calls or refers_back):
-                    said = " ".join(ix.sentence_texts[j] for j in window).lower() + " " + ix.label
-                    if not _names_in(said, idents, calls) or (
-                            refers_back and not any(_ident_pattern(b).search(said) for b in before)):
-                        ok = False
-                        names_apart = True
+                ok, apart = _accepts(claim, ix, window, covered, cov, sim if sims is not None else None)
+                figures_apart |= apart == "figures"
+                names_apart |= apart == "names"
                 if ok:
                     score = cov + sim - 0.05 * (len(window) - 1)  # one sentence beats a pair
                     if context:  # of two that say it, the one about what the claim before spoke of
                         score += 0.3 * len(context & covered) / len(context)
                     if best is None or score > best[0]:
                         best = (score, window)
-        if best is None and any(not _YEAR_RE.fullmatch(f) for f in claim_figures) and not (
-                idents or calls or claim_negated):
+        if best is None and any(not _YEAR_RE.fullmatch(f) for f in claim.figures) and not (
+                idents or calls or claim.negated):
             claim_years = {f for f, _ in figures(body) if _YEAR_RE.fullmatch(f)}
-            row = _row_support(ix, claim_figures, terms, set(asked.terms), {*asked.years, *claim_years}, asked.latest)
+            row = _row_support(ix, claim.figures, terms, set(asked.terms), {*asked.years, *claim_years},
+                               asked.latest)
             if row is not None:
                 best = (1.0 + best_sim, row)
         scores[ix.source.ordinal] = (round(best_cov, 3), round(best_sim, 3))

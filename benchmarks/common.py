@@ -94,3 +94,14 @@ def emit(result: dict, out: str | None) -> None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(text)
     print(text)
+
+
+def pump(app, cond, timeout: float) -> bool:
+    """Run the Qt event loop of `app` until `cond()` holds (True) or `timeout` seconds pass (False)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        app.processEvents()
+        if cond():
+            return True
+        time.sleep(0.001)
+    return False

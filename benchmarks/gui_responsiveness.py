@@ -30,6 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import common  # noqa: E402
+
 QUESTIONS = [
     "How do I install a package from a .deb file?",
     "How can I read a CSV file into a data frame in R?",
@@ -137,13 +139,7 @@ def measure_stalls(corpus: Path, n_questions: int, extractive: bool, max_seconds
     heart.timeout.connect(beat)
 
     def pump(cond, timeout: float) -> bool:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            app.processEvents()
-            if cond():
-                return True
-            time.sleep(0.001)
-        return False
+        return common.pump(app, cond, timeout)
 
     pump(lambda: w.engine_ready, 120)
     pump(lambda: not w.workers.busy and w.workers.pending() == 0, 120)

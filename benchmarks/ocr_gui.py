@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import common  # noqa: E402
 from benchmarks.common import emit, machine  # noqa: E402
 from benchmarks.gui_responsiveness import summary  # noqa: E402
 
@@ -55,13 +56,7 @@ def index_in_window(folder: Path | None, home: Path, idle_s: float = 0.0) -> dic
     settle()
 
     def pump(cond, timeout: float) -> bool:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            app.processEvents()
-            if cond():
-                return True
-            time.sleep(0.001)
-        return False
+        return common.pump(app, cond, timeout)
 
     pump(lambda: w.engine_ready, 120)
     pump(lambda: not w.workers.busy and w.workers.pending() == 0, 120)

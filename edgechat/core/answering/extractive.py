@@ -123,7 +123,7 @@ _YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
 def is_figure_row(line: str) -> bool:
     """Is `line` a table row of figures: a label with a word in it, then at least two figure
     cells (not all of them years), and nothing else?"""
-    label = _row_label(line)
+    label = row_label(line)
     figures = [t for t in line.split()[len(label.split()):] if t not in _CELL_FILLER]
     if len(figures) < 2 or all(_YEAR_RE.match(t) for t in figures):
         return False
@@ -362,7 +362,7 @@ def _row_asked_for(question: str, clean: Sequence[_Candidate]) -> _Candidate | N
     research and development"), weighed by how rare each word is among the rows' labels;
     better-ranked sources first on a tie. None when no label has half its words asked for."""
     rows = [c for c in clean if is_figure_row(c.text)]
-    labels = [_terms(_row_label(c.text)) for c in rows]
+    labels = [_terms(row_label(c.text)) for c in rows]
     query = _terms(question)
     df: dict[str, int] = {}
     for terms in labels:
@@ -391,8 +391,8 @@ def asked_row(question: str, sources: Sequence[Source]) -> tuple[Source, str, st
     return (row.source, row.text, row.caption) if row is not None else None
 
 
-def _row_label(row: str) -> str:
-    """A table row's label: its words before the figures."""
+def row_label(row: str) -> str:
+    """A table row's label: its words before the figures ("Research and development")."""
     tokens = row.split()
     i = len(tokens)
     while i > 0 and (tokens[i - 1] in _CELL_FILLER or _FIGURE_CELL_RE.match(tokens[i - 1])):
@@ -400,14 +400,9 @@ def _row_label(row: str) -> str:
     return " ".join(tokens[:i])
 
 
-def row_label(row: str) -> str:
-    """A table row's label: its words before the figures ("Research and development")."""
-    return _row_label(row)
-
-
 def row_cells(row: str) -> str:
     """A table row's figures: its text after the label ("$ 7,709 $ 6,306")."""
-    label = _row_label(row)
+    label = row_label(row)
     return " ".join(row.split()[len(label.split()):])
 
 
@@ -427,7 +422,7 @@ def _running_line(row: str, source: Source) -> bool:
     """Is the "row" only the document's name and numbers ("gnuplot 5.4 99"): a running header or
     footer with its page number?"""
     name = f"{source.title or ''} {(source.path or '').replace(chr(92), '/').rsplit('/', 1)[-1]}"
-    return _terms(_row_label(row)) <= _terms(re.sub(r"[-_.]+", " ", name))
+    return _terms(row_label(row)) <= _terms(re.sub(r"[-_.]+", " ", name))
 
 
 def _caption(cands: Sequence[_Candidate], row: _Candidate) -> _Candidate | None:

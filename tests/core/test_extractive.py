@@ -10,7 +10,7 @@ from edgechat.core.answering.citations import build_citations, marker_spans
 from edgechat.core.answering.extractive import (
     NO_MATCH_TEXT,
     ExtractiveClient,
-    asked_row,
+    asked_rows,
     asks_for_figure,
     is_figure_row,
     quote_text,
@@ -331,6 +331,19 @@ def test_the_row_asked_for_is_quoted_with_its_tables_caption():
     assert any(line.endswith(caption) for line in text.splitlines())
     assert text.index(caption) < text.index("Phones $ 39,669")
     check_answer(text, sources)
-    row = asked_row(question, sources)
-    assert row is not None and row[0].ordinal == 2 and row[1].startswith("Phones $ 39,669")
-    assert asked_row("Why did phone demand fall?", sources) is None
+    rows = asked_rows(question, sources)
+    assert rows and rows[0][0].ordinal == 2 and rows[0][1].startswith("Phones $ 39,669")
+    assert asked_rows("Why did phone demand fall?", sources) == []
+
+
+def test_a_question_that_names_two_amounts_gets_a_row_for_each():
+    """"Phones against revenue" names two rows; a filing's revenue is its "Total net sales" row.
+    A row that names nothing the first did not (a second "Phones" row) is not added."""
+    sources = [make_source(1, PROSE), make_source(2, REPORT)]
+    question = "What percentage of the total revenue did the phones bring in?"
+    rows = asked_rows(question, sources)
+    assert sorted(r[1].split(" $")[0] for r in rows) == ["Phones", "Total net sales"]
+    text = run(ExtractiveClient(), question, sources)[-1].text
+    assert "Total net sales $ 81,797 $ 82,959 $ 293,787 $ 304,182 [2]" in text.splitlines()
+    only_phones = asked_rows("How much did the phones bring in?", sources)
+    assert [r[1].split(" $")[0] for r in only_phones] == ["Phones"]

@@ -50,7 +50,7 @@ from typing import Any
 import types
 
 from edgechat.core.answering.citations import build_citations
-from edgechat.core.answering.extractive import ExtractiveClient, asked_row
+from edgechat.core.answering.extractive import ExtractiveClient, asked_rows
 from edgechat.core.answering.focus import focus
 from edgechat.core.answering.verify import attribute, introduces, register_own_text, verify
 from edgechat.core.llm.client import ChatClient
@@ -85,10 +85,11 @@ CLOSEST = "The closest passages:"
 # documents may well hold the answer, so "not found" would mislead.
 UNCHECKED_WITH_ROW = "The model's answer is not shown: your documents do not support what it wrote."
 ROW_FIRST = "The table row that matches the question, then the closest passages:"
+ROWS_FIRST = "The table rows that match the question, then the closest passages:"
 MODEL_FOUND_NONE = ("Your documents don't seem to say: the model found no answer in the passages closest "
                     "to this question.")
 register_own_text(NOTHING_FOUND, NOT_IN_DOCUMENTS, WITHHELD, CLOSEST, MODEL_FOUND_NONE, DONT_KNOW,
-                  UNCHECKED_WITH_ROW, ROW_FIRST)
+                  UNCHECKED_WITH_ROW, ROW_FIRST, ROWS_FIRST)
 # The model saying it cannot answer, in the prompt's words (DONT_KNOW) or its own.
 _DONT_KNOW_RE = re.compile(
     r"\b(?:do not|don't|cannot|can't|can not) (?:know|answer|find|determine|tell)\b"
@@ -364,22 +365,24 @@ class Answerer:
 
     def _not_found(self, sentence: str, question: str, sources: Sequence[Source]) -> str:
         """The plain "not in your documents" sentence, then the closest passages quoted. Asked
-        for an amount that a table row names, the row (with its caption) is quoted first and the
-        model's withheld or empty answer is not called "not found"."""
+        for an amount that table rows name, the rows (with their captions) are quoted first and
+        the model's withheld or empty answer is not called "not found"."""
         if not sources:
             return sentence
         quoter = ExtractiveClient(types.SimpleNamespace(embed=self.embed) if self.embed is not None else None)
         quoted = list(sources)[:MAX_QUOTES_SOURCES]
-        row = asked_row(question, sources)  # the row of figures asked for, from any source
-        if row is not None and row[0] not in quoted:
-            quoted.append(row[0])
+        rows = asked_rows(question, sources)  # the rows of figures asked for, from any source
+        for holder, _, _ in rows:
+            if holder not in quoted:
+                quoted.append(holder)
         quotes = quoter.answer_sentences(question, quoted)
         if not quotes:
             return sentence
         heading = CLOSEST
-        if row is not None and sentence in (WITHHELD, MODEL_FOUND_NONE):
-            first = [(q, n) for q, n in quotes if n == row[0].ordinal and q in (row[2], row[1])]
+        if rows and sentence in (WITHHELD, MODEL_FOUND_NONE):
+            first = [(q, n) for q, n in quotes if any(n == s.ordinal and q in (row, caption) for s, row, caption in rows)]
             if first:
                 quotes = first + [qn for qn in quotes if qn not in first]
-                sentence, heading = UNCHECKED_WITH_ROW, ROW_FIRST
+                rows_quoted = sum(1 for q, _ in first if q not in {r[2] for r in rows})
+                sentence, heading = UNCHECKED_WITH_ROW, ROW_FIRST if rows_quoted == 1 else ROWS_FIRST
         return sentence + "\n\n" + heading + "\n" + "\n".join(f"{q} [{n}]" for q, n in quotes)

@@ -27,7 +27,7 @@ from edgechat.core.answering.citations import MARKER_RE
 from edgechat.core.indexing.context import boilerplate_spans, named_cells
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, Source, StopReason
 
-__all__ = ["ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "asked_row", "asks_for_figure", "is_figure_row",
+__all__ = ["ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "asked_rows", "asks_for_figure", "is_figure_row",
            "quote_text", "row_cells", "row_label", "split_sentences", "table_caption"]
 
 NO_MATCH_TEXT = "Nothing in your library matched this question, so I cannot answer it from your documents."
@@ -323,8 +323,7 @@ def _select(question: str, sources: Sequence[Source], embed: Callable[[list[str]
                 seen.add(q.text.lower())
                 chosen.append(q)
 
-    row = _row_asked_for(question, clean) if asks_for_figure(question) else None
-    if row is not None:
+    for row in _rows_asked_for(question, clean) if asks_for_figure(question) else []:
         take(row)
     for c in ordered:
         if len(chosen) >= MAX_SENTENCES or c.score <= 0:
@@ -356,39 +355,67 @@ def asks_for_figure(question: str) -> bool:
     return bool(_AMOUNT_RE.search(question))
 
 
-def _row_asked_for(question: str, clean: Sequence[_Candidate]) -> _Candidate | None:
-    """The table row whose label best names what `question` asks about: most of the label's
-    words are in the question ("Research and development" for "how much did Apple spend on
-    research and development"), weighed by how rare each word is among the rows' labels;
-    better-ranked sources first on a tie. None when no label has half its words asked for."""
+# What a question calls an amount and what a table's row calls it: a filing's "revenue" is its
+# "Total net sales" row, its "earnings" the "Net income" row. Stems, as `_terms` gives them.
+_ROW_NAMES = {"revenue": {"net", "sale"}, "earn": {"net", "income"}, "expenditure": {"expense"},
+              "operational": {"operat"}}
+MAX_ASKED_ROWS = 3
+# A question that puts two amounts side by side: only then is a second row asked for.
+_TWO_AMOUNTS_RE = re.compile(
+    r"\b(?:and|compar\w*|against|versus|vs\.?|ratio|percent(?:age)?|proportion|share|relative|contribut\w*)\b",
+    re.IGNORECASE)
+
+
+def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candidate]:
+    """The table rows whose labels best name what `question` asks about, best first: most of the
+    label's words are in the question ("Research and development" for "how much did Apple spend
+    on research and development"), weighed by how rare each word is among the rows' labels, and
+    the caption's words break ties; better-ranked sources first on a tie. A question that puts
+    amounts side by side ("operating expenses compared to revenue", "Services' share of total
+    revenue") gets a row for each: a further row must name a word of the question that the rows
+    before it did not. Empty when no label has half its words asked for."""
     rows = [c for c in clean if is_figure_row(c.text)]
     labels = [_terms(row_label(c.text)) for c in rows]
-    query = _terms(question)
+    said = _terms(question)
+    query = said.union(*(_ROW_NAMES.get(word, set()) for word in said))
     df: dict[str, int] = {}
     for terms in labels:
         for t in terms:
             df[t] = df.get(t, 0) + 1
-    best: tuple[float, int, int] | None = None
-    pick = None
-    for c, terms in zip(rows, labels):
-        shared = terms & query
-        if not shared or 2 * len(shared) < len(terms):
-            continue
-        weight = sum(math.log(1 + len(rows) / df[t]) for t in shared) * len(shared) / len(terms)
-        key = (weight, -c.rank, -c.position)
-        if best is None or key > best:
-            best, pick = key, c
-    return pick
+    picks: list[_Candidate] = []
+    covered: set[str] = set()
+    most = MAX_ASKED_ROWS if _TWO_AMOUNTS_RE.search(question) else 1
+    while len(picks) < most:
+        best: tuple[float, float, int, int] | None = None
+        pick, named = None, set()
+        for c, terms in zip(rows, labels):
+            shared = terms & query
+            new = shared - covered
+            if not new or 2 * len(shared) < len(terms) or c in picks:
+                continue
+            # What the question says decides; a word it only implies ("revenue": "net sales")
+            # counts for a tenth, enough to pick a row that nothing else names.
+            idf = {t: math.log(1 + len(rows) / df[t]) for t in new}
+            weight = (sum(idf[t] for t in new & said) * len(shared & said) / len(terms)
+                      + 0.1 * sum(idf[t] for t in new - said))
+            key = (weight, len(_terms(c.caption) & query), -c.rank, -c.position)
+            if best is None or key > best:
+                best, pick, named = key, c, shared
+        if pick is None:
+            break
+        picks.append(pick)
+        covered |= named
+    return picks
 
 
-def asked_row(question: str, sources: Sequence[Source]) -> tuple[Source, str, str] | None:
-    """For a question that asks for an amount: the table row of `sources` that names what it
-    asks about, as (its source, the row, its table's caption or ""), quoted as `quote_text`
-    quotes; else None."""
+def asked_rows(question: str, sources: Sequence[Source]) -> list[tuple[Source, str, str]]:
+    """For a question that asks for an amount: the table rows of `sources` that name what it
+    asks about (`_rows_asked_for`), each as (its source, the row, its table's caption or ""),
+    quoted as `quote_text` quotes; else []."""
     if not asks_for_figure(question):
-        return None
-    row = _row_asked_for(question, [c for c in _candidates(sources) if not c.noise])
-    return (row.source, row.text, row.caption) if row is not None else None
+        return []
+    rows = _rows_asked_for(question, [c for c in _candidates(sources) if not c.noise])
+    return [(row.source, row.text, row.caption) for row in rows]
 
 
 def row_label(row: str) -> str:

@@ -23,7 +23,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 
-from edgechat.core.answering.extractive import asked_row, quote_text, split_sentences
+from edgechat.core.answering.extractive import asked_rows, quote_text, split_sentences
 from edgechat.core.records import Source
 from edgechat.core.search.retrieval import keywords_of, stem
 
@@ -117,9 +117,10 @@ def focus(
     # loses to wordier sentences, yet it is the answer).
     # The source that holds it gets the best-ranked source's share: a model asked for a figure
     # must read the row and what its columns are.
-    row = asked_row(question, sources)
-    if row is not None:
-        weights = [weights[0] if s is row[0] else w for s, w in zip(sources, weights)]
+    rows = asked_rows(question, sources)
+    if rows:
+        holders = [r[0] for r in rows]
+        weights = [weights[0] if any(s is h for h in holders) else w for s, w in zip(sources, weights)]
         total = sum(weights)
     out: list[Source] = []
     for i, source in enumerate(sources):
@@ -128,8 +129,9 @@ def focus(
             out.append(source)
             continue
         score = [sum(idf[w] for w in ts & wanted) for ts in terms[i]]
-        if row is not None and row[0] is source:
-            _put_row_first(score, [quote_text(t) for t in texts[i]], row[1], row[2])
+        for holder, row, caption in reversed(rows):  # the best row is raised last, so highest
+            if holder is source:
+                _put_row_first(score, [quote_text(t) for t in texts[i]], row, caption)
         costs = [count_tokens(t) for t in texts[i]]
         keep = _select(score, costs, share)
         parts: list[str] = []

@@ -385,3 +385,51 @@ def test_table_rows_between_bars_are_evidence_page_footers_are_not(embedder):
     assert v.support == Support.SUPPORTED
     [v] = verify("Apple Inc. | Q3 2023 Form 10-Q | 17 [1]", [src], embedder.embed)
     assert v.support == Support.NO_CLAIM
+
+
+def test_a_claim_that_ranks_needs_evidence_that_ranks(embedder):
+    """Seen with SmolLM2: "the most severe type of bug report would need a wishlist severity" from
+    "The severity of the bug report must be set to wishlist" (wishlist is the least severe)."""
+    text = ("You should set the subject of the bug to ITP: foo -- short description. "
+            "The severity of the bug report must be set to wishlist.")
+    question = "Which severity must an ITP bug report have?"
+    ranked, plain = (verify(a, [_src(1, text)], embedder.embed, question)[0] for a in (
+        "The most severe type of bug report would need to have a wishlist severity level [1].",
+        "The bug report must have a wishlist severity level [1]."))
+    assert ranked.support == Support.UNSUPPORTED
+    assert plain.support == Support.SUPPORTED
+    ranking = "Critical is the most severe level: it makes unrelated software on the system break."
+    [said] = verify("Critical is the most severe severity level [1].", [_src(1, ranking)], embedder.embed,
+                    "Which bug severity is the most severe?")
+    assert said.support == Support.SUPPORTED
+
+
+def test_a_code_name_that_is_the_questions_own_word_must_be_written_as_code(embedder):
+    """Seen with Qwen2.5-Coder-0.5B, asked "Which Octave function integrates nonlinear ODEs?":
+    "The function `integrate` integrates nonlinear ODEs" from the reference card's line
+    "lsode integrate nonlinear ODEs", which names lsode. Where the source writes the word as code
+    (a call), it is the answer."""
+    card = "*lsode integrate nonlinear ODEs\n*quad integrate nonlinear function\n"
+    question = "Which Octave function integrates nonlinear ODEs?"
+    [echo] = verify("The function `integrate` integrates nonlinear ODEs [1].", [_src(1, card)], embedder.embed, question)
+    [named] = verify("The function `lsode` integrates nonlinear ODEs [1].", [_src(1, card)], embedder.embed, question)
+    assert echo.support == Support.UNSUPPORTED and named.support == Support.SUPPORTED
+    manual = "Use integrate(f, lower, upper) to integrate a function of one variable over an interval."
+    [call] = verify("The function `integrate` integrates a function of one variable over an interval [1].",
+                    [_src(1, manual)], embedder.embed, "Which R function integrates a function over an interval?")
+    assert call.support == Support.SUPPORTED
+
+
+def test_a_claim_that_writes_a_command_is_checked_against_one_sentence(embedder):
+    """Seen with Qwen2.5-Coder-0.5B, asked how to reverse the x axis in gnuplot: "use `set xrange`
+    followed by `set x2range`", its evidence a pair of sentences, one naming the commands and the
+    other saying "direction". Neither says the answer alone."""
+    text = ("It forces the x2 axis to have identically the same range, scale, and direction as the x axis. "
+            "Commands set xrange, set x2range, set auto x, etc will affect both the x and x2 axes.")
+    question = "How do I reverse the direction of the x axis in gnuplot?"
+    [v] = verify("To reverse the direction of the x axis, you can use the `set xrange` command followed by the "
+                 "`set x2range` command [1].", [_src(1, text)], embedder.embed, question)
+    assert v.support == Support.UNSUPPORTED
+    [both] = verify("The commands `set xrange` and `set x2range` will affect both the x and x2 axes [1].",
+                    [_src(1, text)], embedder.embed, question)
+    assert both.support == Support.SUPPORTED

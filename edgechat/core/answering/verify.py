@@ -244,6 +244,25 @@ def _turned(claim: set[str], evidence: set[str]) -> bool:
     return any(d not in evidence and evidence - {d} for d in claim)
 
 
+# Words that rank what they speak of: a claim that ranks ("the most severe", "the largest") needs
+# evidence that ranks it too; "wishlist" is the severity of an ITP report, not the most severe.
+_RANK_RE = re.compile(
+    r"(?<!\bat )\b(?:most|least)\b(?!\s+(?:recent|of)\b)"  # not "at least", "the most recent", "most of"
+    r"|\b(?:best|worst|highest|lowest|largest|smallest|biggest|greatest|fastest|slowest|maximum|minimum)\b",
+    re.IGNORECASE)
+
+
+def _ranks(text: str) -> set[str]:
+    return {m.group().lower() for m in _RANK_RE.finditer(text)}
+
+
+def _as_code(name: str, sentence: str) -> bool:
+    """Does `sentence` write `name` as code: called ("integrate("), quoted, or as the first word
+    of a line that describes it ("lsode integrate nonlinear ODEs" names lsode, not integrate)?"""
+    n = re.escape(name)
+    return bool(re.search(rf"^\W*{n}\b|[`'\"\u2018\u201c]{n}\b|(?<![\w.-]){n}\s*\(", sentence.lower()))
+
+
 _FURNITURE_RE = re.compile(r"\s\|\s")
 
 
@@ -436,6 +455,9 @@ class _Claim:
     own_names: set[str]  # names the question does not give
     restated: set[str]  # the question's words the claim says
     fragment: bool  # a bare phrase read with its question
+    ranks: set[str] = field(default_factory=set)  # "most", "largest" ... that the question does not say
+    echoes: list[str] = field(default_factory=list)  # code names that are also the question's words
+    code: bool = False  # it writes code (`set xrange`): one source sentence must say it
     before: Sequence[str] = ()  # it refers back ("This command ..."): the claim before's code names
 
 
@@ -460,6 +482,10 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
     ways = [w for w in (_directions(ix.sentence_texts[j]) for j in window) if w]
     if claim.ways and ways and all(_turned(claim.ways, w) for w in ways):
         return False, ""  # "decreased" is not "the growth in"
+    if claim.ranks and not claim.ranks <= set().union(*(_ranks(ix.sentence_texts[j]) for j in window)):
+        return False, ""  # "the most severe type ... wishlist": the evidence does not rank it
+    if claim.echoes and not all(any(_as_code(e, ix.sentence_texts[j]) for j in window) for e in claim.echoes):
+        return False, "names"  # `integrate`, asked "which function integrates": a verb in "lsode integrate ODEs"
     if claim.own_names:
         said_words = set().union(*(_source_words(ix.sentence_texts[j], _label(ix.source)) for j in window))
         said_words |= {_POSSESSIVE_RE.sub("", w) for w in said_words}  # "Mercury's" says Mercury
@@ -486,6 +512,7 @@ class _Asked:
     words: frozenset[str] = frozenset()  # its words, as names are looked up
     latest: bool = False  # about the latest period ("the most recent 10-Q")
     wh: bool = False  # what, which, how ...: a sentence that only says it back answers nothing
+    ranks: frozenset[str] = frozenset()  # "the most severe": a claim that says it back is not ranking
 
     @classmethod
     def of(cls, question: str) -> _Asked:
@@ -493,7 +520,8 @@ class _Asked:
             return cls()
         return cls(years=frozenset(f for f, _ in figures(question) if _YEAR_RE.fullmatch(f)),
                    terms=frozenset(_claim_terms(question)), words=frozenset(_source_words(question, "")),
-                   latest=bool(_LATEST_RE.search(question)), wh=bool(_WH_RE.match(question)))
+                   latest=bool(_LATEST_RE.search(question)), wh=bool(_WH_RE.match(question)),
+                   ranks=frozenset(_ranks(question)))
 
 
 def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
@@ -558,7 +586,10 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         own_names={b for b in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
                    if b not in asked.words and stem(b) not in asked.words},
         restated=(terms & asked.terms) - asked.years if not question else set(),
-        fragment=bool(question), before=before if before and _REFERS_BACK_RE.match(body) else (),
+        fragment=bool(question), ranks=_ranks(body) - asked.ranks,
+        echoes=[i for i in idents if i.isalpha() and stem(i) in asked.terms],
+        code=bool(_CODE_SPAN_RE.search(body)),
+        before=before if before and _REFERS_BACK_RE.match(body) else (),
     )
     figures_apart = False  # some source says it, but not with its figures
     names_apart = False  # ... or not where it names the code names the claim gives
@@ -569,9 +600,9 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         best: tuple[float, list[int]] | None = None
         best_cov, best_sim = 0.0, 0.0
         for i in range(len(ix.spans)):
-            # One source sentence for a phrase read with the question, and for a claim that names
+            # One source sentence for a phrase read with the question, and for a claim that writes
             # code or refers back: the sentence that says it must name it.
-            single = claim.fragment or claim.idents or claim.calls or claim.before
+            single = claim.fragment or claim.idents or claim.calls or claim.before or claim.code
             for window in (([i],) if single else ([i], [i, i + 1])):
                 if window[-1] >= len(ix.spans) or all(ix.furniture[j] for j in window):
                     continue  # past the end; "gnuplot 5.4 99": a running footer says nothing

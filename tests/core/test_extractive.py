@@ -347,3 +347,22 @@ def test_a_question_that_names_two_amounts_gets_a_row_for_each():
     assert "Total net sales $ 81,797 $ 82,959 $ 293,787 $ 304,182 [2]" in text.splitlines()
     only_phones = asked_rows("How much did the phones bring in?", sources)
     assert [r[1].split(" $")[0] for r in only_phones] == ["Phones"]
+
+
+def test_the_rows_found_among_all_sources_are_the_ones_quoted_from_fewer():
+    """A withheld answer quotes from its top sources and the source holding the row; the rows to
+    put first were chosen among all five sources, and choosing again among fewer (other rows,
+    other word weights) must not swap them: the quoter takes the rows it is given."""
+    sources = [make_source(1, PROSE), make_source(2, REPORT)]
+    question = "How much revenue did the phones bring in for the quarter?"
+    laptops = next(r for r in REPORT.splitlines() if r.startswith("Laptops"))
+    caption = next(t for t in split_sentences_text(REPORT) if t.endswith("(in millions):"))
+    quotes = ExtractiveClient().answer_sentences(question, sources, [(sources[1], laptops, caption)])
+    assert (laptops, 2) in quotes and (caption, 2) in quotes
+    assert (laptops, 2) not in ExtractiveClient().answer_sentences(question, sources)
+
+
+def split_sentences_text(text):
+    from edgechat.core.answering.extractive import quote_text, split_sentences
+
+    return [quote_text(text[s:e]) for s, e in split_sentences(text)]

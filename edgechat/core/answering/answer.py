@@ -375,7 +375,7 @@ class Answerer:
         for holder, _, _ in rows:
             if holder not in quoted:
                 quoted.append(holder)
-        quotes = quoter.answer_sentences(question, quoted)
+        quotes = quoter.answer_sentences(question, quoted, rows)
         if not quotes:
             return sentence
         heading = CLOSEST

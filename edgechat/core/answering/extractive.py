@@ -285,7 +285,10 @@ def _candidates(sources: Sequence[Source]) -> list[_Candidate]:
     return out
 
 
-def _select(question: str, sources: Sequence[Source], embed: Callable[[list[str]], Any] | None = None) -> list[_Candidate]:
+def _select(question: str, sources: Sequence[Source], embed: Callable[[list[str]], Any] | None = None,
+            rows: Sequence[tuple[Source, str, str]] | None = None) -> list[_Candidate]:
+    """The sentences to quote, best first by shared words and meaning; the table rows asked for
+    (`rows`, else found among `sources`) come first."""
     cands = _candidates(sources)
     clean = [c for c in cands if not c.noise] or [c for c in cands if not c.boilerplate]
     if not clean:
@@ -323,7 +326,11 @@ def _select(question: str, sources: Sequence[Source], embed: Callable[[list[str]
                 seen.add(q.text.lower())
                 chosen.append(q)
 
-    for row in _rows_asked_for(question, clean) if asks_for_figure(question) else []:
+    if rows is None:
+        asked = _rows_asked_for(question, clean) if asks_for_figure(question) else []
+    else:
+        asked = [c for source, text, _ in rows for c in clean if c.source is source and c.text == text][:len(rows)]
+    for row in asked:
         take(row)
     for c in ordered:
         if len(chosen) >= MAX_SENTENCES or c.score <= 0:
@@ -394,10 +401,11 @@ def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candida
             if not new or 2 * len(shared) < len(terms) or c in picks:
                 continue
             # What the question says decides; a word it only implies ("revenue": "net sales")
-            # counts for a tenth, enough to pick a row that nothing else names.
+            # counts for a tenth, enough to pick a row that names nothing else the question says.
             idf = {t: math.log(1 + len(rows) / df[t]) for t in new}
-            weight = (sum(idf[t] for t in new & said) * len(shared & said) / len(terms)
-                      + 0.1 * sum(idf[t] for t in new - said))
+            weight = sum(idf[t] for t in new & said) * len(shared & said) / len(terms)
+            if not shared & said:
+                weight = 0.1 * sum(idf[t] for t in new)
             key = (weight, len(_terms(c.caption) & query), -c.rank, -c.position)
             if best is None or key > best:
                 best, pick, named = key, c, shared
@@ -494,11 +502,12 @@ class ExtractiveClient:
         return len(text.split())
 
     def answer_sentences(
-        self, question: str, sources: Sequence[Source]
+        self, question: str, sources: Sequence[Source], rows: Sequence[tuple[Source, str, str]] | None = None
     ) -> list[tuple[str, int]]:
-        """The quoted sentences and the ordinal each one cites, in answer order."""
+        """The quoted sentences and the ordinal each one cites, in answer order. `rows`: the table
+        rows asked for (`asked_rows`), when they were found among more sources than these."""
         top = sorted(sources, key=lambda s: s.ordinal)[:MAX_SOURCES]
-        return [(c.text, c.source.ordinal) for c in _select(question, top, self._embed)]
+        return [(c.text, c.source.ordinal) for c in _select(question, top, self._embed, rows)]
 
     def stream(
         self,

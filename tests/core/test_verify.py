@@ -433,3 +433,54 @@ def test_a_claim_that_writes_a_command_is_checked_against_one_sentence(embedder)
     [both] = verify("The commands `set xrange` and `set x2range` will affect both the x and x2 axes [1].",
                     [_src(1, text)], embedder.embed, question)
     assert both.support == Support.SUPPORTED
+
+
+def test_an_acronym_and_the_words_of_written_code_must_be_in_the_evidence(embedder):
+    """Seen with Qwen2.5-Coder-0.5B: "DBI database packages run on Unix/Linux ..." from a sentence
+    about RODBC (the question named DBI, so the name alone did not count), and "specify the field
+    delimiter using the `datafile separator` command" from a sentence that names no command."""
+    odbc = ("Package RODBC runs on Unix/Linux, Windows and macOS, and almost all database systems provide "
+            "support for ODBC.")
+    [dbi] = verify("DBI database packages run on Unix/Linux, Windows and macOS [1].", [_src(1, odbc)],
+                   embedder.embed, "With the DBI database packages, which function runs an SQL query?")
+    assert dbi.support == Support.UNSUPPORTED
+    [rodbc] = verify("RODBC runs on Unix/Linux, Windows and macOS [1].", [_src(1, odbc)], embedder.embed,
+                     "With the DBI database packages, which function runs an SQL query?")
+    assert rodbc.support == Support.SUPPORTED
+    csv = ("To read data from a csv file you must tell gnuplot what the field-delimiting character is. "
+           "For instance, to read a file with semicolons: set datafile separator \";\"")
+    question = "My data file separates the values with semicolons. How do I tell gnuplot to read it?"
+    [v] = verify("To read data from a csv file, you must tell gnuplot the field-delimiting character with the "
+                 "`datafile separator` command [1].", [_src(1, csv)], embedder.embed, question)
+    assert v.support == Support.UNSUPPORTED
+    [w] = verify("To read a file with semicolons, use `set datafile separator \";\"` [1].", [_src(1, csv)],
+                 embedder.embed, question)
+    assert w.support == Support.SUPPORTED
+
+
+def test_a_denial_is_said_by_one_sentence_that_denies(embedder):
+    """Seen with SmolLM2: "the answer is no. The document states that the R function package
+    Skeleton is used to create ... a new package", supported by a pair whose other sentence had a
+    "not" about something else."""
+    text = ("Note that CRAN will not accept submissions containing binary files even if they are listed. "
+            "The R function package.skeleton can help to create the structure for a new package.")
+    question = "Is there an R function that sets up the folder structure for a brand new package?"
+    [no] = verify("The answer is no: the R function package skeleton is not used to create the structure for a "
+                  "new package [1].", [_src(1, text)], embedder.embed, question)
+    assert no.support == Support.UNSUPPORTED
+    [refuse] = verify("CRAN will not accept submissions containing binary files [1].", [_src(1, text)],
+                      embedder.embed, question)
+    assert refuse.support == Support.SUPPORTED
+
+
+def test_a_claim_that_restates_two_of_the_questions_words_needs_one_in_its_evidence(embedder):
+    """Seen with Qwen2.5-Coder-0.5B: "Segment reporting provides digital media content subscriptions
+    ..." put the question's "segment reporting" in front of a sentence about subscriptions."""
+    text = 'Digital media content subscriptions that provide unlimited viewing or usage rights are included in "Subscription services."'
+    question = "How does the operational expenses section relate to the insights provided in segment reporting?"
+    [v] = verify("Segment reporting provides digital media content subscriptions that provide unlimited viewing "
+                 "or usage rights [1].", [_src(1, text)], embedder.embed, question)
+    assert v.support == Support.UNSUPPORTED
+    [w] = verify("Digital media content subscriptions that provide unlimited viewing or usage rights are included in "
+                 "subscription services [1].", [_src(1, text)], embedder.embed, question)
+    assert w.support == Support.SUPPORTED

@@ -58,7 +58,7 @@ MIN_SIMILARITY_HIGH_COVERAGE = 0.4
 STRONG_SIMILARITY = 0.85  # a close paraphrase: one source sentence this close in meaning
 MIN_COVERAGE_STRONG = 0.4  # ... still holding 40 % of the terms
 MIN_CLAIM_TERMS = 2
-RESTATED_MIN = 3  # a claim that says this many of the question's words ...
+RESTATED_MIN = 3  # a claim that says this many of the question's words (two: one of them) ...
 RESTATED_COVERAGE = 2 / 3  # ... must have evidence that says this share of them
 FRAGMENT_COVERAGE = 0.75  # a bare phrase read with its question: that much of both in one source sentence
 INTRO_WORDS = 5  # a sentence ending in a colon this short only introduces what follows
@@ -254,6 +254,18 @@ _RANK_RE = re.compile(
 
 def _ranks(text: str) -> set[str]:
     return {m.group().lower() for m in _RANK_RE.finditer(text)}
+
+
+_ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]+\b")
+
+
+def _always_named(body: str) -> set[str]:
+    """Words a claim's evidence must say even when the question says them too: acronyms ("DBI
+    packages run on ..." is not said by "RODBC runs on ...") and the words of code it writes
+    (`set datafile separator`, `%*lf ignore a number`), lower case."""
+    code = " ".join(_CODE_SPAN_RE.findall(body))
+    words = {w.lower() for w in _ACRONYM_RE.findall(_CODE_SPAN_RE.sub(" ", body))}
+    return words | {w.lower() for w in re.findall(r"[^\W_]{2,}", code)}
 
 
 def _as_code(name: str, sentence: str) -> bool:
@@ -491,7 +503,8 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         said_words |= {_POSSESSIVE_RE.sub("", w) for w in said_words}  # "Mercury's" says Mercury
         if not all(n in said_words or stem(n) in said_words for n in claim.own_names):
             return False, "names"  # "in the XY plane": the sentence that says the rest does not say that
-    if len(claim.restated) >= RESTATED_MIN and len(claim.restated & covered) < RESTATED_COVERAGE * len(claim.restated):
+    if (len(claim.restated) >= RESTATED_MIN and len(claim.restated & covered) < RESTATED_COVERAGE * len(claim.restated)
+            or len(claim.restated) == 2 and not claim.restated & covered):
         return False, ""  # what the claim says of the question's subject, its evidence does not
     if claim.figures and not any(_holds_figures(ix, j, claim.figures, claim.terms) for j in window):
         return False, "figures"
@@ -584,7 +597,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         negated=_negated(body), ways=_directions(body),
         # Names the claim gives that the question does not: the evidence must give them too.
         own_names={b for b in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
-                   if b not in asked.words and stem(b) not in asked.words},
+                   if b not in asked.words and stem(b) not in asked.words} | _always_named(body),
         restated=(terms & asked.terms) - asked.years if not question else set(),
         fragment=bool(question), ranks=_ranks(body) - asked.ranks,
         echoes=[i for i in idents if i.isalpha() and stem(i) in asked.terms],
@@ -601,8 +614,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         best_cov, best_sim = 0.0, 0.0
         for i in range(len(ix.spans)):
             # One source sentence for a phrase read with the question, and for a claim that writes
-            # code or refers back: the sentence that says it must name it.
-            single = claim.fragment or claim.idents or claim.calls or claim.before or claim.code
+            # code, refers back or denies: the sentence that says it must name it (or deny it).
+            single = claim.fragment or claim.idents or claim.calls or claim.before or claim.code or claim.negated
             for window in (([i],) if single else ([i], [i, i + 1])):
                 if window[-1] >= len(ix.spans) or all(ix.furniture[j] for j in window):
                     continue  # past the end; "gnuplot 5.4 99": a running footer says nothing

@@ -336,7 +336,7 @@ def ask_one(engine: Any, client: Any, q: Question, options: Any = None) -> dict:
     return {
         "text": response.text or text,
         "written": written,
-        "sources": [{"number": s.ordinal, "file": Path(s.path).name, "page": s.page, "content": s.content}
+        "sources": [{"number": s.ordinal, "file": Path(s.path).name, "title": s.title, "page": s.page, "content": s.content}
                     for s in response.sources],
         "cited": sorted({c.number for c in response.citations}),
         "verdicts": [{"support": _support(v), "sources": list(getattr(v, "sources", []) or []),

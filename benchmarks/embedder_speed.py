@@ -14,7 +14,10 @@ weights, by the functions below):
 
 - ``int8_single_before``: the int8 graph one text per run, with onnxruntime's default fusions
   (the embedder before this change: the baseline of every ratio);
-- ``int8_single``: the same graph and run, SkipLayerNormFusion left out (the app's embedder now);
+- ``int8_single``: the same graph and run, SkipLayerNormFusion left out (the app's embedder
+  until 2026-12-01);
+- ``int8_lanes``: the same, with one text per core at once, each on one thread (the app's
+  embedder now: ``OnnxEmbedder.lanes``);
 - ``int8_dynamic_batched``: the same graph with ``--batch`` texts of similar length per run:
   its activation scale is taken over the batch, so vectors change with the batch;
 - ``int8_fused_qattention_single``: the fused graph below quantised by onnxruntime's dynamic
@@ -259,21 +262,23 @@ def make_variants(model_dir: Path, names: Sequence[str], batch: int, threads: in
     made: dict[str, Any] = {}
     for name in names:
         if name == "int8_single_before":
-            made[name] = OnnxEmbedder(model_dir, "int8", threads=threads, disabled_optimizers=())
+            made[name] = OnnxEmbedder(model_dir, "int8", threads=threads, lanes=1, disabled_optimizers=())
         elif name == "int8_single":
+            made[name] = OnnxEmbedder(model_dir, "int8", threads=threads, lanes=1, disabled_optimizers=("SkipLayerNormFusion",))
+        elif name == "int8_lanes":  # the same run, one text per core at once (lanes: one per core)
             made[name] = OnnxEmbedder(model_dir, "int8", threads=threads, disabled_optimizers=("SkipLayerNormFusion",))
         elif name == "int8_dynamic_batched":
-            made[name] = _Batched(OnnxEmbedder(model_dir, "int8", threads=threads, disabled_optimizers=()), batch)
+            made[name] = _Batched(OnnxEmbedder(model_dir, "int8", threads=threads, lanes=1, disabled_optimizers=()), batch)
         elif name == "int8_fused_qattention_single":
-            made[name] = _Batched(OnnxEmbedder(model_dir, str(graphs["int8_fused_qattention"]), threads=threads), 1)
+            made[name] = _Batched(OnnxEmbedder(model_dir, str(graphs["int8_fused_qattention"]), threads=threads, lanes=1), 1)
         elif name == "fp32_fused_batched":
-            made[name] = _Batched(OnnxEmbedder(model_dir, str(graphs["fp32_fused"]), threads=threads), batch)
+            made[name] = _Batched(OnnxEmbedder(model_dir, str(graphs["fp32_fused"]), threads=threads, lanes=1), batch)
         elif name == "int8_blockwise_batched":
-            made[name] = _Batched(OnnxEmbedder(model_dir, str(graphs["int8_blockwise"]), threads=threads), batch)
+            made[name] = _Batched(OnnxEmbedder(model_dir, str(graphs["int8_blockwise"]), threads=threads, lanes=1), batch)
         elif name == "fp32_plain_single":
-            made[name] = _Batched(OnnxEmbedder(model_dir, "fp32", threads=threads, disabled_optimizers=()), 1)
+            made[name] = _Batched(OnnxEmbedder(model_dir, "fp32", threads=threads, lanes=1, disabled_optimizers=()), 1)
         elif name == "fp32_plain_batched":
-            made[name] = _Batched(OnnxEmbedder(model_dir, "fp32", threads=threads, disabled_optimizers=()), batch)
+            made[name] = _Batched(OnnxEmbedder(model_dir, "fp32", threads=threads, lanes=1, disabled_optimizers=()), batch)
         else:
             raise SystemExit(f"unknown variant {name!r}")
     return made
@@ -308,7 +313,8 @@ def dense_ndcg(emb: Any, chunk_vectors: np.ndarray, owners: Sequence[str], folde
 
 LABELS = {
     "int8_single_before": "int8, one text per run, onnxruntime's default fusions (before)",
-    "int8_single": "int8, one text per run, SkipLayerNormFusion left out (**the app now**)",
+    "int8_single": "int8, one text per run, SkipLayerNormFusion left out (the app until 2026-12-01)",
+    "int8_lanes": "int8, one text per run, SkipLayerNormFusion left out, one text per core at once (**the app now**)",
     "int8_dynamic_batched": "int8 dynamic, {batch} per run, batched by length",
     "int8_fused_qattention_single": "int8 fused (QAttention, SkipLayerNorm, BiasGelu), one text per run",
     "fp32_fused_batched": "fp32 fused (Attention, SkipLayerNorm, BiasGelu), {batch} per run",
@@ -341,13 +347,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=5, help="rounds (each embeds the texts with every variant)")
     ap.add_argument("--batch", type=int, default=32, help="texts per run for the batched variants")
     ap.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: every core)")
-    ap.add_argument("--variants", default="int8_single_before,int8_single,int8_dynamic_batched,"
+    ap.add_argument("--variants", default="int8_single_before,int8_single,int8_lanes,int8_dynamic_batched,"
                     "int8_fused_qattention_single,fp32_fused_batched,int8_blockwise_batched,fp32_plain_single,"
                     "fp32_plain_batched")
     ap.add_argument("--invariance-texts", type=int, default=100, help="texts also embedded alone")
     ap.add_argument("--st-python", help="a Python with torch and sentence-transformers: adds that peer")
     ap.add_argument("--quality", action="store_true", help="also dense nDCG@10 on SciFact dev (slow)")
-    ap.add_argument("--quality-variants", default="int8_single_before,int8_single")
+    ap.add_argument("--quality-variants", default="int8_single_before,int8_single,int8_lanes")
     ap.add_argument("--out", help="write the JSON here too")
     args = ap.parse_args(argv)
     if args.render:

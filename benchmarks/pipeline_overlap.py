@@ -5,6 +5,9 @@ interleaved in one process so load from other processes hits both alike.
     python -m benchmarks.pipeline_overlap [FOLDER] [--repeats 3] [--variants sequential,pipelined]
                                           [--threads N] [--out FILE.json]
 
+A variant may name its embedder: "sequential@2" (2 intra-op threads), "sequential@2/1" (2 cores
+in 1 lane: one text at a time, the embedder before lanes), "sequential@2/2" (a text per core).
+
 Each repeat indexes FOLDER into a fresh library once per variant (the order alternating between
 repeats), then embeds the chunks that run produced alone, batch by batch, in a tight loop (the
 ceiling, as benchmarks/indexing.py measures it). share = ceiling seconds / indexing seconds.
@@ -82,19 +85,29 @@ def main(argv: list[str] | None = None) -> int:
         for name in R_MANUALS:
             shutil.copy2(SHARED / "corpus" / "pdf" / "debian" / name, folder / name)
     variants = args.variants.split(",")
+
+    def spec(v: str) -> tuple[int, int]:
+        """(threads, lanes) a variant names after "@" (0: the embedder's default)."""
+        if "@" not in v:
+            return args.threads, 0
+        threads, _, lanes = v.split("@")[1].partition("/")
+        return int(threads), int(lanes or 0)
+
     embedders = {}
     for v in variants:
-        n = int(v.split("@")[1]) if "@" in v else args.threads
-        if n not in embedders:
-            embedders[n] = load_default_embedder(**({"threads": n} if n else {}))
-            embedders[n].embed(["warm up"])
-    embedder = embedders[args.threads] if args.threads in embedders else next(iter(embedders.values()))
+        key = spec(v)
+        if key not in embedders:
+            threads, lanes = key
+            embedders[key] = load_default_embedder(**({"threads": threads} if threads else {}),
+                                                   **({"lanes": lanes} if lanes else {}))
+            embedders[key].embed(["warm up"])
+    embedder = next(iter(embedders.values()))
     runs = []
     try:
         for i in range(args.repeats):
             order = variants if i % 2 == 0 else variants[::-1]
             for v in order:
-                r = run_once(folder, embedders[int(v.split("@")[1]) if "@" in v else args.threads], work, v)
+                r = run_once(folder, embedders[spec(v)], work, v)
                 r["repeat"] = i
                 runs.append(r)
                 print(f"{v}: {r['wall_s']:.1f} s, {r['chunks_per_s']:.1f} chunks/s, "
@@ -107,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
             "other_cpu_per_embed_cpu"]
     figures = {v: {k: summary([r[k] for r in runs if r["variant"] == v]) for k in keys} for v in variants}
     result: dict = {"benchmark": "pipeline_overlap", "folder": args.folder or "R manuals: " + ", ".join(R_MANUALS),
-                    "machine": machine(), "embedder_threads": embedder.threads, "runs": runs, "figures": figures}
+                    "machine": machine(),
+                    "embedders": {v: repr(embedders[spec(v)]) for v in variants}, "runs": runs, "figures": figures}
     if len(variants) == 2:
         a, b = variants
         # per repeat: the two variants ran next to each other

@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     pairs = 0
     for d in picked:
         r = d["record"]
-        sources = [Source(ordinal=s["number"], content=s["content"], title=s["file"], path=s["file"],
+        # the document's title as the app had it (the checks read names in it); older records: the file name
+        sources = [Source(ordinal=s["number"], content=s["content"], title=s.get("title") or s["file"], path=s["file"],
                           score=0.0, page=s["page"] or 0, start=0, end=len(s["content"]))
                    for s in r["sources"]]
         by_number = {s.ordinal: s for s in sources}

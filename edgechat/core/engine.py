@@ -119,6 +119,7 @@ class Engine:
             self._recover_for_reading()
             self._store = Store(self.library_dir, readonly=True)
         self._embedder = embedder
+        self._own_embedder = embedder is None  # loaded here on first use, so closed here
         self._embedder_progress = embedder_progress
         self._client = chat_client
         self._reranker = reranker
@@ -370,6 +371,11 @@ class Engine:
 
     def close(self) -> None:
         self._store.close()
+        with self._lock:
+            embedder = self._embedder if self._own_embedder else None
+        close = getattr(embedder, "close", None)
+        if close is not None:
+            close()  # its lanes' threads
 
     def __enter__(self) -> "Engine":
         return self

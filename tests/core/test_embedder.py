@@ -260,3 +260,19 @@ def test_default_threads_are_the_physical_cores_it_may_use() -> None:
 
     n = _available_cores()
     assert 1 <= n <= (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def test_texts_run_side_by_side_each_get_their_own_vector(model_dir) -> None:
+    """The int8 model runs one text per call; two lanes run two texts at once on one thread
+    each. Each vector must still be the one its text gets alone, in the order given."""
+    side = OnnxEmbedder(model_dir, variant="int8", threads=2)
+    one = OnnxEmbedder(model_dir, variant="int8", threads=2, lanes=1)
+    assert side.lanes == 2 and one.lanes == 1
+    texts = [("word " * n).strip() + f" number {n}" for n in (3, 180, 40, 7, 120, 60, 15, 90, 1, 250)]
+    together = side.embed(texts)
+    alone = np.stack([side.embed([t])[0] for t in texts])
+    assert np.min(np.sum(together * alone, axis=1)) > 0.9999
+    assert np.min(np.sum(together * one.embed(texts), axis=1)) > 0.9999
+    assert np.sum(together[0] * together[1]) < 0.99  # not one vector copied into every row
+    side.close()
+    assert np.allclose(side.embed(texts[:3]), together[:3], atol=1e-5)  # the lanes start again after close()

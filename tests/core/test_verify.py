@@ -484,3 +484,15 @@ def test_a_claim_that_restates_two_of_the_questions_words_needs_one_in_its_evide
     [w] = verify("Digital media content subscriptions that provide unlimited viewing or usage rights are included in "
                  "subscription services [1].", [_src(1, text)], embedder.embed, question)
     assert w.support == Support.SUPPORTED
+
+
+def test_what_a_source_says_may_happen_does_not_support_that_it_did(embedder):
+    """Seen with SmolLM2 on a filing: "the company has entered into forward contracts ..." from
+    "the Company may enter into forward contracts ..."."""
+    text = ("To protect its foreign currency term debt from fluctuations in exchange rates, the Company may enter "
+            "into forward contracts, cross-currency swaps or other instruments.")
+    [fact] = verify("The company has entered into forward contracts, cross-currency swaps and other instruments to "
+                    "protect its term debt from fluctuations in exchange rates [1].", [_src(1, text)], embedder.embed)
+    [maybe] = verify("The company may enter into forward contracts, cross-currency swaps and other instruments to "
+                     "protect its term debt from fluctuations in exchange rates [1].", [_src(1, text)], embedder.embed)
+    assert fact.support == Support.UNSUPPORTED and maybe.support == Support.SUPPORTED

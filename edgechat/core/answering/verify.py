@@ -256,6 +256,10 @@ def _ranks(text: str) -> set[str]:
     return {m.group().lower() for m in _RANK_RE.finditer(text)}
 
 
+# "may enter into forward contracts" is a possibility; "has entered into forward contracts" a fact.
+_MAYBE_RE = re.compile(r"\b(?:may|might|could)\b", re.IGNORECASE)
+_MODAL_RE = re.compile(r"\b(?:may|might|could|can|cannot|would|should|must|will)\b|n't\b", re.IGNORECASE)
+
 _ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]+\b")
 
 
@@ -467,6 +471,7 @@ class _Claim:
     own_names: set[str]  # names the question does not give
     restated: set[str]  # the question's words the claim says
     fragment: bool  # a bare phrase read with its question
+    certain: bool = False  # it says what is, with no "may", "can", "would" ...
     ranks: set[str] = field(default_factory=set)  # "most", "largest" ... that the question does not say
     echoes: list[str] = field(default_factory=list)  # code names that are also the question's words
     code: bool = False  # it writes code (`set xrange`): one source sentence must say it
@@ -494,6 +499,8 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
     ways = [w for w in (_directions(ix.sentence_texts[j]) for j in window) if w]
     if claim.ways and ways and all(_turned(claim.ways, w) for w in ways):
         return False, ""  # "decreased" is not "the growth in"
+    if claim.certain and any(_MAYBE_RE.search(ix.sentence_texts[j]) for j in window):
+        return False, ""  # "has entered into" is not "may enter into"
     if claim.ranks and not claim.ranks <= set().union(*(_ranks(ix.sentence_texts[j]) for j in window)):
         return False, ""  # "the most severe type ... wishlist": the evidence does not rank it
     if claim.echoes and not all(any(_as_code(e, ix.sentence_texts[j]) for j in window) for e in claim.echoes):
@@ -599,7 +606,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         own_names={b for b in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
                    if b not in asked.words and stem(b) not in asked.words} | _always_named(body),
         restated=(terms & asked.terms) - asked.years if not question else set(),
-        fragment=bool(question), ranks=_ranks(body) - asked.ranks,
+        fragment=bool(question), ranks=_ranks(body) - asked.ranks, certain=not _MODAL_RE.search(body),
         echoes=[i for i in idents if i.isalpha() and stem(i) in asked.terms],
         code=bool(_CODE_SPAN_RE.search(body)),
         before=before if before and _REFERS_BACK_RE.match(body) else (),

@@ -17,6 +17,7 @@ def load_default_embedder(
     *,
     variant: str = "int8",
     threads: int | None = None,
+    lanes: int | None = None,
     batch_size: int = 32,
 ) -> OnnxEmbedder:
     """all-MiniLM-L6-v2 (int8 unless told otherwise), built first if this machine lacks it."""
@@ -24,4 +25,5 @@ def load_default_embedder(
     # benchmark's virtualenv imports OnnxEmbedder alone).
     from edgechat.core.embedding.modelbuild.minilm import ensure_minilm
 
-    return OnnxEmbedder(ensure_minilm(progress), variant=variant, threads=threads, batch_size=batch_size)
+    return OnnxEmbedder(ensure_minilm(progress), variant=variant, threads=threads, lanes=lanes,
+                        batch_size=batch_size)

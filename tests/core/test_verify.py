@@ -496,3 +496,31 @@ def test_what_a_source_says_may_happen_does_not_support_that_it_did(embedder):
     [maybe] = verify("The company may enter into forward contracts, cross-currency swaps and other instruments to "
                      "protect its term debt from fluctuations in exchange rates [1].", [_src(1, text)], embedder.embed)
     assert fact.support == Support.UNSUPPORTED and maybe.support == Support.SUPPORTED
+
+
+def test_a_capitalised_name_with_an_underscore_is_found_as_written(embedder):
+    """Seen with Qwen2.5-Coder-0.5B: "The environment variable `FIT_LOG` changes the default file
+    name of gnuplot's fit log" was unsupported as "the name FIT_LOG appears in no source": words
+    are split at underscores, so the name was looked for as one word and never found."""
+    text = ('FIT_LOG changes the name (and/or path) of the file to which the fit log will be written from the '
+            'default of "fit.log" in the working directory.')
+    question = "Which environment variable changes the default file name of gnuplot's fit log?"
+    [v] = verify("The environment variable `FIT_LOG` changes the default file name of the fit log [1].",
+                 [_src(1, text)], embedder.embed, question)
+    assert v.support == Support.SUPPORTED
+    [w] = verify("The environment variable `FIT_NAME` changes the default file name of the fit log [1].",
+                 [_src(1, text)], embedder.embed, question)
+    assert w.support == Support.UNSUPPORTED
+
+
+def test_a_noun_phrase_for_an_answer_is_read_with_its_question(embedder):
+    """Seen with SmolLM2, asked which environment variable tells R where the personal library is:
+    "the environment variable R_MAKEVARS_USER", true of the source (it names such a variable) and
+    the wrong answer. Read with the question, the source sentence that names it does not say it."""
+    text = ("The full path to an alternative personal file can be specified via the environment variable "
+            "R_MAKEVARS_USER. The personal library is set by the environment variable R_LIBS_USER, which tells R "
+            "where the personal package library is.")
+    question = "Which environment variable tells R where my personal package library is?"
+    [wrong] = verify('"the environment variable R_MAKEVARS_USER [1]."', [_src(1, text)], embedder.embed, question)
+    [right] = verify('"the environment variable R_LIBS_USER [1]."', [_src(1, text)], embedder.embed, question)
+    assert wrong.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED

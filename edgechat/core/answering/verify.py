@@ -508,7 +508,9 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
     if claim.own_names:
         said_words = set().union(*(_source_words(ix.sentence_texts[j], _label(ix.source)) for j in window))
         said_words |= {_POSSESSIVE_RE.sub("", w) for w in said_words}  # "Mercury's" says Mercury
-        if not all(n in said_words or stem(n) in said_words for n in claim.own_names):
+        said = " ".join(ix.sentence_texts[j] for j in window).lower()
+        if not all(n in said_words or stem(n) in said_words or ("_" in n and _ident_pattern(n).search(said))
+                   for n in claim.own_names):
             return False, "names"  # "in the XY plane": the sentence that says the rest does not say that
     if (len(claim.restated) >= RESTATED_MIN and len(claim.restated & covered) < RESTATED_COVERAGE * len(claim.restated)
             or len(claim.restated) == 2 and not claim.restated & covered):
@@ -591,7 +593,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     all_words = set().union(*(ix.words for ix in index)) if index else set()
     for name in names:
         bare = _POSSESSIVE_RE.sub("", name).lower()  # "Apple's" is Apple, whichever apostrophe
-        if bare not in all_words and stem(bare) not in all_words:
+        if bare not in all_words and stem(bare) not in all_words and not (
+                "_" in bare and any(_ident_pattern(bare).search(ix.haystack) for ix in index)):  # FIT_LOG
             return _Check(Support.UNSUPPORTED, reason=f"the name {name} appears in no source")
     if not terms:
         terms = _terms(body)
@@ -677,10 +680,17 @@ def _is_fragment(sentence: str) -> bool:
     body = _LIST_ENUM_RE.sub("", MARKER_RE.sub(" ", sentence)).strip()
     if introduces(body) or _FENCE_RE.match(body):
         return False  # "For example:" introduces; "```bash" formats
-    return bool(body) and len(body.split()) <= FRAGMENT_WORDS and not _ENDS_CLAUSE_RE.search(body)
+    words = len(body.split())
+    if not body or _ENDS_CLAUSE_RE.search(body):
+        return False
+    # A short phrase, or a noun phrase a little longer ("the environment variable R_MAKEVARS_USER"):
+    # the answer's name for something, true of the source whatever the question was.
+    return words <= FRAGMENT_WORDS or (words <= NOUN_PHRASE_WORDS and bool(_NOUN_PHRASE_RE.match(body)))
 
 
 FRAGMENT_WORDS = 3
+NOUN_PHRASE_WORDS = 6
+_NOUN_PHRASE_RE = re.compile(r"^\W*(?:the|a|an)\b", re.IGNORECASE)
 _ENDS_CLAUSE_RE = re.compile(r"\b(?:is|are|was|were|has|have|does|do)\b", re.IGNORECASE)
 
 

@@ -458,7 +458,7 @@ def test_an_acronym_and_the_words_of_written_code_must_be_in_the_evidence(embedd
     assert w.support == Support.SUPPORTED
 
 
-def test_a_denial_is_said_by_one_sentence_that_denies(embedder):
+def test_a_denial_is_said_by_the_sentence_that_says_the_claim(embedder):
     """Seen with SmolLM2: "the answer is no. The document states that the R function package
     Skeleton is used to create ... a new package", supported by a pair whose other sentence had a
     "not" about something else."""
@@ -471,6 +471,14 @@ def test_a_denial_is_said_by_one_sentence_that_denies(embedder):
     [refuse] = verify("CRAN will not accept submissions containing binary files [1].", [_src(1, text)],
                       embedder.embed, question)
     assert refuse.support == Support.SUPPORTED
+    # The README's sample question: the denial is in the sentence that says most of the claim, and
+    # the claim needs the sentence before it too.
+    privacy = ("EdgeChat keeps your documents private. Indexing, search and answering all run on this computer: "
+               "the embedding model and the language model are local files, and nothing is sent over the network.")
+    [kept] = verify("EdgeChat keeps your documents private by indexing, searching and answering all run on this "
+                    "computer: the embedding model and the language model are local files, and nothing is sent over "
+                    "the network [1].", [_src(1, privacy)], embedder.embed, "How does EdgeChat keep my documents private?")
+    assert kept.support == Support.SUPPORTED
 
 
 def test_a_claim_that_restates_two_of_the_questions_words_needs_one_in_its_evidence(embedder):

@@ -494,7 +494,14 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         return False, ""
     if claim.fragment and (cov < FRAGMENT_COVERAGE or not _terms(claim.body) <= covered):
         return False, ""  # a bare phrase: the sentence that says it must say nearly all the question asks
-    if claim.negated != any(ix.negated[j] for j in window):
+    if claim.negated:
+        # The sentence that says most of the claim must deny it too: in a pair, a "not" in the
+        # other sentence is about something else ("the answer is no ... package skeleton" against
+        # "CRAN will not accept ..." followed by "package.skeleton can help create ...").
+        main = max(window, key=lambda j: len(claim.terms & ix.terms[j]))
+        if not ix.negated[main]:
+            return False, ""
+    elif any(ix.negated[j] for j in window):
         return False, ""  # "warns when listed" is not "warns unless listed"
     ways = [w for w in (_directions(ix.sentence_texts[j]) for j in window) if w]
     if claim.ways and ways and all(_turned(claim.ways, w) for w in ways):
@@ -624,8 +631,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         best_cov, best_sim = 0.0, 0.0
         for i in range(len(ix.spans)):
             # One source sentence for a phrase read with the question, and for a claim that writes
-            # code, refers back or denies: the sentence that says it must name it (or deny it).
-            single = claim.fragment or claim.idents or claim.calls or claim.before or claim.code or claim.negated
+            # code or refers back: the sentence that says it must name it.
+            single = claim.fragment or claim.idents or claim.calls or claim.before or claim.code
             for window in (([i],) if single else ([i], [i, i + 1])):
                 if window[-1] >= len(ix.spans) or all(ix.furniture[j] for j in window):
                     continue  # past the end; "gnuplot 5.4 99": a running footer says nothing

@@ -380,7 +380,8 @@ class Answerer:
             return sentence
         heading = CLOSEST
         if rows and sentence in (WITHHELD, MODEL_FOUND_NONE):
-            first = [(q, n) for q, n in quotes if any(n == s.ordinal and q in (row, caption) for s, row, caption in rows)]
+            first = [(q, n) for q, n in quotes
+                     if any(n == s.ordinal and q in (row, caption) for s, row, caption in rows)]
             if first:
                 quotes = first + [qn for qn in quotes if qn not in first]
                 rows_quoted = sum(1 for q, _ in first if q not in {r[2] for r in rows})

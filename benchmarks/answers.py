@@ -504,6 +504,20 @@ def table(results: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The benchmark; the model active before it (asking with a model by name makes it the
+    active one, the rule both front ends use) is active again after it."""
+    from edgechat.core.llm.manager import ModelManager
+
+    before = ModelManager().active_model()
+    try:
+        return _run(argv)
+    finally:
+        after = ModelManager().active_model()
+        if before is not None and (after is None or after.name != before.name):
+            ModelManager().use_model(before.name)
+
+
+def _run(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="", help="NAME|extractive|active, comma-separated for several "
                                                 "(default: active, the model engine.choose_client('') picks)")

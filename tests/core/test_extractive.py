@@ -345,6 +345,9 @@ def test_a_question_that_names_two_amounts_gets_a_row_for_each():
     assert sorted(r[1].split(" $")[0] for r in rows) == ["Phones", "Total net sales"]
     text = run(ExtractiveClient(), question, sources)[-1].text
     assert "Total net sales $ 81,797 $ 82,959 $ 293,787 $ 304,182 [2]" in text.splitlines()
+    balance = make_source(3, "Current liabilities:\nAccounts payable 46,699 64,115\nDeferred revenue 8,158 7,912\n")
+    more = asked_rows(question, sources + [balance])  # "total revenue" names "Total net sales" whole
+    assert sorted(r[1].split(" $")[0] for r in more) == ["Phones", "Total net sales"]
     only_phones = asked_rows("How much did the phones bring in?", sources)
     assert [r[1].split(" $")[0] for r in only_phones] == ["Phones"]
 

@@ -393,7 +393,7 @@ def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candida
     covered: set[str] = set()
     most = MAX_ASKED_ROWS if _TWO_AMOUNTS_RE.search(question) else 1
     while len(picks) < most:
-        best: tuple[float, float, int, int] | None = None
+        best: tuple[float, float, int, int, int] | None = None
         pick, named = None, set()
         for c, terms in zip(rows, labels):
             shared = terms & query
@@ -406,13 +406,17 @@ def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candida
             weight = sum(idf[t] for t in new & said) * len(shared & said) / len(terms)
             if not shared & said:
                 weight = 0.1 * sum(idf[t] for t in new)
-            key = (weight, len(_terms(c.caption) & query), -c.rank, -c.position)
+            # A further row: the one whose label the question names whole ("total revenue": "Total
+            # net sales", not "Deferred revenue"), then by weight.
+            whole = float(len(shared) == len(terms)) if picks else 0.0
+            key = (whole, weight, len(_terms(c.caption) & query), -c.rank, -c.position)
             if best is None or key > best:
                 best, pick, named = key, c, shared
         if pick is None:
             break
         picks.append(pick)
-        covered |= named
+        # what it names, and the question's words it names in other words ("revenue": net sales)
+        covered |= named | {w for w in said if _ROW_NAMES.get(w, set()) & named}
     return picks
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -276,3 +278,37 @@ def test_texts_run_side_by_side_each_get_their_own_vector(model_dir) -> None:
     assert np.sum(together[0] * together[1]) < 0.99  # not one vector copied into every row
     side.close()
     assert np.allclose(side.embed(texts[:3]), together[:3], atol=1e-5)  # the lanes start again after close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads have their own CPU priority on Linux")
+def test_the_lanes_run_at_the_callers_cpu_priority(model_dir) -> None:
+    """The app indexes on a thread at lower CPU priority (edgechat.service.host) and answers on
+    one at normal priority. The lanes' threads inherit the priority of the thread that starts
+    them, so each priority gets lanes of its own: indexing's texts must not run at the window's
+    priority, nor an answer's at indexing's."""
+    emb = OnnxEmbedder(model_dir, variant="int8", threads=2, lanes=2)
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    lowered = min(19, base + 5)
+    seen: dict[str, set[int]] = {"low": set(), "normal": set()}
+    asking = ["normal"]
+    forward = emb._run
+
+    def noting_priority(*arrays):  # the real forward pass; notes the priority of the lane it ran on
+        seen[asking[0]].add(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        return forward(*arrays)
+
+    emb._run = noting_priority  # type: ignore[method-assign]
+    texts = ["first text", "a second, longer text to embed", "third", "and a fourth one"]
+
+    def from_a_lowered_thread() -> None:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), lowered)
+        asking[0] = "low"
+        emb.embed(texts)
+
+    t = threading.Thread(target=from_a_lowered_thread)
+    t.start()
+    t.join()
+    asking[0] = "normal"
+    emb.embed(texts)
+    emb.close()
+    assert seen == {"low": {lowered}, "normal": {base}}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -132,7 +133,7 @@ class OnnxEmbedder:
             independent = not _dynamically_quantized(self.model_path)
         self.rows_per_run = self.batch_size if independent else 1
         self.lanes = max(1, min(cores, int(lanes) if lanes else (cores if self.rows_per_run == 1 else 1)))
-        self._pool: ThreadPoolExecutor | None = None
+        self._pools: dict[int, ThreadPoolExecutor] = {}  # by the CPU priority of the threads that use them
         self._pool_lock = threading.Lock()
 
         so = ort.SessionOptions()
@@ -202,16 +203,21 @@ class OnnxEmbedder:
         return out
 
     def _lanes(self) -> ThreadPoolExecutor:
+        """The lanes for the calling thread's CPU priority. Their threads start from the first
+        thread that needs them and inherit its priority (Linux keeps one per thread): indexing at
+        low priority must not run its texts at the window's, nor an answer's at indexing's."""
+        key = _thread_niceness()
         with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.lanes, thread_name_prefix="embedder-lane")
-            return self._pool
+            pool = self._pools.get(key)
+            if pool is None:
+                pool = self._pools[key] = ThreadPoolExecutor(self.lanes, thread_name_prefix=f"embedder-lane-n{key}")
+            return pool
 
     def close(self) -> None:
-        """Stop the lanes' threads (they are started on the first call that needs them)."""
+        """Stop the lanes' threads (they start again on the next call that needs them)."""
         with self._pool_lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
             pool.shutdown(wait=True)
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -296,6 +302,16 @@ def _pad_id(tok: Tokenizer) -> int:
         if i is not None:
             return int(i)
     return 0
+
+
+def _thread_niceness() -> int:
+    """The calling thread's niceness where threads have their own (Linux), else 0."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    except (OSError, AttributeError):
+        return 0
 
 
 def _available_cores() -> int:

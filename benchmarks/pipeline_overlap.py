@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("folder", nargs="?")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--variants", default="sequential,pipelined",
-                    help="sequential / pipelined, each optionally @N: the embedder with N intra-op threads")
+                    help="sequential / pipelined, each optionally @N or @N/L: the embedder on N cores in L lanes")
     ap.add_argument("--threads", type=int, default=0, help="embedder intra-op threads (0: its default)")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
@@ -101,7 +101,6 @@ def main(argv: list[str] | None = None) -> int:
             embedders[key] = load_default_embedder(**({"threads": threads} if threads else {}),
                                                    **({"lanes": lanes} if lanes else {}))
             embedders[key].embed(["warm up"])
-    embedder = next(iter(embedders.values()))
     runs = []
     try:
         for i in range(args.repeats):

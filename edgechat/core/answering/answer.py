@@ -384,6 +384,7 @@ class Answerer:
                      if any(n == s.ordinal and q in (row, caption) for s, row, caption in rows)]
             if first:
                 quotes = first + [qn for qn in quotes if qn not in first]
-                rows_quoted = sum(1 for q, _ in first if q not in {r[2] for r in rows})
+                captions = {caption for _, _, caption in rows}
+                rows_quoted = sum(1 for q, _ in first if q not in captions)
                 sentence, heading = UNCHECKED_WITH_ROW, ROW_FIRST if rows_quoted == 1 else ROWS_FIRST
         return sentence + "\n\n" + heading + "\n" + "\n".join(f"{q} [{n}]" for q, n in quotes)

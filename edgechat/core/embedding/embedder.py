@@ -85,9 +85,8 @@ class OnnxEmbedder:
     the matrices tall enough, and batching 8-32 chunks was slower, not faster, on 2 cores
     (benchmarks/embedder_speed.py, which also measures the batch-invariant alternatives).
     Texts run one per call are run side by side instead, one per core on one thread each
-    (`lanes`): a 200-token text leaves a second intra-op thread waiting on the first at every
-    operator, while two texts at once keep both cores busy (1.7x the tokens/s on 2 cores), and
-    each vector is still its text's alone.
+    (`lanes`): 1.39x the tokens/s of one text on two intra-op threads, on 2 cores
+    (benchmarks/embedder_speed.py, int8_lanes), and each vector is still its text's alone.
     """
 
     def __init__(

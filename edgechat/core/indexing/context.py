@@ -28,6 +28,7 @@ independent of any one kind of document.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -78,7 +79,11 @@ _NAMED_CELL = re.compile(r"^[^:]{1,80}\S: \S")
 def is_contents_line(line: str) -> bool:
     """A table-of-contents or index entry, or a dot-leader line. A row of named cells is not one,
     even when it ends in a small number."""
-    s = line.strip()
+    return _is_contents(line.strip())
+
+
+@functools.lru_cache(maxsize=8192)  # a line is asked about two or three times while its document is chunked
+def _is_contents(s: str) -> bool:
     if not s:
         return False
     if _LEADER.search(s):
@@ -255,8 +260,8 @@ def heading_level(line: str, markdown: bool = False) -> int | None:
     if m and len(s.split()) <= 10 and not s.endswith((".", ",", ";")) and not _NUM_TOKEN.match(s.split()[-1]):
         return 1 + m.group(1).count(".")
     words = s.split()
-    letters = sum(ch.isalpha() for ch in s)
-    if (2 <= len(words) <= 10 and letters >= 0.7 * len(s.replace(" ", "")) and s.upper() == s
+    # the cheap tests first: most lines fail them, and counting letters is the dear one
+    if (2 <= len(words) <= 10 and s.upper() == s and sum(ch.isalpha() for ch in s) >= 0.7 * len(s.replace(" ", ""))
             and len(_LETTER_WORD.findall(s)) >= 2 and not re.search(r"[$\\/=<>]", s)):
         return 4  # an upper-case caption
     return None
@@ -274,18 +279,21 @@ def _numbers(line: str) -> int:
 
 _MONTH_RE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b", re.IGNORECASE)
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
+_NUMERIC_CHAR = re.compile(r"[\d\u2013\u2014-]")  # what every numeric cell (_NUM_TOKEN) holds
 
 
 def is_row(line: str) -> bool:
     """A table row: at least two numeric cells, or a label ending in one formatted number.
     Column headers of dates or years ("March 31, 2024 March 31, 2023", "2024 2023") are not."""
+    if not _NUMERIC_CHAR.search(line):  # no digit nor dash: no numeric cell (most lines of prose)
+        return False
     toks = line.split()
     if _MONTH_RE.search(line):
         return False
     nums = [t for t in toks if _NUM_TOKEN.match(t) and t not in ("$", "%")]
     if nums and all(_YEAR.match(t) for t in nums):
         return False
-    n = _numbers(line)
+    n = len(nums)
     if n >= 2:
         return True
     if n == 1 and len(toks) >= 2 and _NUM_TOKEN.match(toks[-1]) and re.search(r"[,.$%()]", toks[-1] + toks[-2]):

@@ -1,9 +1,11 @@
 """A sheet for checking by hand that "supported" means supported.
 
-    python -m benchmarks.review_support PROGRESS.jsonl [--client NAME] [--n 40] [--seed 1] [--out FILE.md]
+    python -m benchmarks.review_support PROGRESS.jsonl [--client NAME[,NAME]] [--n 40] [--seed 1] [--drafts] [--out FILE.md]
 
 Reads the answers a `benchmarks.answers` run recorded (its progress file: each answer with the
 full text of its sources), draws `n` answers shown as answers (not withheld) that hold at least one sentence marked supported,
+(--drafts: when fewer than `n` are shown, the rest are drawn from withheld drafts, whose
+verdicts `ask --json` and the CLI show beside the quotes; each is headed "withheld draft"),
 checks them again with the same code the app uses (edgechat.core.answering.verify, with the
 embedder and the question), and writes for every supported sentence the sentence, the source number(s) it is
 credited to, and the source sentence(s) given as its evidence, side by side. A person then reads
@@ -23,9 +25,10 @@ from pathlib import Path
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("progress", type=Path)
-    ap.add_argument("--client", default="", help="only this client's answers (the label in the file)")
+    ap.add_argument("--client", default="", help="only these clients' answers (labels in the file, comma-separated)")
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--drafts", action="store_true", help="fill up to N with withheld drafts")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
 
@@ -37,29 +40,41 @@ def main(argv: list[str] | None = None) -> int:
 
     questions = {q.id: q.question for q in load_debian() + load_sec10q()}
     embedder = load_default_embedder()
-    records = []
+
+    def sources_of(r: dict) -> list[Source]:
+        # the document's title as the app had it (the checks read names in it); older records: the file name
+        return [Source(ordinal=s["number"], content=s["content"], title=s.get("title") or s["file"], path=s["file"],
+                       score=0.0, page=s["page"] or 0, start=0, end=len(s["content"]))
+                for s in r["sources"]]
+
+    shown, drafts = [], []
     for line in args.progress.read_text(encoding="utf-8").splitlines():
         d = json.loads(line)
         r = d["record"]
-        if "error" in r or (args.client and d["client"] != args.client):
+        if "error" in r or (args.client and d["client"] not in args.client.split(",")):
             continue
-        if r.get("abstained"):
-            continue  # "not in your documents" and quotes: nothing the model wrote is shown
-        if any(v["support"] == "supported" for v in r.get("verdicts") or []):
-            records.append(d)
-    random.Random(args.seed).shuffle(records)
-    picked = records[: args.n]
+        if not r.get("abstained"):
+            if any(v["support"] == "supported" for v in r.get("verdicts") or []):
+                shown.append((d, r["text"]))
+        elif args.drafts and r.get("draft"):  # the record keeps no draft verdicts: checked below
+            drafts.append((d, r["draft"]))
+    rng = random.Random(args.seed)
+    rng.shuffle(shown)
+    rng.shuffle(drafts)
+    picked = shown[: args.n]
+    for d, text in drafts:
+        if len(picked) >= args.n:
+            break
+        verdicts = verify(text, sources_of(d["record"]), embedder.embed, questions.get(d["id"], ""))
+        if any(v.support == Support.SUPPORTED for v in verdicts):
+            picked.append((d, text))
     out = [f"# Supported sentences, checked by hand ({len(picked)} answers from {args.progress.name})", ""]
     pairs = 0
-    for d in picked:
+    for d, text in picked:
         r = d["record"]
-        # the document's title as the app had it (the checks read names in it); older records: the file name
-        sources = [Source(ordinal=s["number"], content=s["content"], title=s.get("title") or s["file"], path=s["file"],
-                          score=0.0, page=s["page"] or 0, start=0, end=len(s["content"]))
-                   for s in r["sources"]]
+        sources = sources_of(r)
         by_number = {s.ordinal: s for s in sources}
-        text = r["text"]
-        out += [f"## {d['client']} {d['id']}", ""]
+        out += [f"## {d['client']} {d['id']}" + (" (withheld draft)" if r.get("abstained") else ""), ""]
         out += [f"Question: {questions.get(d['id'], '?')}", ""]
         for v in verify(text, sources, embedder.embed, questions.get(d["id"], "")):
             if v.support != Support.SUPPORTED:
@@ -75,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(out) + "\n"
     if args.out:
         args.out.write_text(text, encoding="utf-8")
-        print(json.dumps({"answers": len(picked), "supported_sentences": pairs, "sheet": str(args.out)}))
+        print(json.dumps({"answers": len(picked), "withheld_drafts": sum(bool(d["record"].get("abstained")) for d, _ in picked),
+                          "supported_sentences": pairs, "sheet": str(args.out)}))
     else:
         sys.stdout.write(text)
     return 0

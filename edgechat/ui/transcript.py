@@ -16,7 +16,7 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QMimeData, QPoint, QRectF, QSizeF, Qt, QUrl, Signal
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF, QSizeF, Qt, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -41,6 +41,7 @@ CHIP_TYPE = int(QTextFormat.ObjectTypes.UserObject) + 7
 CHIP_NUMBER = int(QTextFormat.Property.UserProperty) + 1
 CHIP_TURN = int(QTextFormat.Property.UserProperty) + 2
 CHIP_ADDED = int(QTextFormat.Property.UserProperty) + 3  # EdgeChat added the marker, the writer did not
+CHIP_WRONG = int(QTextFormat.Property.UserProperty) + 4  # the writer's marker; that source does not say the sentence
 OBJECT_CHAR = "\ufffc"
 
 
@@ -83,6 +84,17 @@ def parse_cite(href: str) -> tuple[int, int] | None:
     """``cite:<turn>:<n>[:<occurrence>]`` -> (turn, n)."""
     found = parse_chip(href)
     return None if found is None else (found[0], found[1])
+
+
+def wrong_marker(turn: Any, number: int, occurrence: int) -> bool:
+    """Is the `occurrence`-th [number] of the answer one the check found wrong (the writer cited a
+    source that does not say that sentence)?"""
+    places = [s for s, _, numbers in marker_spans(turn.answer) if number in numbers]
+    if not 0 <= occurrence < len(places):
+        return False
+    at = places[occurrence]
+    return any(v.start <= at < v.end and number in v.wrong_markers
+               for v in getattr(turn, "sentence_verdicts", []) or [])
 
 
 def parse_chip(href: str) -> tuple[int, int, int] | None:
@@ -149,6 +161,7 @@ class ChipHandler(QPyTextObject):
         number = int(fmt.property(CHIP_NUMBER))
         active = (int(fmt.property(CHIP_TURN)), number) == self.view.active_chip
         added = bool(fmt.property(CHIP_ADDED))
+        wrong = bool(fmt.property(CHIP_WRONG))
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         body = rect.adjusted(1.5, 1, -1.5, -1)
@@ -156,6 +169,9 @@ class ChipHandler(QPyTextObject):
         if active:
             painter.setBrush(hl)
             painter.setPen(Qt.PenStyle.NoPen)
+        elif wrong:  # the writer's citation, which that source does not bear out: greyed, struck below
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setPen(pal.color(QPalette.ColorRole.PlaceholderText))
         elif added:  # EdgeChat put this marker, not the writer: an outline only, dashed
             painter.setBrush(Qt.BrushStyle.NoBrush)
             pen = QPen(tint(hl, 200))
@@ -170,8 +186,14 @@ class ChipHandler(QPyTextObject):
         font.setPointSizeF(max(6.0, font.pointSizeF() * 0.8))
         font.setBold(True)
         painter.setFont(font)
-        painter.setPen(pal.color(QPalette.ColorRole.HighlightedText if active else QPalette.ColorRole.Text))
+        role = (QPalette.ColorRole.HighlightedText if active else
+                QPalette.ColorRole.PlaceholderText if wrong else QPalette.ColorRole.Text)
+        painter.setPen(pal.color(role))
         painter.drawText(body, Qt.AlignmentFlag.AlignCenter, str(number))
+        if wrong and not active:  # struck through, like a correction
+            painter.setPen(QPen(QColor(200, 60, 50), 1.5))
+            mid = body.center().y()
+            painter.drawLine(QPointF(body.left() + 2, mid), QPointF(body.right() - 2, mid))
         painter.restore()
 
 
@@ -360,7 +382,9 @@ class TranscriptView(QTextBrowser):
                 if n in accepted:
                     amap.chips.setdefault(n, []).append(cursor.position())
                     chip = self._chip_format(i, n, turn)
-                    chip.setAnchorHref(f"cite:{i}:{n}:{len(amap.chips[n]) - 1}")
+                    occurrence = len(amap.chips[n]) - 1
+                    chip.setProperty(CHIP_WRONG, wrong_marker(turn, n, occurrence))
+                    chip.setAnchorHref(f"cite:{i}:{n}:{occurrence}")
                     cursor.insertText(OBJECT_CHAR, chip)
                 else:
                     cursor.insertText(f"[{n}]", fmt)
@@ -517,9 +541,9 @@ class TranscriptView(QTextBrowser):
 
     # ---------------------------------------------------------------- tooltips and copying
 
-    def _chip_at(self, pos: QPoint) -> tuple[int, int] | None:
+    def _chip_at(self, pos: QPoint) -> tuple[int, int, int] | None:
         href = self.anchorAt(pos)
-        return parse_cite(href) if href else None
+        return parse_chip(href) if href else None
 
     def viewportEvent(self, event) -> bool:  # noqa: N802
         from PySide6.QtCore import QEvent
@@ -536,7 +560,7 @@ class TranscriptView(QTextBrowser):
             QToolTip.hideText()
         return super().viewportEvent(event)
 
-    def chip_tooltip(self, turn_index: int, number: int) -> str:
+    def chip_tooltip(self, turn_index: int, number: int, occurrence: int = 0) -> str:
         if turn_index >= len(self._turns):
             return ""
         turn = self._turns[turn_index]
@@ -547,6 +571,8 @@ class TranscriptView(QTextBrowser):
         page = info.get("page") or 1
         snippet = html.escape(str(info.get("snippet") or ""))
         added = "<br/>Added by EdgeChat: the answer's writer did not cite this source." if cit and cit.get("added") else ""
+        if wrong_marker(turn, number, occurrence):
+            added = "<br/><b>Wrong citation:</b> this source does not say the sentence it is on."
         return (f"<p style='white-space:pre-wrap'><b>[{number}] {title}</b><br/>page {page}"
                 f"<br/><i>{snippet}</i>{added}</p>")
 

@@ -67,6 +67,19 @@ def test_a_model_written_wrong_marker_is_flagged(embedder):
     assert second.markers_written == [1] and second.wrong_markers == []
 
 
+def test_a_supported_sentence_citing_only_a_wrong_source_gets_the_right_one_added(embedder):
+    """Found in the hand check: "all.equal() compares two objects using a numeric tolerance [3]"
+    was supported by source 1, and its only chip opened source 3. The [3] stays (flagged wrong) and
+    [1] is added beside it; a sentence with one right marker among wrong ones gets nothing added."""
+    answer = "Jupiter is the largest planet [1]. Sourdough rises with a starter of wild yeast [1][2]."
+    verdicts = verify(answer, SOURCES, embedder.embed)
+    text, moved, spans = attribute(answer, verdicts)
+    assert text == "Jupiter is the largest planet [1] [2]. Sourdough rises with a starter of wild yeast [1][2]."
+    assert moved[0].wrong_markers == [1] and moved[0].markers_added == [2]
+    assert moved[1].wrong_markers == [2] and moved[1].markers_added == []
+    assert [text[s:e] for s, e in spans] == ["[2]"]
+
+
 def test_no_claim_sentences_are_not_counted(embedder):
     verdicts = verify("Here is what I found:\nJupiter is the largest planet.", SOURCES, embedder.embed)
     assert [v.support for v in verdicts] == [Support.NO_CLAIM, Support.SUPPORTED]

@@ -79,3 +79,30 @@ def test_the_note_under_an_answer_does_not_repeat_what_the_answer_says():
     assert no_source_note(not_found) == ""  # "Your documents don't say: ..." is the answer itself
     assert "withheld" in no_source_note(withheld)
     assert "left out" in no_source_note(trimmed)
+
+
+class WrongMarkerClient(ScriptedClient):
+    """A supported sentence cited to every source the answer could have: all but the astronomy
+    page's markers are wrong."""
+
+    TEXT = "A year on Mercury lasts 88 Earth days [1][2][3]."
+
+
+def test_a_chip_whose_source_does_not_say_the_sentence_is_flagged(qtbot, make_window, tmp_path):
+    docs = make_corpus(tmp_path / "docs")
+    w = make_window(client=WrongMarkerClient(delay=0.0))
+    w.add_paths([str(docs)])
+    qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
+    wait_idle(qtbot, w)
+    turn = ask(qtbot, w, "How long is a year on Mercury?")
+    view = w.chat.transcript
+    def passage(s: dict) -> str:  # the source's passage, read from its file (text files: one page)
+        return open(s["path"], encoding="utf-8").read()[int(s["start"]):int(s["end"])]
+
+    says = {int(s["ordinal"]): "88 Earth days" in passage(s) for s in turn.sources}
+    numbers = view.chip_numbers(0)
+    assert any(says.get(n) for n in numbers) and not all(says.get(n) for n in numbers), (turn.answer, says)
+    for n in numbers:
+        tip = view.chip_tooltip(0, n, 0)
+        assert ("Wrong citation" in tip) == (not says[n]), (n, tip)
+    w.grab().save(str(tmp_path / "wrong-chip.png"))

@@ -30,7 +30,8 @@ name its words reach 0.5 coverage of the welcome page.
 
 Markers: the markers the writer put in a sentence are kept and checked -- one naming a source
 that does not support the sentence is a wrong marker. `attribute` then adds "[n]" to a
-SUPPORTED sentence that carries no marker, n its best supporting source, and nowhere else.
+SUPPORTED sentence that carries no marker or only wrong ones, n its best supporting source,
+and nowhere else.
 """
 
 from __future__ import annotations
@@ -750,11 +751,14 @@ _END = re.compile(r"[.!?\u2026:;]+[\"'\u201d\u2019)\]]*$")
 
 def attribute(text: str, verdicts: Sequence[SentenceVerdict]) -> tuple[str, list[SentenceVerdict], list[tuple[int, int]]]:
     """Add " [n]" before the final punctuation of every SUPPORTED sentence that carries no
-    marker, n its best supporting source; nowhere else. Returns the new text, the verdicts with
-    their spans moved to it and `markers_added` filled in, and the spans of the added markers."""
+    marker, or only wrong ones (the writer's [3] where source 1 says it: the [3] stays, marked
+    wrong, and [1] is added), n its best supporting source; nowhere else. Returns the new text,
+    the verdicts with their spans moved to it and `markers_added` filled in, and the spans of
+    the added markers."""
     inserts: list[tuple[int, str, int]] = []  # (position, marker, verdict index)
     for k, v in enumerate(verdicts):
-        if v.support != Support.SUPPORTED or v.markers_written or not v.sources:
+        right = [n for n in v.markers_written if n not in v.wrong_markers]
+        if v.support != Support.SUPPORTED or right or not v.sources:
             continue
         sentence = text[v.start : v.end]
         m = _END.search(sentence)

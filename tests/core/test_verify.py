@@ -545,3 +545,37 @@ def test_a_noun_phrase_for_an_answer_is_read_with_its_question(embedder):
     [wrong] = verify('"the environment variable R_MAKEVARS_USER [1]."', [_src(1, text)], embedder.embed, question)
     [right] = verify('"the environment variable R_LIBS_USER [1]."', [_src(1, text)], embedder.embed, question)
     assert wrong.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED
+
+
+def test_the_cause_a_claim_gives_must_be_the_one_its_evidence_gives(embedder):
+    """Seen in the hand check (Qwen2.5-Coder-0.5B, Apple's 10-Q): "total net sales decreased ...
+    due primarily to lower net sales of laptops", credited to the total row and the iPhone
+    sentence, which gives other reasons."""
+    text = ("Total net sales decreased during the third quarter of 2023 compared to the same quarter in 2022. "
+            "iPhone net sales decreased during the third quarter of 2023 due primarily to lower net sales from "
+            "certain iPhone models.")
+    wrong, right = verify("iPhone net sales decreased during the third quarter of 2023 due primarily to lower "
+                          "net sales of laptops [1]. iPhone net sales decreased during the third quarter of 2023 "
+                          "due primarily to lower net sales of certain iPhone models [1].",
+                          [_src(1, text)], embedder.embed)
+    assert wrong.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED
+
+
+def test_an_ordinal_the_evidence_does_not_give_is_not_supported(embedder):
+    """Seen in the hand check (a withheld Qwen draft): "In the second and third periods, we have
+    changed the estimated amount of assets and liabilities" from a sentence that names no period."""
+    text = ("The preparation of financial statements requires estimates and assumptions that affect the reported "
+            "amounts of assets and liabilities in the consolidated financial statements and accompanying notes.")
+    [v] = verify("In the second and third periods, estimates and assumptions affect the reported amounts of assets "
+                 "and liabilities in the consolidated financial statements and accompanying notes [1].",
+                 [_src(1, text)], embedder.embed)
+    [w] = verify("Estimates and assumptions affect the reported amounts of assets and liabilities in the "
+                 "consolidated financial statements and accompanying notes [1].", [_src(1, text)], embedder.embed)
+    assert v.support == Support.UNSUPPORTED and w.support == Support.SUPPORTED
+    # An ordinal the question gives may be said back.
+    [q] = verify("In the third quarter, estimates and assumptions affect the reported amounts of assets and "
+                 "liabilities in the consolidated financial statements [1].", [_src(1, text)], embedder.embed,
+                 "In the third quarter, what do estimates and assumptions affect in the consolidated financial "
+                 "statements?")
+    assert q.support == Support.SUPPORTED
+

@@ -61,6 +61,7 @@ MIN_COVERAGE_STRONG = 0.4  # ... still holding 40 % of the terms
 MIN_CLAIM_TERMS = 2
 RESTATED_MIN = 3  # a claim that says this many of the question's words (two: one of them) ...
 RESTATED_COVERAGE = 2 / 3  # ... must have evidence that says this share of them
+CAUSE_COVERAGE = 0.8  # a claim's cause ("due to ..."): this share of its terms in the evidence sentences
 FRAGMENT_COVERAGE = 0.75  # a bare phrase read with its question: that much of both in one source sentence
 INTRO_WORDS = 5  # a sentence ending in a colon this short only introduces what follows
 
@@ -262,6 +263,21 @@ _MAYBE_RE = re.compile(r"\b(?:may|might|could)\b", re.IGNORECASE)
 _MODAL_RE = re.compile(r"\b(?:may|might|could|can|cannot|would|should|must|will)\b|n't\b", re.IGNORECASE)
 
 _ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]+\b")
+# What a claim gives as the cause ("decreased due primarily to lower net sales of laptops"): the
+# words up to the end of the clause.
+_CAUSE_RE = re.compile(r"\b(?:due (?:\w+ )?to|because(?: of)?|driven (?:\w+ )?by|as a result of|owing to|"
+                       r"attributable to|resulting from|caused by)\b([^.;:]*)", re.IGNORECASE)
+# Ordinals: like a date, "the second and third periods" must be where the evidence says it.
+_ORDINAL_RE = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)\b",
+                         re.IGNORECASE)
+
+
+def _cause_terms(body: str) -> set[str]:
+    return set().union(*(_claim_terms(m.group(1)) for m in _CAUSE_RE.finditer(body)))
+
+
+def _ordinals(text: str) -> set[str]:
+    return {m.group(0).lower() for m in _ORDINAL_RE.finditer(text)}
 
 
 def _always_named(body: str) -> set[str]:
@@ -477,6 +493,8 @@ class _Claim:
     echoes: list[str] = field(default_factory=list)  # code names that are also the question's words
     code: bool = False  # it writes code (`set xrange`): one source sentence must say it
     before: Sequence[str] = ()  # it refers back ("This command ..."): the claim before's code names
+    cause: set[str] = field(default_factory=set)  # the terms of what it gives as a cause ("due to ...")
+    ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
 
 
 def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[str], cov: float,
@@ -523,6 +541,12 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
     if (len(claim.restated) >= RESTATED_MIN and len(claim.restated & covered) < RESTATED_COVERAGE * len(claim.restated)
             or len(claim.restated) == 2 and not claim.restated & covered):
         return False, ""  # what the claim says of the question's subject, its evidence does not
+    if claim.cause:
+        said_terms = set().union(*(ix.terms[j] for j in window))
+        if len(claim.cause & said_terms) < CAUSE_COVERAGE * len(claim.cause):
+            return False, ""  # "decreased ... due to lower sales of laptops": the evidence names iPhone models
+    if claim.ordinals and not claim.ordinals <= set().union(*(_ordinals(ix.sentence_texts[j]) for j in window)):
+        return False, ""  # "in the second and third periods": the evidence says no such period
     if claim.figures and not any(_holds_figures(ix, j, claim.figures, claim.terms) for j in window):
         return False, "figures"
     if claim.idents or claim.calls or claim.before:
@@ -543,6 +567,7 @@ class _Asked:
     latest: bool = False  # about the latest period ("the most recent 10-Q")
     wh: bool = False  # what, which, how ...: a sentence that only says it back answers nothing
     ranks: frozenset[str] = frozenset()  # "the most severe": a claim that says it back is not ranking
+    ordinals: frozenset[str] = frozenset()  # "in the third quarter": an answer may say it back
 
     @classmethod
     def of(cls, question: str) -> _Asked:
@@ -551,7 +576,7 @@ class _Asked:
         return cls(years=frozenset(f for f, _ in figures(question) if _YEAR_RE.fullmatch(f)),
                    terms=frozenset(_claim_terms(question)), words=frozenset(_source_words(question, "")),
                    latest=bool(_LATEST_RE.search(question)), wh=bool(_WH_RE.match(question)),
-                   ranks=frozenset(_ranks(question)))
+                   ranks=frozenset(_ranks(question)), ordinals=frozenset(_ordinals(question)))
 
 
 def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
@@ -621,6 +646,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         echoes=[i for i in idents if i.isalpha() and stem(i) in asked.terms],
         code=bool(_CODE_SPAN_RE.search(body)),
         before=before if before and _REFERS_BACK_RE.match(body) else (),
+        cause=_cause_terms(body), ordinals=_ordinals(body) - asked.ordinals,
     )
     figures_apart = False  # some source says it, but not with its figures
     names_apart = False  # ... or not where it names the code names the claim gives

@@ -579,3 +579,15 @@ def test_an_ordinal_the_evidence_does_not_give_is_not_supported(embedder):
                  "statements?")
     assert q.support == Support.SUPPORTED
 
+
+
+def test_a_setting_written_as_code_needs_that_value_in_its_evidence(embedder):
+    """Seen in the hand check (a withheld SmolLM2 draft): "You should remove blank lines by setting
+    fill = FALSE" from "setting blank.lines.skip = FALSE, which will only be useful in conjunction
+    with fill = TRUE"."""
+    text = ("This can be changed by setting blank.lines.skip = FALSE, which will only be useful in conjunction "
+            "with fill = TRUE, perhaps to use blank rows to indicate missing cases in a regular layout.")
+    wrong, right = verify("You can keep blank lines by setting blank.lines.skip = TRUE together with fill = TRUE [1]. "
+                          "You can keep blank lines by setting blank.lines.skip = FALSE together with fill = TRUE [1].",
+                          [_src(1, text)], embedder.embed)
+    assert wrong.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED

@@ -272,6 +272,21 @@ _ORDINAL_RE = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|n
                          re.IGNORECASE)
 
 
+# A setting written as code, "fill = FALSE", "blank.lines.skip = TRUE": the evidence must give that
+# value to that name.
+_SETTING_RE = re.compile(r"(?<![\w.$])([A-Za-z_][\w.]*)\s*=\s*(\"[^\"]*\"|'[^']*'|[\w.+-]+)")
+_DOUBLE_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"'})
+
+
+def _settings(body: str) -> list[tuple[str, str]]:
+    return [(m.group(1), m.group(2)) for m in _SETTING_RE.finditer(body.translate(_PDF_MARKS).translate(_DOUBLE_QUOTES))]
+
+
+def _setting_said(name: str, value: str, text: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(name)}\s*=\s*{re.escape(value)}(?![\w.])",
+                     text.translate(_PDF_MARKS).translate(_DOUBLE_QUOTES)) is not None
+
+
 def _cause_terms(body: str) -> set[str]:
     return set().union(*(_claim_terms(m.group(1)) for m in _CAUSE_RE.finditer(body)))
 
@@ -494,6 +509,7 @@ class _Claim:
     code: bool = False  # it writes code (`set xrange`): one source sentence must say it
     before: Sequence[str] = ()  # it refers back ("This command ..."): the claim before's code names
     cause: set[str] = field(default_factory=set)  # the terms of what it gives as a cause ("due to ...")
+    settings: list[tuple[str, str]] = field(default_factory=list)  # "fill = FALSE": (name, value)
     ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
 
 
@@ -541,6 +557,9 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
     if (len(claim.restated) >= RESTATED_MIN and len(claim.restated & covered) < RESTATED_COVERAGE * len(claim.restated)
             or len(claim.restated) == 2 and not claim.restated & covered):
         return False, ""  # what the claim says of the question's subject, its evidence does not
+    if claim.settings and not all(any(_setting_said(n, v, ix.sentence_texts[j]) for j in window)
+                                  for n, v in claim.settings):
+        return False, "names"  # "setting fill = FALSE" against "blank.lines.skip = FALSE ... with fill = TRUE"
     if claim.cause:
         said_terms = set().union(*(ix.terms[j] for j in window))
         if len(claim.cause & said_terms) < CAUSE_COVERAGE * len(claim.cause):
@@ -646,7 +665,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         echoes=[i for i in idents if i.isalpha() and stem(i) in asked.terms],
         code=bool(_CODE_SPAN_RE.search(body)),
         before=before if before and _REFERS_BACK_RE.match(body) else (),
-        cause=_cause_terms(body), ordinals=_ordinals(body) - asked.ordinals,
+        cause=_cause_terms(body), settings=_settings(body), ordinals=_ordinals(body) - asked.ordinals,
     )
     figures_apart = False  # some source says it, but not with its figures
     names_apart = False  # ... or not where it names the code names the claim gives
@@ -659,7 +678,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         for i in range(len(ix.spans)):
             # One source sentence for a phrase read with the question, and for a claim that writes
             # code or refers back: the sentence that says it must name it.
-            single = claim.fragment or claim.idents or claim.calls or claim.before or claim.code
+            single = claim.fragment or claim.idents or claim.calls or claim.before or claim.code or claim.settings
             for window in (([i],) if single else ([i], [i, i + 1])):
                 if window[-1] >= len(ix.spans) or all(ix.furniture[j] for j in window):
                     continue  # past the end; "gnuplot 5.4 99": a running footer says nothing

@@ -591,3 +591,20 @@ def test_a_setting_written_as_code_needs_that_value_in_its_evidence(embedder):
                           "You can keep blank lines by setting blank.lines.skip = FALSE together with fill = TRUE [1].",
                           [_src(1, text)], embedder.embed)
     assert wrong.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED
+
+
+def test_a_sentence_that_refers_back_in_words_no_source_uses_is_the_writers_reading(embedder):
+    """Seen in the hand check (withheld Qwen2.5-Coder-0.5B drafts): "This reflects the company's
+    ability to sell additional equity ..." from "We continually evaluate opportunities to sell
+    additional equity ..."; "This will terminate the current command and close the Octave
+    session" from a reference card that says interrupting returns to the prompt."""
+    text = ("We continually evaluate opportunities to sell additional equity or debt securities, obtain credit "
+            "facilities, repurchase common stock, pay dividends, or repurchase, refinance, or otherwise restructure "
+            "our debt for strategic reasons or to further strengthen our financial position.")
+    [v] = verify("This reflects the company's ability to sell additional equity or debt securities, pay dividends, "
+                 "or restructure its debt for strategic reasons [1].", [_src(1, text)], embedder.embed)
+    assert v.support == Support.UNSUPPORTED and '"reflects"' in v.reason
+    # The same sentence with a subject of its own is checked as usual.
+    [w] = verify("The company continually evaluates opportunities to sell additional equity or debt securities, "
+                 "pay dividends, or restructure its debt for strategic reasons [1].", [_src(1, text)], embedder.embed)
+    assert w.support == Support.SUPPORTED

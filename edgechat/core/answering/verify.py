@@ -648,6 +648,16 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         if bare not in all_words and stem(bare) not in all_words and not (
                 "_" in bare and any(_ident_pattern(bare).search(ix.haystack) for ix in index)):  # FIT_LOG
             return _Check(Support.UNSUPPORTED, reason=f"the name {name} appears in no source")
+    if _REFERS_BACK_RE.match(body) and index:
+        # "This reflects the company's ability to ...", "This will ... close the Octave session": a
+        # sentence about something the answer said before, in a word no source uses, is the
+        # writer's own reading of it
+        said = set().union(*(t for ix in index for t in ix.terms), *(ix.label_terms for ix in index))
+        novel = _claim_terms(body) - said - asked.terms
+        if novel:
+            word = next((w for w in _WORD_RE.findall(body) if _claim_terms(w) & novel), "")
+            return _Check(Support.UNSUPPORTED, reason=f"it comments on what the answer said before, in words no "
+                                                      f"source uses (\"{word}\")")
     if not terms:
         terms = _terms(body)
     if not terms:  # a marker with nothing to check beside it ("[2].", "( ) [1]")

@@ -369,3 +369,18 @@ def split_sentences_text(text):
     from edgechat.core.answering.extractive import quote_text, split_sentences
 
     return [quote_text(text[s:e]) for s, e in split_sentences(text)]
+
+
+def test_a_ratio_row_is_named_by_the_row_above_it_not_by_its_base():
+    """Seen on Apple's 10-Q: asked what share of total revenue Services brought in, the rows quoted
+    were Services and "Percentage of total net sales 9 % 8 %" (research and development's share),
+    because that label names "percentage" and "total net sales" both."""
+    costs = make_source(3, "Operating expenses were as follows (dollars in millions):\n"
+                           "Research and development $ 7,442 $ 6,797\nPercentage of total net sales 9 % 8 %\n")
+    sales = make_source(4, "Net sales by category were as follows (in millions):\n"
+                           "Services 21,213 19,604\nTotal net sales $ 81,797 $ 82,959\n")
+    question = "What percentage of total revenue did Services contribute in the quarter?"
+    rows = asked_rows(question, [costs, sales])
+    assert sorted(r[1].split(" ")[0] for r in rows) == ["Services", "Total"]
+    spend = asked_rows("What percentage of total net sales did research and development take?", [costs, sales])
+    assert any(r[1].startswith("Percentage of total net sales 9 %") for r in spend)

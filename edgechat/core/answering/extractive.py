@@ -382,7 +382,7 @@ def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candida
     revenue") gets a row for each: a further row must name a word of the question that the rows
     before it did not. Empty when no label has half its words asked for."""
     rows = [c for c in clean if is_figure_row(c.text)]
-    labels = [_terms(row_label(c.text)) for c in rows]
+    labels = [_row_terms(rows, k) for k in range(len(rows))]
     said = _terms(question)
     query = said.union(*(_ROW_NAMES.get(word, set()) for word in said))
     df: dict[str, int] = {}
@@ -418,6 +418,21 @@ def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candida
         # what it names, and the question's words it names in other words ("revenue": net sales)
         covered |= named | {w for w in said if _ROW_NAMES.get(w, set()) & named}
     return picks
+
+
+_RATIO_LABEL_RE = re.compile(r"^(?:as an? )?(?:percentage|percent|share|%)\s+of\b", re.IGNORECASE)
+
+
+def _row_terms(rows: Sequence[_Candidate], k: int) -> set[str]:
+    """The words a row's label names it by. A ratio row ("Percentage of total net sales 9 % 8 %")
+    holds the share of the row above it (Research and development) in a base (total net sales):
+    it is named by "percentage" and the row above's label, not by its base."""
+    label = row_label(rows[k].text)
+    m = _RATIO_LABEL_RE.match(label)
+    if m is None:
+        return _terms(label)
+    above = row_label(rows[k - 1].text) if k > 0 and rows[k - 1].source is rows[k].source else ""
+    return _terms(label[: m.end() - 2]) | _terms(above)
 
 
 def asked_rows(question: str, sources: Sequence[Source]) -> list[tuple[Source, str, str]]:

@@ -608,3 +608,83 @@ def test_a_sentence_that_refers_back_in_words_no_source_uses_is_the_writers_read
     [w] = verify("The company continually evaluates opportunities to sell additional equity or debt securities, "
                  "pay dividends, or restructure its debt for strategic reasons [1].", [_src(1, text)], embedder.embed)
     assert w.support == Support.SUPPORTED
+
+
+def test_a_setting_at_the_end_of_a_sentence_is_found(embedder):
+    """The setting rule first missed "urgency=medium." at a sentence's end (the period was read as
+    part of the value) and withheld a right answer."""
+    text = ("The release team have indicated that they expect most uploads to unstable to use urgency=medium. "
+            "That is, you should choose urgency=medium unless there is some particular reason.")
+    [v] = verify("For an upload to unstable, you should choose urgency=medium [1].", [_src(1, text)], embedder.embed)
+    [w] = verify("For an upload to unstable, you should choose urgency=low [1].", [_src(1, text)], embedder.embed)
+    assert v.support == Support.SUPPORTED and w.support == Support.UNSUPPORTED
+
+
+def test_what_one_must_do_must_be_what_the_evidence_names(embedder):
+    """Seen in the hand check (Qwen2.5-Coder-0.5B, shown): "To make a systemd service start
+    automatically at boot, you need to edit the default.target file" from a sentence that says
+    systemd starts the services listed in that file."""
+    text = ("During boot-up, systemd starts the services or other targets listed in the default target file "
+            "/lib/systemd/system/default.target.")
+    [v] = verify("To make a service start at boot, you need to edit the default target file "
+                 "/lib/systemd/system/default.target [1].", [_src(1, text)], embedder.embed)
+    [w] = verify("During boot-up, systemd starts the services listed in the default target file "
+                 "/lib/systemd/system/default.target [1].", [_src(1, text)], embedder.embed)
+    assert v.support == Support.UNSUPPORTED and w.support == Support.SUPPORTED
+
+
+def test_a_yes_that_says_the_question_back_needs_evidence_for_all_of_it(embedder):
+    """Seen in the hand check (SmolLM2, shown): "Yes, if you abbreviate an argument name when
+    calling an R function, R will match it", from a passage on call-by-value that never mentions
+    abbreviations."""
+    question = "If I abbreviate an argument name when calling an R function, will R still match it?"
+    wrong_text = ("The semantics of invoking a function in R argument are call-by-value. In general, supplied "
+                  "arguments behave as if they are local variables initialized with the value supplied and the "
+                  "name of the corresponding formal argument.")
+    right_text = "In R, named arguments are matched by partial matching: an abbreviated argument name still matches."
+    [v] = verify("Yes, if you abbreviate an argument name when calling an R function, R will match it [1].",
+                 [_src(1, wrong_text)], embedder.embed, question)
+    [w] = verify("Yes, if you abbreviate an argument name, R will still match it [1].",
+                 [_src(1, right_text)], embedder.embed, question)
+    assert v.support == Support.UNSUPPORTED and w.support == Support.SUPPORTED
+
+
+def test_three_words_in_a_row_the_evidence_does_not_say_are_a_claim_of_their_own(embedder):
+    """Seen in the hand check (Qwen2.5-Coder-0.5B, shown): "Reading a million distinct integers
+    takes too much time, which profiling will charge to whichever function happens to provoke it",
+    from a sentence about garbage collection: two thirds of its words, not its subject."""
+    text = ("R from time to time performs garbage collection to reclaim unused memory, and this takes an "
+            "appreciable amount of time which profiling will charge to whichever function happens to provoke it.")
+    [v] = verify("Reading a million distinct integers takes time, which profiling will charge to whichever "
+                 "function happens to provoke it [1].", [_src(1, text)], embedder.embed)
+    [w] = verify("Garbage collection takes time, which profiling will charge to whichever function happens to "
+                 "provoke it [1].", [_src(1, text)], embedder.embed)
+    assert v.support == Support.UNSUPPORTED and w.support == Support.SUPPORTED
+
+
+def test_a_claim_about_one_program_is_not_supported_from_another_programs_manual(embedder):
+    """Seen in the hand check (SmolLM2, shown): how to graph sin and cos "in Maxima", cited to the
+    Asymptote manual's graph example, while the Maxima book was among the sources."""
+    asy = "To draw the graph of sin and cos between 0 and 2 pi, use graph(Sin,0,2pi) and graph(Cos,0,2pi)."
+    maxima = "Maxima can plot functions: plot2d draws the graph of sin and cos between 0 and 2 pi."
+    sources = [Source(ordinal=1, content=asy, title="Asymptote", path="/docs/asymptote.pdf", score=1.0, page=111,
+                      start=0, end=len(asy)),
+               Source(ordinal=2, content=maxima, title="", path="/docs/maximabook-2004.pdf", score=0.9, page=74,
+                      start=0, end=len(maxima))]
+    question = "How do I draw a graph of sin and cos from 0 to 2 pi in Maxima?"
+    [v] = verify("In Maxima, you draw the graph of sin and cos between 0 and 2 pi with graph(Sin,0,2pi) [1].",
+                 sources, embedder.embed, question)
+    [w] = verify("In Maxima, plot2d draws the graph of sin and cos between 0 and 2 pi [2].", sources, embedder.embed,
+                 question)
+    assert v.support == Support.UNSUPPORTED and w.support == Support.SUPPORTED
+
+
+def test_a_bare_number_or_a_sources_name_claims_nothing(embedder):
+    """Seen in the hand check (SmolLM2, shown): list items "2 [1]." and "1. [1]: Debian Developer's
+    Reference" were counted as supported sentences."""
+    text = "We encourage you to file bugs as you find them in Debian packages."
+    src = Source(ordinal=1, content=text, title="Debian Developer's Reference", path="/docs/developers-reference.pdf",
+                 score=1.0, page=93, start=0, end=len(text))
+    verdicts = verify("File bugs as you find them in Debian packages [1].\n2 [1].\n1. [1]: Debian Developer's Reference",
+                      [src], embedder.embed)
+    assert [v.support for v in verdicts] == [Support.SUPPORTED, Support.NO_CLAIM, Support.NO_CLAIM]

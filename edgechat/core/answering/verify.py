@@ -274,7 +274,7 @@ _ORDINAL_RE = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|n
 
 # A setting written as code, "fill = FALSE", "blank.lines.skip = TRUE": the evidence must give that
 # value to that name.
-_SETTING_RE = re.compile(r"(?<![\w.$])([A-Za-z_][\w.]*)\s*=\s*(\"[^\"]*\"|'[^']*'|[\w.+-]+)")
+_SETTING_RE = re.compile(r"(?<![\w.$])([A-Za-z_][\w.]*)\s*=\s*(\"[^\"]*\"|'[^']*'|[\w+-]+(?:\.[\w+-]+)*)")
 _DOUBLE_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"'})
 
 
@@ -283,8 +283,39 @@ def _settings(body: str) -> list[tuple[str, str]]:
 
 
 def _setting_said(name: str, value: str, text: str) -> bool:
-    return re.search(rf"(?<![\w.]){re.escape(name)}\s*=\s*{re.escape(value)}(?![\w.])",
+    return re.search(rf"(?<![\w.]){re.escape(name)}\s*=\s*{re.escape(value)}(?!\w|\.\w)",
                      text.translate(_PDF_MARKS).translate(_DOUBLE_QUOTES)) is not None
+
+
+# What a claim says one must do ("you need to edit ..."): the action must be one the evidence
+# names, unless it is one of the verbs every instruction uses. ("You can keep blank lines by
+# setting ..." is free to say it in its own words.)
+_MUST_DO_RE = re.compile(r"\byou(?: will)? (?:need to|have to|must)\s+(?:also\s+|then\s+|first\s+)?([a-z]+)",
+                         re.IGNORECASE)
+_LIGHT_VERBS = frozenset(stem(w) for w in ("use", "run", "type", "call", "try", "do", "see", "set", "specify", "enter",
+                                           "write", "get", "find", "check", "add", "pass", "give", "make", "say",
+                                           "choose", "select", "pick", "put", "install", "be", "have"))
+_YES_NO_Q_RE = re.compile(r"^\W*(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|may|if)\b",
+                          re.IGNORECASE)
+_YES_NO_RE = re.compile(r"^\W*(?:yes|no)\b", re.IGNORECASE)
+MISSING_RUN = 3  # this many of a claim's words in a row that its evidence does not say: a phrase of its own
+
+
+def _advice_verbs(body: str) -> set[str]:
+    return {stem(m.group(1).lower()) for m in _MUST_DO_RE.finditer(body)} - _LIGHT_VERBS
+
+
+def _term_sequence(body: str) -> list[str]:
+    """The claim's terms in the order it says them (stop words left out)."""
+    return [t for w in _WORD_RE.findall(MARKER_RE.sub(" ", body)) for t in _claim_terms(w)]
+
+
+def _longest_missing_run(sequence: Sequence[str], said: set[str]) -> int:
+    best = run = 0
+    for t in sequence:
+        run = 0 if t in said else run + 1
+        best = max(best, run)
+    return best
 
 
 def _cause_terms(body: str) -> set[str]:
@@ -510,6 +541,10 @@ class _Claim:
     before: Sequence[str] = ()  # it refers back ("This command ..."): the claim before's code names
     cause: set[str] = field(default_factory=set)  # the terms of what it gives as a cause ("due to ...")
     settings: list[tuple[str, str]] = field(default_factory=list)  # "fill = FALSE": (name, value)
+    advice: set[str] = field(default_factory=set)  # "you need to edit": what one must do, when not a common verb
+    sequence: list[str] = field(default_factory=list)  # its terms in order, the question's left out
+    says_back: bool = False  # "Yes, R will match it" to "will R match it?": yes or no and the question
+    subjects: set[str] = field(default_factory=set)  # names it gives that name a source's document ("Maxima")
     ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
 
 
@@ -547,6 +582,10 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         return False, ""  # "the most severe type ... wishlist": the evidence does not rank it
     if claim.echoes and not all(any(_as_code(e, ix.sentence_texts[j]) for j in window) for e in claim.echoes):
         return False, "names"  # `integrate`, asked "which function integrates": a verb in "lsode integrate ODEs"
+    if claim.subjects:
+        said_text = " ".join(ix.sentence_texts[j] for j in window).lower()
+        if not all(t in ix.label or t in said_text for t in claim.subjects):
+            return False, ""  # "in Maxima, you can ...", evidence from the Asymptote manual
     if claim.own_names:
         said_words = set().union(*(_source_words(ix.sentence_texts[j], _label(ix.source)) for j in window))
         said_words |= {_POSSESSIVE_RE.sub("", w) for w in said_words}  # "Mercury's" says Mercury
@@ -557,6 +596,14 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
     if (len(claim.restated) >= RESTATED_MIN and len(claim.restated & covered) < RESTATED_COVERAGE * len(claim.restated)
             or len(claim.restated) == 2 and not claim.restated & covered):
         return False, ""  # what the claim says of the question's subject, its evidence does not
+    if claim.says_back and not claim.terms <= covered:
+        return False, ""  # "Yes, if you abbreviate an argument name R will match it": every word needs saying
+    window_terms = set().union(*(ix.terms[j] for j in window))
+    if claim.advice and not claim.advice <= window_terms:
+        return False, ""  # "you need to edit default.target" from "systemd starts the services listed in"
+    if _longest_missing_run(claim.sequence, covered) >= MISSING_RUN:
+        return False, ""  # "Reading a million distinct integers takes too much time": the evidence says
+        # "garbage collection takes an appreciable amount of time"
     if claim.settings and not all(any(_setting_said(n, v, ix.sentence_texts[j]) for j in window)
                                   for n, v in claim.settings):
         return False, "names"  # "setting fill = FALSE" against "blank.lines.skip = FALSE ... with fill = TRUE"
@@ -587,6 +634,7 @@ class _Asked:
     wh: bool = False  # what, which, how ...: a sentence that only says it back answers nothing
     ranks: frozenset[str] = frozenset()  # "the most severe": a claim that says it back is not ranking
     ordinals: frozenset[str] = frozenset()  # "in the third quarter": an answer may say it back
+    yes_no: bool = False  # "will R still match it?": answered by yes or no
 
     @classmethod
     def of(cls, question: str) -> _Asked:
@@ -595,7 +643,8 @@ class _Asked:
         return cls(years=frozenset(f for f, _ in figures(question) if _YEAR_RE.fullmatch(f)),
                    terms=frozenset(_claim_terms(question)), words=frozenset(_source_words(question, "")),
                    latest=bool(_LATEST_RE.search(question)), wh=bool(_WH_RE.match(question)),
-                   ranks=frozenset(_ranks(question)), ordinals=frozenset(_ordinals(question)))
+                   ranks=frozenset(_ranks(question)), ordinals=frozenset(_ordinals(question)),
+                   yes_no=bool(_YES_NO_Q_RE.match(question)))
 
 
 def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
@@ -617,6 +666,10 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         return _Check(Support.NO_CLAIM)  # "In this modified script:", "Run this command:"
     if _furniture(body):
         return _Check(Support.NO_CLAIM)
+    if not re.search(r"[^\W\d_]", body) and re.fullmatch(r"\W*\d{0,2}\W*", body):
+        return _Check(Support.NO_CLAIM)  # "2 [1].": a number left of a list, nothing said
+    if index and any(_terms(body) and _terms(body) <= ix.label_terms for ix in index):
+        return _Check(Support.NO_CLAIM)  # "1. [1]: Debian Developer's Reference": a source's name
     figs = [(n, w) for n, w in figures(body) if n not in asked.years]
     names = _names(body)
     terms = _claim_terms(body) - asked.years
@@ -675,7 +728,14 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         echoes=[i for i in idents if i.isalpha() and stem(i) in asked.terms],
         code=bool(_CODE_SPAN_RE.search(body)),
         before=before if before and _REFERS_BACK_RE.match(body) else (),
-        cause=_cause_terms(body), settings=_settings(body), ordinals=_ordinals(body) - asked.ordinals,
+        cause=_cause_terms(body), settings=_settings(body), advice=_advice_verbs(body),
+        sequence=[t for t in _term_sequence(body) if t not in asked.terms],
+        # a name that is the name of some source's document (maximabook-2004.pdf: "Maxima"): the
+        # evidence must come from that document or say the name
+        subjects={t for t in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
+                  if len(t) >= 3 and any(ix.label.startswith(t) or f" {t}" in ix.label for ix in index)},
+        says_back=asked.yes_no and bool(_YES_NO_RE.match(body)) and terms - asked.terms <= {"yes", "no"},
+        ordinals=_ordinals(body) - asked.ordinals,
     )
     figures_apart = False  # some source says it, but not with its figures
     names_apart = False  # ... or not where it names the code names the claim gives

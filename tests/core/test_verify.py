@@ -688,3 +688,15 @@ def test_a_bare_number_or_a_sources_name_claims_nothing(embedder):
     verdicts = verify("File bugs as you find them in Debian packages [1].\n2 [1].\n1. [1]: Debian Developer's Reference",
                       [src], embedder.embed)
     assert [v.support for v in verdicts] == [Support.SUPPORTED, Support.NO_CLAIM, Support.NO_CLAIM]
+
+
+def test_a_period_named_by_its_place_must_be_the_evidences(embedder):
+    """Seen in the hand check (a withheld SmolLM2 draft): "Gross margin decreased during the last
+    quarter compared to the previous quarter" from "... compared to the same periods in 2022"."""
+    text = ("Products gross margin decreased during the third quarter of 2023 compared to the same quarter in 2022 "
+            "due primarily to the weakness in foreign currencies.")
+    [v] = verify("Products gross margin decreased during the third quarter of 2023 compared to the previous quarter "
+                 "due primarily to the weakness in foreign currencies [1].", [_src(1, text)], embedder.embed)
+    [w] = verify("Products gross margin decreased during the third quarter of 2023 compared to the same quarter in "
+                 "2022 due primarily to the weakness in foreign currencies [1].", [_src(1, text)], embedder.embed)
+    assert v.support == Support.UNSUPPORTED and w.support == Support.SUPPORTED

@@ -267,9 +267,11 @@ _ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]+\b")
 # words up to the end of the clause.
 _CAUSE_RE = re.compile(r"\b(?:due (?:\w+ )?to|because(?: of)?|driven (?:\w+ )?by|as a result of|owing to|"
                        r"attributable to|resulting from|caused by)\b([^.;:]*)", re.IGNORECASE)
-# Ordinals: like a date, "the second and third periods" must be where the evidence says it.
-_ORDINAL_RE = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)\b",
-                         re.IGNORECASE)
+# Ordinals and periods told apart by their place: like a date, "the second and third periods" or
+# "compared to the previous quarter" must be where the evidence says it.
+_ORDINAL_RE = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
+                         r"(?:previous|prior|preceding|last|next|following)[\s-]+(?:fiscal\s+)?"
+                         r"(?:quarter|year|month|period)s?)\b", re.IGNORECASE)
 
 
 # A setting written as code, "fill = FALSE", "blank.lines.skip = TRUE": the evidence must give that
@@ -323,7 +325,7 @@ def _cause_terms(body: str) -> set[str]:
 
 
 def _ordinals(text: str) -> set[str]:
-    return {m.group(0).lower() for m in _ORDINAL_RE.finditer(text)}
+    return {" ".join(re.split(r"[\s-]+", m.group(0).lower())).removesuffix("s") for m in _ORDINAL_RE.finditer(text)}
 
 
 def _always_named(body: str) -> set[str]:

@@ -17,6 +17,12 @@ def _src(n: int, text: str) -> Source:
     return Source(ordinal=n, content=text, title=f"Doc {n}", path=f"/d{n}.txt", score=0.9, page=1, start=0, end=len(text))
 
 
+def _support(embedder, answer: str, text: str, question: str = "") -> Support:
+    """The verdict on the one sentence `answer`, against one source holding `text`."""
+    [v] = verify(answer, [_src(1, text)], embedder.embed, question)
+    return v.support
+
+
 SOURCES = [
     _src(1, "Sourdough bread rises with a starter of wild yeast and lactic acid bacteria instead of baker's yeast."),
     _src(2, "Jupiter is the largest planet. Its Great Red Spot is a storm larger than the Earth."),
@@ -554,11 +560,9 @@ def test_the_cause_a_claim_gives_must_be_the_one_its_evidence_gives(embedder):
     text = ("Total net sales decreased during the third quarter of 2023 compared to the same quarter in 2022. "
             "iPhone net sales decreased during the third quarter of 2023 due primarily to lower net sales from "
             "certain iPhone models.")
-    wrong, right = verify("iPhone net sales decreased during the third quarter of 2023 due primarily to lower "
-                          "net sales of laptops [1]. iPhone net sales decreased during the third quarter of 2023 "
-                          "due primarily to lower net sales of certain iPhone models [1].",
-                          [_src(1, text)], embedder.embed)
-    assert wrong.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED
+    claim = "iPhone net sales decreased during the third quarter of 2023 due primarily to lower net sales of {} [1]."
+    assert _support(embedder, claim.format("laptops"), text) == Support.UNSUPPORTED
+    assert _support(embedder, claim.format("certain iPhone models"), text) == Support.SUPPORTED
 
 
 def test_an_ordinal_the_evidence_does_not_give_is_not_supported(embedder):
@@ -566,31 +570,41 @@ def test_an_ordinal_the_evidence_does_not_give_is_not_supported(embedder):
     changed the estimated amount of assets and liabilities" from a sentence that names no period."""
     text = ("The preparation of financial statements requires estimates and assumptions that affect the reported "
             "amounts of assets and liabilities in the consolidated financial statements and accompanying notes.")
-    [v] = verify("In the second and third periods, estimates and assumptions affect the reported amounts of assets "
-                 "and liabilities in the consolidated financial statements and accompanying notes [1].",
-                 [_src(1, text)], embedder.embed)
-    [w] = verify("Estimates and assumptions affect the reported amounts of assets and liabilities in the "
-                 "consolidated financial statements and accompanying notes [1].", [_src(1, text)], embedder.embed)
-    assert v.support == Support.UNSUPPORTED and w.support == Support.SUPPORTED
+    said = ("estimates and assumptions affect the reported amounts of assets and liabilities in the consolidated "
+            "financial statements")
+    assert _support(embedder, f"In the second and third periods, {said} [1].", text) == Support.UNSUPPORTED
+    assert _support(embedder, f"{said.capitalize()} [1].", text) == Support.SUPPORTED
     # An ordinal the question gives may be said back.
-    [q] = verify("In the third quarter, estimates and assumptions affect the reported amounts of assets and "
-                 "liabilities in the consolidated financial statements [1].", [_src(1, text)], embedder.embed,
-                 "In the third quarter, what do estimates and assumptions affect in the consolidated financial "
-                 "statements?")
-    assert q.support == Support.SUPPORTED
+    question = "In the third quarter, what do estimates and assumptions affect in the consolidated financial statements?"
+    assert _support(embedder, f"In the third quarter, {said} [1].", text, question) == Support.SUPPORTED
 
+
+def test_a_period_named_by_its_place_must_be_the_evidences(embedder):
+    """Seen in the hand check (a withheld SmolLM2 draft): "Gross margin decreased during the last
+    quarter compared to the previous quarter" from "... compared to the same periods in 2022"."""
+    text = ("Products gross margin decreased during the third quarter of 2023 compared to the same quarter in 2022 "
+            "due primarily to the weakness in foreign currencies.")
+    claim = ("Products gross margin decreased during the third quarter of 2023 compared to {} due primarily to the "
+             "weakness in foreign currencies [1].")
+    assert _support(embedder, claim.format("the previous quarter"), text) == Support.UNSUPPORTED
+    assert _support(embedder, claim.format("the same quarter in 2022"), text) == Support.SUPPORTED
 
 
 def test_a_setting_written_as_code_needs_that_value_in_its_evidence(embedder):
     """Seen in the hand check (a withheld SmolLM2 draft): "You should remove blank lines by setting
     fill = FALSE" from "setting blank.lines.skip = FALSE, which will only be useful in conjunction
-    with fill = TRUE"."""
+    with fill = TRUE". It was first missed at a sentence's end ("urgency=medium."), where the
+    period was read as part of the value."""
     text = ("This can be changed by setting blank.lines.skip = FALSE, which will only be useful in conjunction "
             "with fill = TRUE, perhaps to use blank rows to indicate missing cases in a regular layout.")
-    wrong, right = verify("You can keep blank lines by setting blank.lines.skip = TRUE together with fill = TRUE [1]. "
-                          "You can keep blank lines by setting blank.lines.skip = FALSE together with fill = TRUE [1].",
-                          [_src(1, text)], embedder.embed)
-    assert wrong.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED
+    claim = "You can keep blank lines by setting blank.lines.skip = {} together with fill = TRUE [1]."
+    assert _support(embedder, claim.format("TRUE"), text) == Support.UNSUPPORTED
+    assert _support(embedder, claim.format("FALSE"), text) == Support.SUPPORTED
+    text = ("The release team have indicated that they expect most uploads to unstable to use urgency=medium. "
+            "That is, you should choose urgency=medium unless there is some particular reason.")
+    claim = "For an upload to unstable, you should choose urgency={} [1]."
+    assert _support(embedder, claim.format("medium"), text) == Support.SUPPORTED
+    assert _support(embedder, claim.format("low"), text) == Support.UNSUPPORTED
 
 
 def test_a_sentence_that_refers_back_in_words_no_source_uses_is_the_writers_reading(embedder):
@@ -601,23 +615,11 @@ def test_a_sentence_that_refers_back_in_words_no_source_uses_is_the_writers_read
     text = ("We continually evaluate opportunities to sell additional equity or debt securities, obtain credit "
             "facilities, repurchase common stock, pay dividends, or repurchase, refinance, or otherwise restructure "
             "our debt for strategic reasons or to further strengthen our financial position.")
-    [v] = verify("This reflects the company's ability to sell additional equity or debt securities, pay dividends, "
-                 "or restructure its debt for strategic reasons [1].", [_src(1, text)], embedder.embed)
+    said = "sell additional equity or debt securities, pay dividends, or restructure its debt for strategic reasons"
+    [v] = verify(f"This reflects the company's ability to {said} [1].", [_src(1, text)], embedder.embed)
     assert v.support == Support.UNSUPPORTED and '"reflects"' in v.reason
     # The same sentence with a subject of its own is checked as usual.
-    [w] = verify("The company continually evaluates opportunities to sell additional equity or debt securities, "
-                 "pay dividends, or restructure its debt for strategic reasons [1].", [_src(1, text)], embedder.embed)
-    assert w.support == Support.SUPPORTED
-
-
-def test_a_setting_at_the_end_of_a_sentence_is_found(embedder):
-    """The setting rule first missed "urgency=medium." at a sentence's end (the period was read as
-    part of the value) and withheld a right answer."""
-    text = ("The release team have indicated that they expect most uploads to unstable to use urgency=medium. "
-            "That is, you should choose urgency=medium unless there is some particular reason.")
-    [v] = verify("For an upload to unstable, you should choose urgency=medium [1].", [_src(1, text)], embedder.embed)
-    [w] = verify("For an upload to unstable, you should choose urgency=low [1].", [_src(1, text)], embedder.embed)
-    assert v.support == Support.SUPPORTED and w.support == Support.UNSUPPORTED
+    assert _support(embedder, f"The company continually evaluates opportunities to {said} [1].", text) == Support.SUPPORTED
 
 
 def test_what_one_must_do_must_be_what_the_evidence_names(embedder):
@@ -626,11 +628,10 @@ def test_what_one_must_do_must_be_what_the_evidence_names(embedder):
     systemd starts the services listed in that file."""
     text = ("During boot-up, systemd starts the services or other targets listed in the default target file "
             "/lib/systemd/system/default.target.")
-    [v] = verify("To make a service start at boot, you need to edit the default target file "
-                 "/lib/systemd/system/default.target [1].", [_src(1, text)], embedder.embed)
-    [w] = verify("During boot-up, systemd starts the services listed in the default target file "
-                 "/lib/systemd/system/default.target [1].", [_src(1, text)], embedder.embed)
-    assert v.support == Support.UNSUPPORTED and w.support == Support.SUPPORTED
+    assert _support(embedder, "To make a service start at boot, you need to edit the default target file "
+                              "/lib/systemd/system/default.target [1].", text) == Support.UNSUPPORTED
+    assert _support(embedder, "During boot-up, systemd starts the services listed in the default target file "
+                              "/lib/systemd/system/default.target [1].", text) == Support.SUPPORTED
 
 
 def test_a_yes_that_says_the_question_back_needs_evidence_for_all_of_it(embedder):
@@ -638,15 +639,11 @@ def test_a_yes_that_says_the_question_back_needs_evidence_for_all_of_it(embedder
     calling an R function, R will match it", from a passage on call-by-value that never mentions
     abbreviations."""
     question = "If I abbreviate an argument name when calling an R function, will R still match it?"
-    wrong_text = ("The semantics of invoking a function in R argument are call-by-value. In general, supplied "
-                  "arguments behave as if they are local variables initialized with the value supplied and the "
-                  "name of the corresponding formal argument.")
-    right_text = "In R, named arguments are matched by partial matching: an abbreviated argument name still matches."
-    [v] = verify("Yes, if you abbreviate an argument name when calling an R function, R will match it [1].",
-                 [_src(1, wrong_text)], embedder.embed, question)
-    [w] = verify("Yes, if you abbreviate an argument name, R will still match it [1].",
-                 [_src(1, right_text)], embedder.embed, question)
-    assert v.support == Support.UNSUPPORTED and w.support == Support.SUPPORTED
+    elsewhere = "When calling an R function, each argument name is matched to a formal argument."
+    says_it = "When calling an R function, an abbreviated argument name still matches by partial matching."
+    yes = "Yes, if you abbreviate an argument name when calling an R function, R will still match it [1]."
+    assert _support(embedder, yes, elsewhere, question) == Support.UNSUPPORTED
+    assert _support(embedder, yes, says_it, question) == Support.SUPPORTED
 
 
 def test_three_words_in_a_row_the_evidence_does_not_say_are_a_claim_of_their_own(embedder):
@@ -655,11 +652,9 @@ def test_three_words_in_a_row_the_evidence_does_not_say_are_a_claim_of_their_own
     from a sentence about garbage collection: two thirds of its words, not its subject."""
     text = ("R from time to time performs garbage collection to reclaim unused memory, and this takes an "
             "appreciable amount of time which profiling will charge to whichever function happens to provoke it.")
-    [v] = verify("Reading a million distinct integers takes time, which profiling will charge to whichever "
-                 "function happens to provoke it [1].", [_src(1, text)], embedder.embed)
-    [w] = verify("Garbage collection takes time, which profiling will charge to whichever function happens to "
-                 "provoke it [1].", [_src(1, text)], embedder.embed)
-    assert v.support == Support.UNSUPPORTED and w.support == Support.SUPPORTED
+    claim = "{} takes time, which profiling will charge to whichever function happens to provoke it [1]."
+    assert _support(embedder, claim.format("Reading a million distinct integers"), text) == Support.UNSUPPORTED
+    assert _support(embedder, claim.format("Garbage collection"), text) == Support.SUPPORTED
 
 
 def test_a_claim_about_one_program_is_not_supported_from_another_programs_manual(embedder):
@@ -688,15 +683,3 @@ def test_a_bare_number_or_a_sources_name_claims_nothing(embedder):
     verdicts = verify("File bugs as you find them in Debian packages [1].\n2 [1].\n1. [1]: Debian Developer's Reference",
                       [src], embedder.embed)
     assert [v.support for v in verdicts] == [Support.SUPPORTED, Support.NO_CLAIM, Support.NO_CLAIM]
-
-
-def test_a_period_named_by_its_place_must_be_the_evidences(embedder):
-    """Seen in the hand check (a withheld SmolLM2 draft): "Gross margin decreased during the last
-    quarter compared to the previous quarter" from "... compared to the same periods in 2022"."""
-    text = ("Products gross margin decreased during the third quarter of 2023 compared to the same quarter in 2022 "
-            "due primarily to the weakness in foreign currencies.")
-    [v] = verify("Products gross margin decreased during the third quarter of 2023 compared to the previous quarter "
-                 "due primarily to the weakness in foreign currencies [1].", [_src(1, text)], embedder.embed)
-    [w] = verify("Products gross margin decreased during the third quarter of 2023 compared to the same quarter in "
-                 "2022 due primarily to the weakness in foreign currencies [1].", [_src(1, text)], embedder.embed)
-    assert v.support == Support.UNSUPPORTED and w.support == Support.SUPPORTED

@@ -16,14 +16,14 @@ class MixedClient(ScriptedClient):
             "The probe Stardust landed on Venus in 2019.")
 
 
-def answered(qtbot, make_window, tmp_path):
-    """A window over the sample corpus whose first answer is MixedClient's."""
+def answered(qtbot, make_window, tmp_path, client=None, question="Tell me about the planets"):
+    """A window over the sample corpus whose first answer is `client`'s (MixedClient's)."""
     docs = make_corpus(tmp_path / "docs")
-    w = make_window(client=MixedClient(delay=0.0))
+    w = make_window(client=client or MixedClient(delay=0.0))
     w.add_paths([str(docs)])
     qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
     wait_idle(qtbot, w)
-    return w, ask(qtbot, w, "Tell me about the planets")
+    return w, ask(qtbot, w, question)
 
 
 def test_unsupported_sentences_are_marked_and_added_chips_told_apart(qtbot, make_window, tmp_path):
@@ -89,12 +89,7 @@ class WrongMarkerClient(ScriptedClient):
 
 
 def test_a_chip_whose_source_does_not_say_the_sentence_is_flagged(qtbot, make_window, tmp_path):
-    docs = make_corpus(tmp_path / "docs")
-    w = make_window(client=WrongMarkerClient(delay=0.0))
-    w.add_paths([str(docs)])
-    qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
-    wait_idle(qtbot, w)
-    turn = ask(qtbot, w, "How long is a year on Mercury?")
+    w, turn = answered(qtbot, make_window, tmp_path, WrongMarkerClient(delay=0.0), "How long is a year on Mercury?")
     view = w.chat.transcript
     def passage(s: dict) -> str:  # the source's passage, read from its file (text files: one page)
         return open(s["path"], encoding="utf-8").read()[int(s["start"]):int(s["end"])]

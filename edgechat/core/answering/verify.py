@@ -45,10 +45,47 @@ from typing import Any
 import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_spans
+from edgechat.core.answering.wording import (
+    _advice_verbs,
+    _always_named,
+    _as_code,
+    _calls,
+    _CAP_WORD_RE,
+    _cause_terms,
+    _claim_terms,
+    _CODE_SPAN_RE,
+    _directions,
+    _FENCE_RE,
+    _FIGURE_RE,
+    figures,
+    _furniture,
+    _ident_pattern,
+    _identifiers,
+    introduces,
+    _LIST_ENUM_RE,
+    _longest_missing_run,
+    _MAYBE_RE,
+    _MODAL_RE,
+    _names,
+    _names_in,
+    _negated,
+    _norm_figure,
+    _ordinals,
+    _PDF_MARKS,
+    _ranks,
+    _REFERS_BACK_RE,
+    _setting_said,
+    _settings,
+    _term_sequence,
+    _terms,
+    _turned,
+    _WORD_RE,
+    _YES_NO_Q_RE,
+    _YES_NO_RE,
+)
 from edgechat.core.answering.extractive import is_figure_row, row_cells, row_label, split_sentences, table_caption
-from edgechat.core.indexing.context import named_cells
 from edgechat.core.records import Evidence, SentenceVerdict, Source, Support
-from edgechat.core.search.retrieval import STOPWORDS, stem
+from edgechat.core.search.retrieval import stem
 
 __all__ = ["MIN_COVERAGE", "MIN_SIMILARITY", "STRONG_SIMILARITY", "attribute", "verify"]
 
@@ -62,83 +99,11 @@ MIN_CLAIM_TERMS = 2
 RESTATED_MIN = 3  # a claim that says this many of the question's words (two: one of them) ...
 RESTATED_COVERAGE = 2 / 3  # ... must have evidence that says this share of them
 CAUSE_COVERAGE = 0.8  # a claim's cause ("due to ..."): this share of its terms in the evidence sentences
+MISSING_RUN = 3  # this many of a claim's words in a row that its evidence does not say: a phrase of its own
 FRAGMENT_COVERAGE = 0.75  # a bare phrase read with its question: that much of both in one source sentence
 INTRO_WORDS = 5  # a sentence ending in a colon this short only introduces what follows
 
 Embed = Callable[[list[str]], Any]
-
-# Words that say something about the answer, not about the world.
-_META = frozenset(
-    """here found find sources source documents document information info answer answers question
-    questions help hope helps following follow summary summarise summarize based according provided
-    context passage passages text mentioned mention mentions let know please sure certainly
-    note notes see say says said tell told like below above example examples instance instances
-    illustration step steps""".split()
-)
-# A sentence that only introduces what follows ("Here's an example:", "For instance:", "In this
-# modified script:") or a code fence line ("```bash"): it states nothing, and it is not a bare
-# answer to be read with the question either.
-_INTRO_RE = re.compile(r":\s*$")
-
-
-def introduces(sentence: str) -> bool:
-    """Does the sentence end in a colon, introducing what follows?"""
-    return bool(_INTRO_RE.search(sentence))
-_FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w+.-]*\s*$")
-_EXTRA_STOP = frozenset(
-    """also however therefore thus yes ok okay well just really many much one ones way ways
-    thing things get gets got make makes made use used uses using""".split()
-)
-_WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
-# A figure: digits with optional thousands commas and decimals, with currency / percent around.
-_FIGURE_RE = re.compile(r"(?<![\w.])[$€£¥]?\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s?(%|percent\b)?")
-_LIST_ENUM_RE = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*\u2022])\s+")
-_CAP_WORD_RE = re.compile(r"\b[A-Z][\w'-]*")
-_ODD_WORD_RE = re.compile(r"\b(?:[a-z]+[A-Z]\w*|[A-Za-z]+\d\w*)\b")  # "iPhone", "GPT4"
-
-
-def _norm_figure(m: re.Match[str]) -> str:
-    whole = m.group(1).replace(",", "")
-    frac = (m.group(2) or "").rstrip("0")
-    whole = whole.lstrip("0") or "0"
-    return f"{whole}.{frac}" if frac else whole
-
-
-def figures(text: str) -> list[tuple[str, str]]:
-    """(normalised, as written) for every figure of `text`: "$1,200.00" -> "1200"."""
-    return [(_norm_figure(m), m.group().strip()) for m in _FIGURE_RE.finditer(text)]
-
-
-def _terms(text: str) -> set[str]:
-    out = set()
-    for w in _WORD_RE.findall(text.lower()):
-        w = w.removesuffix("'s") if w in ("here's", "that's", "let's", "there's") else w
-        if w in STOPWORDS or w in _EXTRA_STOP or (len(w) < 2 and not w.isdigit()):
-            continue
-        out.add(stem(w))
-    return out
-
-
-def _claim_terms(text: str) -> set[str]:
-    return {t for t in _terms(text) if t not in {stem(m) for m in _META}}
-
-
-def _names(sentence: str) -> list[str]:
-    """Capitalised words after the sentence's first word, and oddly-cased words anywhere."""
-    body = _LIST_ENUM_RE.sub("", sentence)
-    words = list(_CAP_WORD_RE.finditer(body))
-    out = []
-    for m in words:
-        w = m.group()
-        if m.start() == 0 or w.lower() in STOPWORDS or w == "I" or w.lower().startswith("i'"):
-            continue
-        before = body[: m.start()].rstrip()
-        if before.endswith((":", '"', "\u201c", "(", "-", "\u2013", "\u2014")) or before.endswith((". ", ".")):
-            continue  # starts a quotation, a clause after a colon, or a new sentence
-        out.append(w)
-    out += [m.group() for m in _ODD_WORD_RE.finditer(body)]
-    return list(dict.fromkeys(out))
-
 
 _OWN_TEXT: set[str] = set()
 
@@ -174,199 +139,6 @@ class _Check:
     scores: dict[int, tuple[float, float]] = field(default_factory=dict)  # number -> (coverage, similarity)
 
 
-_CODE_SPAN_RE = re.compile(r"`([^`]{1,80})`")
-_LONG_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z][\w-]+")
-_IDENT_RE = re.compile(r"(?<![\w.])[A-Za-z]\w*(?:[._]\w{2,})+(?:\(\))?")
-
-
-def _identifiers(sentence: str) -> list[str]:
-    """Code-like names in a sentence, lower case: `backticked` words and names with a dot or an
-    underscore inside ("read.table", "R_LIBS_USER", "parent.frame()"). A model that invents one
-    ("read.systat") shares every word of it with a source that lists "Systat", so words cannot
-    tell; the name itself must be in a source."""
-    out = []
-    for m in _CODE_SPAN_RE.finditer(sentence):  # `read.fwf` whole; of `dpkg -r foo`, its flags
-        code = m.group(1)
-        parts = code.split()
-        out += [code] if len(parts) == 1 and len(code) <= 60 else [w for w in parts if re.fullmatch(r"-[A-Za-z]\w*", w)]
-    out += [m.group() for m in _IDENT_RE.finditer(sentence)]
-    out += [m.group() for m in _LONG_FLAG_RE.finditer(sentence)]  # "--purge", in code or not
-    cleaned = []
-    for ident in out:
-        symbol = len(ident) == 1 and not ident.isalnum() and ident not in ".,;:!?\"'"  # `#`, `$`
-        ident = ident if symbol else ident.strip(".,;:!?\"'").lower()
-        if ident.endswith("()"):
-            ident = ident[:-2]
-        if len(ident) >= 2 or symbol:
-            cleaned.append(ident)
-    return list(dict.fromkeys(cleaned))
-
-
-_CALL_RE = re.compile(r"(?<![\w.])([A-Za-z_][\w.]+)\((?!s\))")
-
-
-def _calls(sentence: str) -> list[str]:
-    """Functions the sentence writes as calls, "type()", "unit(circle)" (a name and its
-    parenthesis with no space between; "file(s)" is no call): the source must write "type(" too (a
-    word "type" is not the function typeof())."""
-    return list(dict.fromkeys(m.group(1).lower() for m in _CALL_RE.finditer(sentence)))
-
-
-def _ident_pattern(ident: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w-])" + re.escape(ident) + r"(?![\w-])")
-
-
-def _names_in(text: str, idents: Sequence[str], calls: Sequence[str] = ()) -> bool:
-    """Is every code name (and every call, with its parenthesis) in `text` (lower case)?"""
-    return (all(_ident_pattern(i).search(text) for i in idents)
-            and all(re.search(r"(?<![\w.-])" + re.escape(c) + r"\s*\(", text) for c in calls))
-
-
-# A sentence that goes on about what the one before named: "This command installs ...", "It reads ...".
-_REFERS_BACK_RE = re.compile(r"^\W*(?:this|that|these|those|it|they)\b", re.IGNORECASE)
-
-_NEGATION_RE = re.compile(r"\b(?:not|no|never|without|unless|cannot|none|nor|neither|nothing)\b|n't\b", re.IGNORECASE)
-
-
-_UP_RE = re.compile(r"\b(?:increas\w*|gr[eo]w\w*|rise|rises|rising|rose|risen|higher|gain(?:s|ed)?|improv\w*|expand\w*)\b",
-                    re.IGNORECASE)
-_DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|falls?|falling|drop(?:s|ped)?|lower|reduc\w*|shr[iau]nk\w*)\b",
-                      re.IGNORECASE)
-
-
-def _directions(text: str) -> set[str]:
-    """Which ways a change goes in `text`: "up" (increased, growth, higher), "down" (decreased,
-    declined, lower)."""
-    return {d for d, r in (("up", _UP_RE), ("down", _DOWN_RE)) if r.search(text)}
-
-
-def _turned(claim: set[str], evidence: set[str]) -> bool:
-    """Does the claim say a change went a way its evidence does not, where the evidence says it
-    went the other ("R&D expense decreased" against "the growth in R&D expense")?"""
-    return any(d not in evidence and evidence - {d} for d in claim)
-
-
-# Words that rank what they speak of: a claim that ranks ("the most severe", "the largest") needs
-# evidence that ranks it too; "wishlist" is the severity of an ITP report, not the most severe.
-_RANK_RE = re.compile(
-    r"(?<!\bat )\b(?:most|least)\b(?!\s+(?:recent|of)\b)"  # not "at least", "the most recent", "most of"
-    r"|\b(?:best|worst|highest|lowest|largest|smallest|biggest|greatest|fastest|slowest|maximum|minimum)\b",
-    re.IGNORECASE)
-
-
-def _ranks(text: str) -> set[str]:
-    return {m.group().lower() for m in _RANK_RE.finditer(text)}
-
-
-# "may enter into forward contracts" is a possibility; "has entered into forward contracts" a fact.
-_MAYBE_RE = re.compile(r"\b(?:may|might|could)\b", re.IGNORECASE)
-_MODAL_RE = re.compile(r"\b(?:may|might|could|can|cannot|would|should|must|will)\b|n't\b", re.IGNORECASE)
-
-_ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]+\b")
-# What a claim gives as the cause ("decreased due primarily to lower net sales of laptops"): the
-# words up to the end of the clause.
-_CAUSE_RE = re.compile(r"\b(?:due (?:\w+ )?to|because(?: of)?|driven (?:\w+ )?by|as a result of|owing to|"
-                       r"attributable to|resulting from|caused by)\b([^.;:]*)", re.IGNORECASE)
-# Ordinals and periods told apart by their place: like a date, "the second and third periods" or
-# "compared to the previous quarter" must be where the evidence says it.
-_ORDINAL_RE = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
-                         r"(?:previous|prior|preceding|last|next|following)[\s-]+(?:fiscal\s+)?"
-                         r"(?:quarter|year|month|period)s?)\b", re.IGNORECASE)
-
-
-# A setting written as code, "fill = FALSE", "blank.lines.skip = TRUE": the evidence must give that
-# value to that name.
-_SETTING_RE = re.compile(r"(?<![\w.$])([A-Za-z_][\w.]*)\s*=\s*(\"[^\"]*\"|'[^']*'|[\w+-]+(?:\.[\w+-]+)*)")
-_DOUBLE_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"'})
-
-
-def _settings(body: str) -> list[tuple[str, str]]:
-    return [(m.group(1), m.group(2)) for m in _SETTING_RE.finditer(body.translate(_PDF_MARKS).translate(_DOUBLE_QUOTES))]
-
-
-def _setting_said(name: str, value: str, text: str) -> bool:
-    return re.search(rf"(?<![\w.]){re.escape(name)}\s*=\s*{re.escape(value)}(?!\w|\.\w)",
-                     text.translate(_PDF_MARKS).translate(_DOUBLE_QUOTES)) is not None
-
-
-# What a claim says one must do ("you need to edit ..."): the action must be one the evidence
-# names, unless it is one of the verbs every instruction uses. ("You can keep blank lines by
-# setting ..." is free to say it in its own words.)
-_MUST_DO_RE = re.compile(r"\byou(?: will)? (?:need to|have to|must)\s+(?:also\s+|then\s+|first\s+)?([a-z]+)",
-                         re.IGNORECASE)
-_LIGHT_VERBS = frozenset(stem(w) for w in ("use", "run", "type", "call", "try", "do", "see", "set", "specify", "enter",
-                                           "write", "get", "find", "check", "add", "pass", "give", "make", "say",
-                                           "choose", "select", "pick", "put", "install", "be", "have"))
-_YES_NO_Q_RE = re.compile(r"^\W*(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|may|if)\b",
-                          re.IGNORECASE)
-_YES_NO_RE = re.compile(r"^\W*(?:yes|no)\b", re.IGNORECASE)
-MISSING_RUN = 3  # this many of a claim's words in a row that its evidence does not say: a phrase of its own
-
-
-def _advice_verbs(body: str) -> set[str]:
-    return {stem(m.group(1).lower()) for m in _MUST_DO_RE.finditer(body)} - _LIGHT_VERBS
-
-
-def _term_sequence(body: str) -> list[str]:
-    """The claim's terms in the order it says them (stop words left out)."""
-    return [t for w in _WORD_RE.findall(MARKER_RE.sub(" ", body)) for t in _claim_terms(w)]
-
-
-def _longest_missing_run(sequence: Sequence[str], said: set[str]) -> int:
-    best = run = 0
-    for t in sequence:
-        run = 0 if t in said else run + 1
-        best = max(best, run)
-    return best
-
-
-def _cause_terms(body: str) -> set[str]:
-    return set().union(*(_claim_terms(m.group(1)) for m in _CAUSE_RE.finditer(body)))
-
-
-def _ordinals(text: str) -> set[str]:
-    return {" ".join(re.split(r"[\s-]+", m.group(0).lower())).removesuffix("s") for m in _ORDINAL_RE.finditer(text)}
-
-
-def _always_named(body: str) -> set[str]:
-    """Words a claim's evidence must say even when the question says them too: acronyms ("DBI
-    packages run on ..." is not said by "RODBC runs on ...") and the words of code it writes
-    (`set datafile separator`, `%*lf ignore a number`), lower case."""
-    code = " ".join(_CODE_SPAN_RE.findall(body))
-    words = {w.lower() for w in _ACRONYM_RE.findall(_CODE_SPAN_RE.sub(" ", body))}
-    return words | {w.lower() for w in re.findall(r"[^\W_]{2,}", code)}
-
-
-def _as_code(name: str, sentence: str) -> bool:
-    """Does `sentence` write `name` as code: called ("integrate("), quoted, or as the first word
-    of a line that describes it ("lsode integrate nonlinear ODEs" names lsode, not integrate)?"""
-    n = re.escape(name)
-    return bool(re.search(rf"^\W*{n}\b|[`'\"\u2018\u201c]{n}\b|(?<![\w.-]){n}\s*\(", sentence.lower()))
-
-
-_FURNITURE_RE = re.compile(r"\s\|\s")
-
-
-def _furniture(sentence: str) -> bool:
-    """A page header or footer copied as a sentence ("Apple Inc. | Q3 2023 Form 10-Q | 17"):
-    parts between bars, no word written in lower case, and at most one part a figure (its page
-    number). A table row is not one: "| North | 1,180 | 1,234 |", "Region: North | 2023: 1,234"."""
-    if not _FURNITURE_RE.search(sentence) or re.search(r"\b[a-z]{3,}\b", sentence) or named_cells(sentence):
-        return False
-    cells = [c.strip() for c in sentence.strip().strip("|").split("|")]
-    return sum(bool(_NUMBER_CELL_RE.fullmatch(c)) for c in cells) <= 1
-
-
-_NUMBER_CELL_RE = re.compile(r"[$€£]?\s?\(?-?\d[\d,.]*\)?\s?%?")
-
-
-def _negated(text: str) -> bool:
-    """Does the sentence deny or except something? A claim and its evidence must agree on it:
-    "R CMD check warns about them when they are listed" is the opposite of "... will warn about
-    them unless they are listed", though it shares every word."""
-    return bool(_NEGATION_RE.search(text))
-
-
 def _label(src: Source) -> str:
     """The document's title and file name, which the model is shown above the passage."""
     return f"{src.title or ''} {os.path.basename((src.path or '').replace(chr(92), '/'))}"
@@ -382,7 +154,6 @@ def _source_words(content: str, label: str) -> set[str]:
 
 # Spacing modifier letters PDFs put for ASCII ones ("xˆ2" for "x^2", "˜/.Rprofile"): one
 # character for one, so the sentences' spans still index the passage.
-_PDF_MARKS = str.maketrans({"\u02c6": "^", "\u02dc": "~", "\u2018": "'", "\u2019": "'"})
 
 
 def _index(sources: Sequence[Source]) -> list[_SourceIndex]:

@@ -683,3 +683,26 @@ def test_a_bare_number_or_a_sources_name_claims_nothing(embedder):
     verdicts = verify("File bugs as you find them in Debian packages [1].\n2 [1].\n1. [1]: Debian Developer's Reference",
                       [src], embedder.embed)
     assert [v.support for v in verdicts] == [Support.SUPPORTED, Support.NO_CLAIM, Support.NO_CLAIM]
+
+
+def test_a_no_inside_a_condition_does_not_deny_the_rest(embedder):
+    """Seen with Qwen2.5-Coder-0.5B (withheld, right): "type diff(sin(x^2),x) to differentiate
+    sin(x^2)" from a sentence that began "(if there is no Maxima process running, one will be
+    started)", whose "no" read as a denial."""
+    text = ("The cell is sent to a Maxima process (if there is no Maxima process running, one will be started) "
+            "and to differentiate sin(x^2), for example, type diff(sin(x^2),x); in a cell.")
+    assert _support(embedder, "To differentiate sin(x^2), type `diff(sin(x^2),x)` in a cell [1].", text) == Support.SUPPORTED
+    # A denial outside the condition still counts.
+    denied = "If you type diff(sin(x^2),x) in a cell, Maxima does not differentiate sin(x^2)."
+    assert _support(embedder, "If you type `diff(sin(x^2),x)` in a cell, Maxima differentiates sin(x^2) [1].",
+                    denied) == Support.UNSUPPORTED
+
+
+def test_a_sentence_citing_mostly_sources_that_do_not_exist_is_not_supported(embedder):
+    """Seen with Qwen2.5-Coder-0.5B: "Save [3] gnuplot documentation [4] gnuplot documentation [5]
+    ... [25]", a loop of markers for five sources, came out supported by the title's words."""
+    looped = "Jupiter is the largest planet [2] [6] [7] [8]."
+    [v] = verify(looped, SOURCES, embedder.embed)
+    assert v.support == Support.UNSUPPORTED and "[6], [7], [8]" in v.reason
+    [w] = verify("Jupiter is the largest planet [2] [6].", SOURCES, embedder.embed)  # one slip of two: checked as usual
+    assert w.support == Support.SUPPORTED and w.wrong_markers == [6]

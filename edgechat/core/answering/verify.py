@@ -627,6 +627,13 @@ def verify(
             before = _identifiers(body) + _calls(body)
             context = frozenset(_claim_terms(body))
         written = list(dict.fromkeys(n for ms, me, nums in markers if s <= ms < e for n in nums))
+        missing = [n for n in written if n not in named]
+        if check.support == Support.SUPPORTED and 2 * len(missing) > len(written):
+            # "Save [3] gnuplot documentation [4] ... [25]": a writer citing sources it was never
+            # given is not quoting them
+            check = _Check(Support.UNSUPPORTED, reason="it cites sources that do not exist: "
+                                                        + ", ".join(f"[{n}]" for n in missing[:3])
+                                                        + (" ..." if len(missing) > 3 else ""))
         wrong = [n for n in written if n not in named or n not in check.sources]
         out.append(SentenceVerdict(start=s, end=e, support=check.support, sources=check.sources,
                                    evidence=check.evidence, markers_written=written, wrong_markers=wrong,

@@ -692,6 +692,11 @@ def test_a_no_inside_a_condition_does_not_deny_the_rest(embedder):
     text = ("The cell is sent to a Maxima process (if there is no Maxima process running, one will be started) "
             "and to differentiate sin(x^2), for example, type diff(sin(x^2),x); in a cell.")
     assert _support(embedder, "To differentiate sin(x^2), type `diff(sin(x^2),x)` in a cell [1].", text) == Support.SUPPORTED
+    # A claim's own condition is still read: "if the variable is not present" is not "when it equals a".
+    ic1 = ("For a first order differential equation, the command ic1(soln, indvar=a, depvar=b) will return the "
+           "particular solution which equals b when the independent variable equals a.")
+    assert _support(embedder, "The command ic1(soln, indvar=a, depvar=b) will return the particular solution which "
+                              "equals b if the independent variable is not present [1].", ic1) == Support.UNSUPPORTED
     # A denial outside the condition still counts.
     denied = "If you type diff(sin(x^2),x) in a cell, Maxima does not differentiate sin(x^2)."
     assert _support(embedder, "If you type `diff(sin(x^2),x)` in a cell, Maxima differentiates sin(x^2) [1].",

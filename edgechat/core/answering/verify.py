@@ -54,6 +54,7 @@ from edgechat.core.answering.wording import (
     _cause_terms,
     _claim_terms,
     _CODE_SPAN_RE,
+    _denies,
     _directions,
     _FENCE_RE,
     _FIGURE_RE,
@@ -126,6 +127,7 @@ class _SourceIndex:
     label: str = ""  # the title and file name, lower case
     label_terms: set[str] = field(default_factory=set)  # ... as terms: "Debian" from debian-faq.pdf
     negated: list[bool] = field(default_factory=list)  # per sentence: does it say "not", "unless"...
+    denies: list[bool] = field(default_factory=list)  # ... outside a condition ("if there is no ...")
     furniture: list[bool] = field(default_factory=list)  # per sentence: a running header/footer, a page number
     vecs: np.ndarray | None = None
 
@@ -171,7 +173,7 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
             figures={f for f, _ in figures(content)},
             sentence_figures=[{f for f, _ in figures(t)} for t in texts],
             sentence_texts=texts,
-            negated=[_negated(t) for t in texts],
+            negated=[_negated(t) for t in texts], denies=[_denies(t) for t in texts],
             haystack=f"{content} {label}".lower(),
             label=label.lower(),
             label_terms=_terms(re.sub(r"[-_.]+", " ", label)),
@@ -344,7 +346,7 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         main = max(window, key=lambda j: len(claim.terms & ix.terms[j]))
         if not ix.negated[main]:
             return False, ""
-    elif any(ix.negated[j] for j in window):
+    elif any(ix.denies[j] for j in window):
         return False, ""  # "warns when listed" is not "warns unless listed"
     ways = [w for w in (_directions(ix.sentence_texts[j]) for j in window) if w]
     if claim.ways and ways and all(_turned(claim.ways, w) for w in ways):

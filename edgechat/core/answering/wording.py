@@ -280,9 +280,13 @@ def _negated(text: str) -> bool:
     """Does the sentence deny or except something? A claim and its evidence must agree on it:
     "R CMD check warns about them when they are listed" is the opposite of "... will warn about
     them unless they are listed", though it shares every word."""
+    return bool(_NEGATION_RE.search(text))
+
+
+def _denies(text: str) -> bool:
+    """`_negated`, leaving out a condition's own "no": "(if there is no Maxima process running,
+    one will be started) ... type diff(sin(x^2),x)" sets a case, it does not deny the rest."""
     return bool(_NEGATION_RE.search(_CONDITION_RE.sub(" ", text)))
 
 
-# A condition's own "no" ("if there is no Maxima process running, one will be started") sets a
-# case; it does not deny what the sentence goes on to say.
 _CONDITION_RE = re.compile(r"\bif\b[^,;:()]*", re.IGNORECASE)

@@ -711,3 +711,13 @@ def test_a_sentence_citing_mostly_sources_that_do_not_exist_is_not_supported(emb
     assert v.support == Support.UNSUPPORTED and "[6], [7], [8]" in v.reason
     [w] = verify("Jupiter is the largest planet [2] [6].", SOURCES, embedder.embed)  # one slip of two: checked as usual
     assert w.support == Support.SUPPORTED and w.wrong_markers == [6]
+
+
+def test_an_acronym_must_be_written_in_capitals_in_its_evidence(embedder):
+    """Seen on the held-out questions (SmolLM2, shown): "you can use the SORT function" from "To
+    sort the rows within a data frame ... simply use order()"."""
+    text = ("To sort the rows within a data frame, with respect to the values in one or more of the columns, "
+            "simply use the order function.")
+    claim = "To sort the rows of a data frame by the values in its columns, use the {} function [1]."
+    assert _support(embedder, claim.format("SORT"), text) == Support.UNSUPPORTED
+    assert _support(embedder, claim.format("order"), text) == Support.SUPPORTED

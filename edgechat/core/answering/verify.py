@@ -46,6 +46,7 @@ import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_spans
 from edgechat.core.answering.wording import (
+    _acronyms,
     _advice_verbs,
     _always_named,
     _as_code,
@@ -319,6 +320,7 @@ class _Claim:
     advice: set[str] = field(default_factory=set)  # "you need to edit": what one must do, when not a common verb
     sequence: list[str] = field(default_factory=list)  # its terms in order, the question's left out
     says_back: bool = False  # "Yes, R will match it" to "will R match it?": yes or no and the question
+    acronyms: set[str] = field(default_factory=set)  # "DBI", as written
     subjects: set[str] = field(default_factory=set)  # names it gives that name a source's document ("Maxima")
     ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
 
@@ -361,6 +363,10 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         said_text = " ".join(ix.sentence_texts[j] for j in window).lower()
         if not all(t in ix.label or t in said_text for t in claim.subjects):
             return False, ""  # "in Maxima, you can ...", evidence from the Asymptote manual
+    if claim.acronyms:
+        written = " ".join(ix.sentence_texts[j] for j in window) + " " + _label(ix.source)
+        if not all(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", written) for a in claim.acronyms):
+            return False, "names"  # "the SORT function" from "To sort the rows ..., use order()"
     if claim.own_names:
         said_words = set().union(*(_source_words(ix.sentence_texts[j], _label(ix.source)) for j in window))
         said_words |= {_POSSESSIVE_RE.sub("", w) for w in said_words}  # "Mercury's" says Mercury
@@ -509,6 +515,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         # evidence must come from that document or say the name
         subjects={t for t in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
                   if len(t) >= 3 and any(ix.label.startswith(t) or f" {t}" in ix.label for ix in index)},
+        acronyms=_acronyms(body),
         says_back=asked.yes_no and bool(_YES_NO_RE.match(body)) and terms - asked.terms <= {"yes", "no"},
         ordinals=_ordinals(body) - asked.ordinals,
     )

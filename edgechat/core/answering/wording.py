@@ -253,6 +253,12 @@ def _always_named(body: str) -> set[str]:
     return words | {w.lower() for w in re.findall(r"[^\W_]{2,}", code)}
 
 
+def _acronyms(body: str) -> set[str]:
+    """The acronyms of a claim as written ("DBI", "SORT"), code left out: its evidence must write
+    them in capitals too ("the SORT function" is not "To sort the rows ...")."""
+    return set(_ACRONYM_RE.findall(_CODE_SPAN_RE.sub(" ", body)))
+
+
 def _as_code(name: str, sentence: str) -> bool:
     """Does `sentence` write `name` as code: called ("integrate("), quoted, or as the first word
     of a line that describes it ("lsode integrate nonlinear ODEs" names lsode, not integrate)?"""

@@ -21,6 +21,13 @@ one is classified (`records.Support`):
   The evidence is the span(s) of those source sentences in `Source.content`.
 - UNSUPPORTED otherwise, with the reason a person reads.
 
+Coverage and meaning are not enough for the small words that turn a claim around, so a window
+that passes them must also agree with the claim on what `wording` reads from it (`_accepts`): a
+denial, a direction, a rank, a "may", the figures and code names, the cause it gives, a period
+named by its place, a setting's value, an action one must take, the program it speaks of, and
+no run of three claim words the window does not say. Each was added after a wrong sentence was
+read as supported in a hand check (docs/results/review_support*.md), each with its test.
+
 Thresholds (MiniLM-L6 cosines; calibrated on 13 true and 9 false sentences about
 resources/sample and tests/helpers' corpus): copied and paraphrased sentences scored coverage
 0.67-1.0 (similarity 0.45-1.0); on-topic but unsaid ones coverage 0.2-0.63 with similarity up to

@@ -721,3 +721,26 @@ def test_an_acronym_must_be_written_in_capitals_in_its_evidence(embedder):
     claim = "To sort the rows of a data frame by the values in its columns, use the {} function [1]."
     assert _support(embedder, claim.format("SORT"), text) == Support.UNSUPPORTED
     assert _support(embedder, claim.format("order"), text) == Support.SUPPORTED
+
+
+def test_code_the_question_writes_is_not_looked_for_in_the_sources(embedder):
+    """Seen with Qwen2.5-Coder-0.5B (withheld, right): "To get a decimal number instead of an exact
+    answer like `exp(9/4)`, you need to use the `float` command", unsupported because exp(9/4),
+    the question's own example, is in no source."""
+    text = ("For a decimal number instead of an exact answer, use the float command: float(%e^(9/4)) gives "
+            "9.487735836358526.")
+    question = "How do I get a decimal number instead of an exact answer like exp(9/4) in Maxima?"
+    claim = "To get a decimal number instead of an exact answer like `exp(9/4)`, use the `float` command [1]."
+    assert _support(embedder, claim, text, question) == Support.SUPPORTED
+    assert _support(embedder, claim.replace("float", "numer"), text, question) == Support.UNSUPPORTED
+
+
+def test_a_claim_that_says_the_opposite_word_is_not_supported(embedder):
+    """Seen with Qwen2.5-Coder-0.5B (shown for a while): "This option disables the int system(string
+    s) and int system(string[] s) calls, allowing one to execute arbitrary shell commands" from
+    "This enables the int system(string s) and int system(string[] s) calls, ..."."""
+    text = ("If the option -nosafe is given, Asymptote runs in unsafe mode. This enables the int system(string s) "
+            "and int system(string[] s) calls, allowing one to execute arbitrary shell commands.")
+    claim = "The -nosafe option {} the system calls, allowing one to execute arbitrary shell commands [1]."
+    assert _support(embedder, claim.format("disables"), text) == Support.UNSUPPORTED
+    assert _support(embedder, claim.format("enables"), text) == Support.SUPPORTED

@@ -79,6 +79,7 @@ from edgechat.core.answering.wording import (
     _names_in,
     _negated,
     _norm_figure,
+    _opposed,
     _ordinals,
     _PDF_MARKS,
     _ranks,
@@ -358,6 +359,8 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
     elif any(ix.denies[j] for j in window):
         return False, ""  # "warns when listed" is not "warns unless listed"
     ways = [w for w in (_directions(ix.sentence_texts[j]) for j in window) if w]
+    if _opposed(claim.terms, set().union(*(ix.terms[j] for j in window))):
+        return False, ""  # "disables the system() calls" from "This enables the int system(string s) calls"
     if claim.ways and ways and all(_turned(claim.ways, w) for w in ways):
         return False, ""  # "decreased" is not "the growth in"
     if claim.certain and any(_MAYBE_RE.search(ix.sentence_texts[j]) for j in window):
@@ -423,6 +426,7 @@ class _Asked:
     ranks: frozenset[str] = frozenset()  # "the most severe": a claim that says it back is not ranking
     ordinals: frozenset[str] = frozenset()  # "in the third quarter": an answer may say it back
     yes_no: bool = False  # "will R still match it?": answered by yes or no
+    text: str = ""  # lower case, spaces collapsed: where code it writes ("like exp(9/4)") is found
 
     @classmethod
     def of(cls, question: str) -> _Asked:
@@ -432,7 +436,12 @@ class _Asked:
                    terms=frozenset(_claim_terms(question)), words=frozenset(_source_words(question, "")),
                    latest=bool(_LATEST_RE.search(question)), wh=bool(_WH_RE.match(question)),
                    ranks=frozenset(_ranks(question)), ordinals=frozenset(_ordinals(question)),
-                   yes_no=bool(_YES_NO_Q_RE.match(question)))
+                   yes_no=bool(_YES_NO_Q_RE.match(question)), text=" ".join(question.lower().split()))
+
+    def writes(self, code: str) -> bool:
+        """Does the question itself write this piece of code ("exp(9/4)", or the call "exp")?"""
+        code = " ".join(code.lower().split())
+        return bool(self.text) and (code in self.text if not code.isidentifier() else f"{code}(" in self.text)
 
 
 def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
@@ -476,7 +485,10 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     for norm, written in figs:
         if norm not in all_figures:
             return _Check(Support.UNSUPPORTED, reason=f"the figure {written} appears in no source")
-    idents, calls = _identifiers(body), _calls(body)
+    # Code the question writes, said back ("to get a decimal instead of exp(9/4), use float"): the
+    # question's, not a claim to find in the sources.
+    idents = [i for i in _identifiers(body) if not asked.writes(i)]
+    calls = [c for c in _calls(body) if not asked.writes(c)]
     for ident in idents:
         if not any(_ident_pattern(ident).search(ix.haystack) for ix in index):
             return _Check(Support.UNSUPPORTED, reason=f"the name {ident} appears in no source")
@@ -510,7 +522,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         negated=_negated(body), ways=_directions(body),
         # Names the claim gives that the question does not: the evidence must give them too.
         own_names={b for b in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
-                   if b not in asked.words and stem(b) not in asked.words} | _always_named(body),
+                   if b not in asked.words and stem(b) not in asked.words}
+                  | _always_named(_CODE_SPAN_RE.sub(lambda m: " " if asked.writes(m.group(1)) else m.group(0), body)),
         restated=(terms & asked.terms) - asked.years if not question else set(),
         fragment=bool(question), ranks=_ranks(body) - asked.ranks, certain=not _MODAL_RE.search(body),
         echoes=[i for i in idents if i.isalpha() and stem(i) in asked.terms],

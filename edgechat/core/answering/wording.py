@@ -163,6 +163,28 @@ def _turned(claim: set[str], evidence: set[str]) -> bool:
     return any(d not in evidence and evidence - {d} for d in claim)
 
 
+# Words that say the opposite of each other about the same thing: a claim that says one where its
+# evidence says only the other is turned around ("This option disables the system() calls" from
+# "This enables the int system(string s) ... calls"). Stems, as claim terms are.
+_OPPOSITES = tuple((frozenset(stem(w) for w in a.split()), frozenset(stem(w) for w in b.split())) for a, b in (
+    ("enable enables enabled enabling", "disable disables disabled disabling"),
+    ("allow allows allowed allowing permit permits permitted", "forbid forbids forbidden prevent prevents prevented"),
+    ("include includes included including", "exclude excludes excluded excluding"),
+    ("show shows shown showing", "hide hides hidden hiding"),
+    ("install installs installed installing", "uninstall uninstalls uninstalled uninstalling"),
+    ("accept accepts accepted accepting", "reject rejects rejected rejecting"),
+    ("lock locks locked locking", "unlock unlocks unlocked unlocking"),
+    ("mount mounts mounted mounting", "unmount unmounts unmounted unmounting"),
+    ("minimum", "maximum"),
+))
+
+
+def _opposed(claim_terms: set[str], evidence_terms: set[str]) -> bool:
+    """Does the claim say a word whose opposite its evidence says, and not the word itself?"""
+    return any((a & claim_terms and not a & evidence_terms and b & evidence_terms)
+               or (b & claim_terms and not b & evidence_terms and a & evidence_terms) for a, b in _OPPOSITES)
+
+
 # Words that rank what they speak of: a claim that ranks ("the most severe", "the largest") needs
 # evidence that ranks it too; "wishlist" is the severity of an ITP report, not the most severe.
 _RANK_RE = re.compile(

@@ -61,8 +61,8 @@ def test_an_invented_figure_makes_a_sentence_unsupported(embedder):
     assert bad.support == Support.UNSUPPORTED and bad.reason == "the figure 225 appears in no source"
     # Commas, currency and percent signs are normalised before the comparison.
     assert [f for f, _ in figures("$1,200.50 and 15 % and 15.0%, in 2022")] == ["1200.5", "15", "15", "2022"]
-    [v] = verify("The plan costs 1200 dollars a year.", [_src(1, "The plan costs $1,200 a year.")], embedder.embed)
-    assert v.support == Support.SUPPORTED
+    assert _support(embedder, "The plan costs 1200 dollars a year.",
+                    "The plan costs $1,200 a year.") == Support.SUPPORTED
 
 
 def test_a_model_written_wrong_marker_is_flagged(embedder):
@@ -211,8 +211,8 @@ def test_a_function_written_as_a_call_must_be_a_call_in_a_source(embedder):
     assert wrong.support == Support.UNSUPPORTED and "type()" in wrong.reason
     [right] = verify("In R, the `typeof()` function returns the internal type of an R object.", [src], embedder.embed)
     assert right.support == Support.SUPPORTED
-    [made_up] = verify("unit(circle)=E..N..W..S..cycle", [_src(1, "path unitcircle=E..N..W..S..cycle;")], embedder.embed)
-    assert made_up.support == Support.UNSUPPORTED
+    assert _support(embedder, "unit(circle)=E..N..W..S..cycle",
+                    "path unitcircle=E..N..W..S..cycle;") == Support.UNSUPPORTED
 
 
 def test_the_code_names_of_a_claim_must_be_in_its_evidence_sentence(embedder):
@@ -307,9 +307,8 @@ def test_a_bare_phrase_needs_a_source_sentence_that_says_nearly_all_the_question
             "two source packages or two .changes files. Run lintian over the .changes file to check the package "
             "before uploading it.")
     q = "Which tool should I run over my .changes file to check a package before uploading it?"
-    [wrong] = verify("debdiff [1]", [_src(1, text)], embedder.embed, q)
-    [right] = verify("lintian [1]", [_src(1, text)], embedder.embed, q)
-    assert wrong.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED
+    assert _support(embedder, "debdiff [1]", text, q) == Support.UNSUPPORTED
+    assert _support(embedder, "lintian [1]", text, q) == Support.SUPPORTED
 
 
 FILING = ("The growth in research and development expense during the first quarter compared to the same quarter "
@@ -388,8 +387,8 @@ def test_a_pdfs_spacing_circumflex_is_the_caret_of_the_code(embedder):
     """PDF text gives "x^2" as "xˆ2" (a modifier letter); a claim that copies the code with "^" names
     what the source names."""
     text = "To differentiate sin(x\u02c62), type diff(sin(x\u02c62),x) in a cell and press the key to run it."
-    [v] = verify("To differentiate sin(x^2), type `diff(sin(x^2),x)` in a cell [1].", [_src(1, text)], embedder.embed)
-    assert v.support == Support.SUPPORTED
+    assert _support(embedder, "To differentiate sin(x^2), type `diff(sin(x^2),x)` in a cell [1].",
+                    text) == Support.SUPPORTED
 
 
 def test_table_rows_between_bars_are_evidence_page_footers_are_not(embedder):
@@ -418,9 +417,8 @@ def test_a_claim_that_ranks_needs_evidence_that_ranks(embedder):
     assert ranked.support == Support.UNSUPPORTED
     assert plain.support == Support.SUPPORTED
     ranking = "Critical is the most severe level: it makes unrelated software on the system break."
-    [said] = verify("Critical is the most severe severity level [1].", [_src(1, ranking)], embedder.embed,
-                    "Which bug severity is the most severe?")
-    assert said.support == Support.SUPPORTED
+    assert _support(embedder, "Critical is the most severe severity level [1].", ranking,
+                    "Which bug severity is the most severe?") == Support.SUPPORTED
 
 
 def test_a_code_name_that_is_the_questions_own_word_must_be_written_as_code(embedder):
@@ -430,13 +428,14 @@ def test_a_code_name_that_is_the_questions_own_word_must_be_written_as_code(embe
     (a call), it is the answer."""
     card = "*lsode integrate nonlinear ODEs\n*quad integrate nonlinear function\n"
     question = "Which Octave function integrates nonlinear ODEs?"
-    [echo] = verify("The function `integrate` integrates nonlinear ODEs [1].", [_src(1, card)], embedder.embed, question)
-    [named] = verify("The function `lsode` integrates nonlinear ODEs [1].", [_src(1, card)], embedder.embed, question)
-    assert echo.support == Support.UNSUPPORTED and named.support == Support.SUPPORTED
+    assert _support(embedder, "The function `integrate` integrates nonlinear ODEs [1].", card,
+                    question) == Support.UNSUPPORTED
+    assert _support(embedder, "The function `lsode` integrates nonlinear ODEs [1].", card,
+                    question) == Support.SUPPORTED
     manual = "Use integrate(f, lower, upper) to integrate a function of one variable over an interval."
-    [call] = verify("The function `integrate` integrates a function of one variable over an interval [1].",
-                    [_src(1, manual)], embedder.embed, "Which R function integrates a function over an interval?")
-    assert call.support == Support.SUPPORTED
+    assert _support(embedder,
+                    "The function `integrate` integrates a function of one variable over an interval [1].", manual,
+                    "Which R function integrates a function over an interval?") == Support.SUPPORTED
 
 
 def test_a_claim_that_writes_a_command_is_checked_against_one_sentence(embedder):
@@ -446,12 +445,11 @@ def test_a_claim_that_writes_a_command_is_checked_against_one_sentence(embedder)
     text = ("It forces the x2 axis to have identically the same range, scale, and direction as the x axis. "
             "Commands set xrange, set x2range, set auto x, etc will affect both the x and x2 axes.")
     question = "How do I reverse the direction of the x axis in gnuplot?"
-    [v] = verify("To reverse the direction of the x axis, you can use the `set xrange` command followed by the "
-                 "`set x2range` command [1].", [_src(1, text)], embedder.embed, question)
-    assert v.support == Support.UNSUPPORTED
-    [both] = verify("The commands `set xrange` and `set x2range` will affect both the x and x2 axes [1].",
-                    [_src(1, text)], embedder.embed, question)
-    assert both.support == Support.SUPPORTED
+    assert _support(embedder,
+                    "To reverse the direction of the x axis, you can use the `set xrange` command followed by the "
+                    "`set x2range` command [1].", text, question) == Support.UNSUPPORTED
+    assert _support(embedder, "The commands `set xrange` and `set x2range` will affect both the x and x2 axes [1].",
+                    text, question) == Support.SUPPORTED
 
 
 def test_an_acronym_and_the_words_of_written_code_must_be_in_the_evidence(embedder):
@@ -460,21 +458,18 @@ def test_an_acronym_and_the_words_of_written_code_must_be_in_the_evidence(embedd
     delimiter using the `datafile separator` command" from a sentence that names no command."""
     odbc = ("Package RODBC runs on Unix/Linux, Windows and macOS, and almost all database systems provide "
             "support for ODBC.")
-    [dbi] = verify("DBI database packages run on Unix/Linux, Windows and macOS [1].", [_src(1, odbc)],
-                   embedder.embed, "With the DBI database packages, which function runs an SQL query?")
-    assert dbi.support == Support.UNSUPPORTED
-    [rodbc] = verify("RODBC runs on Unix/Linux, Windows and macOS [1].", [_src(1, odbc)], embedder.embed,
-                     "With the DBI database packages, which function runs an SQL query?")
-    assert rodbc.support == Support.SUPPORTED
+    assert _support(embedder, "DBI database packages run on Unix/Linux, Windows and macOS [1].", odbc,
+                    "With the DBI database packages, which function runs an SQL query?") == Support.UNSUPPORTED
+    assert _support(embedder, "RODBC runs on Unix/Linux, Windows and macOS [1].", odbc,
+                    "With the DBI database packages, which function runs an SQL query?") == Support.SUPPORTED
     csv = ("To read data from a csv file you must tell gnuplot what the field-delimiting character is. "
            "For instance, to read a file with semicolons: set datafile separator \";\"")
     question = "My data file separates the values with semicolons. How do I tell gnuplot to read it?"
-    [v] = verify("To read data from a csv file, you must tell gnuplot the field-delimiting character with the "
-                 "`datafile separator` command [1].", [_src(1, csv)], embedder.embed, question)
-    assert v.support == Support.UNSUPPORTED
-    [w] = verify("To read a file with semicolons, use `set datafile separator \";\"` [1].", [_src(1, csv)],
-                 embedder.embed, question)
-    assert w.support == Support.SUPPORTED
+    assert _support(embedder,
+                    "To read data from a csv file, you must tell gnuplot the field-delimiting character with the "
+                    "`datafile separator` command [1].", csv, question) == Support.UNSUPPORTED
+    assert _support(embedder, "To read a file with semicolons, use `set datafile separator \";\"` [1].", csv,
+                    question) == Support.SUPPORTED
 
 
 def test_a_denial_is_said_by_the_sentence_that_says_the_claim(embedder):
@@ -484,20 +479,20 @@ def test_a_denial_is_said_by_the_sentence_that_says_the_claim(embedder):
     text = ("Note that CRAN will not accept submissions containing binary files even if they are listed. "
             "The R function package.skeleton can help to create the structure for a new package.")
     question = "Is there an R function that sets up the folder structure for a brand new package?"
-    [no] = verify("The answer is no: the R function package skeleton is not used to create the structure for a "
-                  "new package [1].", [_src(1, text)], embedder.embed, question)
-    assert no.support == Support.UNSUPPORTED
-    [refuse] = verify("CRAN will not accept submissions containing binary files [1].", [_src(1, text)],
-                      embedder.embed, question)
-    assert refuse.support == Support.SUPPORTED
+    assert _support(embedder,
+                    "The answer is no: the R function package skeleton is not used to create the structure for a "
+                    "new package [1].", text, question) == Support.UNSUPPORTED
+    assert _support(embedder, "CRAN will not accept submissions containing binary files [1].", text,
+                    question) == Support.SUPPORTED
     # The README's sample question: the denial is in the sentence that says most of the claim, and
     # the claim needs the sentence before it too.
     privacy = ("EdgeChat keeps your documents private. Indexing, search and answering all run on this computer: "
                "the embedding model and the language model are local files, and nothing is sent over the network.")
-    [kept] = verify("EdgeChat keeps your documents private by indexing, searching and answering all run on this "
+    assert _support(embedder,
+                    "EdgeChat keeps your documents private by indexing, searching and answering all run on this "
                     "computer: the embedding model and the language model are local files, and nothing is sent over "
-                    "the network [1].", [_src(1, privacy)], embedder.embed, "How does EdgeChat keep my documents private?")
-    assert kept.support == Support.SUPPORTED
+                    "the network [1].", privacy,
+                    "How does EdgeChat keep my documents private?") == Support.SUPPORTED
 
 
 def test_a_claim_that_restates_two_of_the_questions_words_needs_one_in_its_evidence(embedder):
@@ -505,12 +500,12 @@ def test_a_claim_that_restates_two_of_the_questions_words_needs_one_in_its_evide
     ..." put the question's "segment reporting" in front of a sentence about subscriptions."""
     text = 'Digital media content subscriptions that provide unlimited viewing or usage rights are included in "Subscription services."'
     question = "How does the operational expenses section relate to the insights provided in segment reporting?"
-    [v] = verify("Segment reporting provides digital media content subscriptions that provide unlimited viewing "
-                 "or usage rights [1].", [_src(1, text)], embedder.embed, question)
-    assert v.support == Support.UNSUPPORTED
-    [w] = verify("Digital media content subscriptions that provide unlimited viewing or usage rights are included in "
-                 "subscription services [1].", [_src(1, text)], embedder.embed, question)
-    assert w.support == Support.SUPPORTED
+    assert _support(embedder,
+                    "Segment reporting provides digital media content subscriptions that provide unlimited viewing "
+                    "or usage rights [1].", text, question) == Support.UNSUPPORTED
+    assert _support(embedder,
+                    "Digital media content subscriptions that provide unlimited viewing or usage rights are included in "
+                    "subscription services [1].", text, question) == Support.SUPPORTED
 
 
 def test_what_a_source_says_may_happen_does_not_support_that_it_did(embedder):
@@ -518,11 +513,12 @@ def test_what_a_source_says_may_happen_does_not_support_that_it_did(embedder):
     "the Company may enter into forward contracts ..."."""
     text = ("To protect its foreign currency term debt from fluctuations in exchange rates, the Company may enter "
             "into forward contracts, cross-currency swaps or other instruments.")
-    [fact] = verify("The company has entered into forward contracts, cross-currency swaps and other instruments to "
-                    "protect its term debt from fluctuations in exchange rates [1].", [_src(1, text)], embedder.embed)
-    [maybe] = verify("The company may enter into forward contracts, cross-currency swaps and other instruments to "
-                     "protect its term debt from fluctuations in exchange rates [1].", [_src(1, text)], embedder.embed)
-    assert fact.support == Support.UNSUPPORTED and maybe.support == Support.SUPPORTED
+    assert _support(embedder,
+                    "The company has entered into forward contracts, cross-currency swaps and other instruments to "
+                    "protect its term debt from fluctuations in exchange rates [1].", text) == Support.UNSUPPORTED
+    assert _support(embedder,
+                    "The company may enter into forward contracts, cross-currency swaps and other instruments to "
+                    "protect its term debt from fluctuations in exchange rates [1].", text) == Support.SUPPORTED
 
 
 def test_a_capitalised_name_with_an_underscore_is_found_as_written(embedder):
@@ -532,12 +528,12 @@ def test_a_capitalised_name_with_an_underscore_is_found_as_written(embedder):
     text = ('FIT_LOG changes the name (and/or path) of the file to which the fit log will be written from the '
             'default of "fit.log" in the working directory.')
     question = "Which environment variable changes the default file name of gnuplot's fit log?"
-    [v] = verify("The environment variable `FIT_LOG` changes the default file name of the fit log [1].",
-                 [_src(1, text)], embedder.embed, question)
-    assert v.support == Support.SUPPORTED
-    [w] = verify("The environment variable `FIT_NAME` changes the default file name of the fit log [1].",
-                 [_src(1, text)], embedder.embed, question)
-    assert w.support == Support.UNSUPPORTED
+    assert _support(embedder,
+                    "The environment variable `FIT_LOG` changes the default file name of the fit log [1].", text,
+                    question) == Support.SUPPORTED
+    assert _support(embedder,
+                    "The environment variable `FIT_NAME` changes the default file name of the fit log [1].", text,
+                    question) == Support.UNSUPPORTED
 
 
 def test_a_noun_phrase_for_an_answer_is_read_with_its_question(embedder):
@@ -548,9 +544,9 @@ def test_a_noun_phrase_for_an_answer_is_read_with_its_question(embedder):
             "R_MAKEVARS_USER. The personal library is set by the environment variable R_LIBS_USER, which tells R "
             "where the personal package library is.")
     question = "Which environment variable tells R where my personal package library is?"
-    [wrong] = verify('"the environment variable R_MAKEVARS_USER [1]."', [_src(1, text)], embedder.embed, question)
-    [right] = verify('"the environment variable R_LIBS_USER [1]."', [_src(1, text)], embedder.embed, question)
-    assert wrong.support == Support.UNSUPPORTED and right.support == Support.SUPPORTED
+    assert _support(embedder, '"the environment variable R_MAKEVARS_USER [1]."', text,
+                    question) == Support.UNSUPPORTED
+    assert _support(embedder, '"the environment variable R_LIBS_USER [1]."', text, question) == Support.SUPPORTED
 
 
 def test_the_cause_a_claim_gives_must_be_the_one_its_evidence_gives(embedder):

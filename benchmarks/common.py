@@ -96,12 +96,13 @@ def emit(result: dict, out: str | None) -> None:
     print(text)
 
 
-def pump(app, cond, timeout: float) -> bool:
-    """Run the Qt event loop of `app` until `cond()` holds (True) or `timeout` seconds pass (False)."""
+def pump(app, cond, timeout: float, poll: float = 0.001) -> bool:
+    """Run the Qt event loop of `app` until `cond()` holds (True) or `timeout` seconds pass (False),
+    sleeping `poll` seconds between rounds."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         app.processEvents()
         if cond():
             return True
-        time.sleep(0.001)
+        time.sleep(poll)
     return False

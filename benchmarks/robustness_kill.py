@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import SHARED
+from benchmarks.common import SHARED, pump
 
 ROOT = Path(__file__).resolve().parents[1]
 EDGECHAT = [sys.executable, "-m", "edgechat.cli"]
@@ -286,13 +286,7 @@ def app_mode(folder: Path, work: Path, kills: int, rng: random.Random, reader: R
     app = QApplication.instance() or QApplication([])
 
     def wait(cond, timeout: float) -> bool:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            app.processEvents()
-            if cond():
-                return True
-            time.sleep(0.02)
-        return False
+        return pump(app, cond, timeout, poll=0.02)
 
     qs = QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
     AppSettings(model="extractive").save(qs)

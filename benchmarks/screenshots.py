@@ -44,6 +44,7 @@ def main() -> int:
     from tests.ui.pdfmaker import make_pdf
 
     app = QApplication(sys.argv[:1])
+    from benchmarks.common import pump
     from edgechat.ui.mainwindow import MainWindow
 
     docs = make_corpus(home / "docs")
@@ -57,12 +58,8 @@ def main() -> int:
     ], title="Lighthouse Notes")
 
     def wait(cond, timeout: float = 120.0) -> bool:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            app.processEvents()
-            if cond():
-                return True
-            time.sleep(0.01)
+        if pump(app, cond, timeout, poll=0.01):
+            return True
         print("timed out waiting", file=sys.stderr)
         return False
 

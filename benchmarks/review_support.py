@@ -61,22 +61,24 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     rng.shuffle(shown)
     rng.shuffle(drafts)
-    picked = shown[: args.n]
+    def check(d: dict, text: str) -> list:
+        return verify(text, sources_of(d["record"]), embedder.embed, questions.get(d["id"], ""))
+
+    picked = [(d, text, check(d, text)) for d, text in shown[: args.n]]
     for d, text in drafts:
         if len(picked) >= args.n:
             break
-        verdicts = verify(text, sources_of(d["record"]), embedder.embed, questions.get(d["id"], ""))
+        verdicts = check(d, text)
         if any(v.support == Support.SUPPORTED for v in verdicts):
-            picked.append((d, text))
+            picked.append((d, text, verdicts))
     out = [f"# Supported sentences, checked by hand ({len(picked)} answers from {args.progress.name})", ""]
     pairs = 0
-    for d, text in picked:
+    for d, text, verdicts in picked:
         r = d["record"]
-        sources = sources_of(r)
-        by_number = {s.ordinal: s for s in sources}
+        by_number = {s.ordinal: s for s in sources_of(r)}
         out += [f"## {d['client']} {d['id']}" + (" (withheld draft)" if r.get("abstained") else ""), ""]
         out += [f"Question: {questions.get(d['id'], '?')}", ""]
-        for v in verify(text, sources, embedder.embed, questions.get(d["id"], "")):
+        for v in verdicts:
             if v.support != Support.SUPPORTED:
                 continue
             pairs += 1
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(out) + "\n"
     if args.out:
         args.out.write_text(text, encoding="utf-8")
-        print(json.dumps({"answers": len(picked), "withheld_drafts": sum(bool(d["record"].get("abstained")) for d, _ in picked),
+        print(json.dumps({"answers": len(picked), "withheld_drafts": sum(bool(d["record"].get("abstained")) for d, _, _ in picked),
                           "supported_sentences": pairs, "sheet": str(args.out)}))
     else:
         sys.stdout.write(text)

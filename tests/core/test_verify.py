@@ -740,3 +740,18 @@ def test_a_claim_that_says_the_opposite_word_is_not_supported(embedder):
     claim = "The -nosafe option {} the system calls, allowing one to execute arbitrary shell commands [1]."
     assert _support(embedder, claim.format("disables"), text) == Support.UNSUPPORTED
     assert _support(embedder, claim.format("enables"), text) == Support.SUPPORTED
+
+
+def test_the_day_of_a_date_is_not_an_amount_the_number_words_must_sit_beside(embedder):
+    """"three months ended December 31, 2022 and December 25, 2021": "three months" names the
+    period both dates close; the days 31 and 25 are not amounts that need it between them."""
+    caption = ("Operating expenses for the three months ended December 31, 2022 and December 25, 2021 "
+               "were as follows (dollars in millions):")
+    assert _support(embedder, caption + " [1]", caption + "\nResearch and development $ 7,709 $ 6,306") \
+        == Support.SUPPORTED
+    text = "For the three months ended July 1, 2023, total net sales were $81,797 million."
+    assert _support(embedder, "Total net sales were $81,797 million for the three months ended July 1, 2023 [1].",
+                    text) == Support.SUPPORTED
+    # The number word still belongs to its amount: "nine months" is not said of 81,797.
+    assert _support(embedder, "Total net sales were $81,797 million for the nine months ended July 1, 2023 [1].",
+                    text) == Support.UNSUPPORTED

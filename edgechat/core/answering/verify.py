@@ -222,9 +222,13 @@ def _near_figures(sentence: str, claim_figures: set[str], number_words: set[str]
     words between it and the figures before and after it ("by $5.0 billion for Q3 and by $10.5
     billion for the nine months": "nine months" belongs to 10.5, not to 5.0)?"""
     found = [(m.start(), m.end(), _norm_figure(m)) for m in _FIGURE_RE.finditer(sentence)]
-    amounts = [(a, b, f) for a, b, f in found if not _YEAR_RE.fullmatch(f)]
+    # Years and the days of dates ("three months ended December 31, 2022 and December 25, 2021":
+    # "three months" is about the period the dates close, not an amount between them) are not amounts.
+    days = {f for a, b, f in found if _MONTH_BEFORE_RE.search(sentence, 0, a)}
+    amounts = [(a, b, f) for a, b, f in found
+               if not _YEAR_RE.fullmatch(f) and not _MONTH_BEFORE_RE.search(sentence, 0, a)]
     for figure in claim_figures:
-        if _YEAR_RE.fullmatch(figure):
+        if _YEAR_RE.fullmatch(figure) or (figure in days and figure not in {f for _, _, f in amounts}):
             continue
         ok = False
         for i, (a, b, f) in enumerate(amounts):
@@ -241,6 +245,10 @@ def _near_figures(sentence: str, claim_figures: set[str], number_words: set[str]
 
 
 _YEAR_RE = re.compile(r"(?:19|20)\d\d")
+# A month's name right before a position: the number there is the day of a date.
+_MONTH_BEFORE_RE = re.compile(
+    r"\b(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
+    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\Z")
 _HEADING_YEAR_RE = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d)")
 _WH_RE = re.compile(r"^\W*(?:what|which|where|who|whom|whose|when|how|why)\b", re.IGNORECASE)
 _LATEST_RE = re.compile(r"\b(?:latest|most recent|current)\b", re.IGNORECASE)

@@ -755,3 +755,90 @@ def test_the_day_of_a_date_is_not_an_amount_the_number_words_must_sit_beside(emb
     # The number word still belongs to its amount: "nine months" is not said of 81,797.
     assert _support(embedder, "Total net sales were $81,797 million for the nine months ended July 1, 2023 [1].",
                     text) == Support.UNSUPPORTED
+
+
+def test_a_source_sentence_quoted_word_for_word_is_supported_wherever_it_stands(embedder):
+    """A quote that refers back ("This file ..."), on a line of its own after a sentence about
+    something else: still the source's own sentence. Run on in the same line, it is read as said
+    of what that sentence named."""
+    text = ("Name servers are listed in resolv.conf, one per line. The hostname is stored in /etc/hostname. "
+            "This file should contain only the system hostname, not a fully qualified domain name.")
+    quote = "This file should contain only the system hostname, not a fully qualified domain name [1]."
+    first, alone = verify("Name servers are listed in `resolv.conf` [1].\n" + quote, [_src(1, text)], embedder.embed)
+    assert first.support == Support.SUPPORTED
+    assert alone.support == Support.SUPPORTED and alone.sources == [1]
+    [e] = alone.evidence
+    assert text[e.start:e.end].startswith("This file should contain")
+    # Run on after a sentence about resolv.conf, "This file" is resolv.conf: not what the source says.
+    _, run_on = verify("Name servers are listed in `resolv.conf` [1]. " + quote, [_src(1, text)], embedder.embed)
+    assert run_on.support == Support.UNSUPPORTED
+    # One word changed is no quote: checked as a claim, and the denial turned around is caught.
+    assert _support(embedder, "This file should contain a fully qualified domain name [1].", text) \
+        == Support.UNSUPPORTED
+
+
+def test_a_denial_with_a_curly_apostrophe_is_read_as_a_denial(embedder):
+    text = "Some advice for new users.\n\u2022 Don't mess with the package management system\n\u2022 Read the manual."
+    assert _support(embedder, "Don\u2019t mess with the package management system [1].", text) == Support.SUPPORTED
+
+
+def test_names_said_with_a_possessive_or_a_hyphen_are_found_as_written(embedder):
+    text = ("The Company\u2019s effective tax rate for the quarter was lower than the statutory rate. "
+            "Package foreign reads Fortran-style fixed-format files with read.fortran.")
+    assert _support(embedder, "The Company's effective tax rate for the quarter was lower than the statutory rate [1].",
+                    text) == Support.SUPPORTED
+    assert _support(embedder, "Package foreign reads Fortran-style fixed-format files with read.fortran [1].",
+                    text) == Support.SUPPORTED
+    # a hyphenated name no source writes is still an invented one
+    assert _support(embedder, "Package foreign reads Cobol-style fixed-format files with read.fortran [1].",
+                    text) == Support.UNSUPPORTED
+
+
+def test_each_amount_keeps_its_own_period_when_a_sentence_gives_two():
+    text = ("Changes in foreign exchange rates reduced fulfillment costs by $810 million for Q3 2022, "
+            "and by $1.7 billion for the nine months ended September 30, 2022.")
+    src = _src(1, text)
+    same, swapped = verify(text + " [1] "
+                           "Changes in foreign exchange rates reduced fulfillment costs by $810 million for the nine "
+                           "months ended September 30, 2022, and by $1.7 billion for Q3 2022 [1].", [src])
+    assert same.support == Support.SUPPORTED
+    assert swapped.support == Support.UNSUPPORTED
+
+
+def test_the_package_a_claim_says_a_function_comes_from_must_be_the_evidences(embedder):
+    """A manual's name ("R-data") or the language's ("the `R` package") is not the package that
+    provides a function; a package the evidence names, or the question asks about, is."""
+    clip = ("On Windows, spreadsheet programs often store spreadsheet data copied to the clipboard in this "
+            "format; read.DIF(\"clipboard\") can read it from there directly.")
+    manual = [Source(ordinal=1, content=clip, title="R Data Import/Export", path="/docs/R-data.pdf", score=0.9,
+                     page=15, start=0, end=len(clip))]
+    [v] = verify("To read spreadsheet cells copied to the clipboard, use the `read.DIF` function provided by "
+                 "R-data [1].", manual, embedder.embed)
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify("To read spreadsheet cells copied to the clipboard, use the `read.DIF` function [1].", manual,
+                 embedder.embed)
+    assert v.support == Support.SUPPORTED
+    mirror = ("Alternatively, packages can be downloaded and installed from within R. First choose your nearest "
+              "CRAN mirror using chooseCRANmirror().")
+    q = "How do I choose the nearest CRAN mirror before installing packages from within R?"
+    assert _support(embedder, "To choose the nearest CRAN mirror, use the `chooseCRANmirror()` function from the "
+                              "`R` package [1].", mirror, q) == Support.UNSUPPORTED
+    assert _support(embedder, "To choose the nearest CRAN mirror, use the `chooseCRANmirror()` function [1].",
+                    mirror, q) == Support.SUPPORTED
+    spss = "Function read.spss in package foreign can read files exported by SPSS."
+    assert _support(embedder, "Cash provided by operating activities was $11.4 billion [1].",
+                    "Cash provided by (used in) operating activities was $11.4 billion.") == Support.SUPPORTED
+    assert _support(embedder, "The `read.spss` function from the foreign package reads SPSS files [1].",
+                    spss) == Support.SUPPORTED
+
+
+def test_a_sentence_that_refers_back_may_lean_on_the_source_sentence_before_it(embedder):
+    """"This file ..." after a sentence naming /etc/hostname's unit: the source's own "This file"
+    refers to the sentence before it, which names the same thing, so the reference holds."""
+    text = ("The unit systemd-hostnamed.service sets the hostname at boot to the name stored in /etc/hostname. "
+            "This file should contain only the system hostname, not a fully qualified domain name.")
+    for then in ("This file should contain only the system hostname, not a fully qualified domain name [1].",
+                 "This file must contain only the system hostname, not a fully qualified domain name [1]."):
+        first, second = verify("The unit systemd-hostnamed.service sets the hostname at boot to the name stored "
+                               "in /etc/hostname [1]. " + then, [_src(1, text)], embedder.embed)
+        assert first.support == second.support == Support.SUPPORTED, then

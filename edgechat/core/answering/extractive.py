@@ -487,14 +487,6 @@ def _caption(cands: Sequence[_Candidate], row: _Candidate) -> _Candidate | None:
     return mine[j] if j is not None else None
 
 
-_QUOTE_END_RE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]\u00bb]*\s*(?:\[\d+\])?$")
-
-
-def _open_ended(piece: str) -> bool:
-    """Does the quoted `piece` ("... [n]") stop without ending a sentence?"""
-    return not _QUOTE_END_RE.search(piece)
-
-
 def _question(messages: Sequence[ChatMessage]) -> str:
     for m in reversed(messages):
         if m.role == Role.USER and not m.pinned:
@@ -546,7 +538,6 @@ class ExtractiveClient:
             pieces = [f"{s} [{n}]" for s, n in sentences] or [NO_TEXT_TEXT]
         budget = max(1, int(options.max_new_tokens))
         used = 0
-        previous = ""
         for piece in pieces:
             if cancel is not None and cancel.is_set():
                 yield ChatUpdate(done=True, text=text, stop_reason=StopReason.CANCELLED)
@@ -559,10 +550,10 @@ class ExtractiveClient:
                     yield ChatUpdate(delta=delta, text=text)
                 yield ChatUpdate(done=True, text=text, stop_reason=StopReason.MAX_TOKENS)
                 return
-            # A quote that does not end a sentence (a table row, its caption) ends its line, so
-            # that it is a sentence of its own to the answer's checks and citations.
-            delta = piece if not text else ("\n" if _open_ended(previous) else " ") + piece
-            previous = piece
+            # Each quote on a line of its own: a row or a caption that does not end a sentence is
+            # a sentence of its own to the answer's checks and citations, and a quote's "It ..."
+            # or "This ..." is not read as said of the quote before it, from another place.
+            delta = piece if not text else "\n" + piece
             text += delta
             used += cost
             yield ChatUpdate(delta=delta, text=text)

@@ -9,6 +9,9 @@ one is classified (`records.Support`):
 - UNSUPPORTED, whatever else: it holds a figure (2022, 3.5 %, $1,200: commas, currency and
   percent signs normalised) or a name (a capitalised word inside the sentence, or a word with
   an inner capital or digit such as "Echoserver", "GPT4") that appears in no source.
+- SUPPORTED by source n, first: it is one of n's sentences word for word (`QUOTE_MIN_WORDS`,
+  6, words or more; spacing, quote marks and the final stop aside), as the extractive answer's
+  quotes are. No check below can find less in a source than the source's own sentence.
 - SUPPORTED by source n: one sentence of n, or two adjacent ones, says it. Evidence, not shared
   vocabulary: the source window must hold at least `MIN_COVERAGE` (0.65) of the sentence's
   content terms (stemmed), AND the best single source sentence of that window must be close in
@@ -54,6 +57,8 @@ import numpy as np
 from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_spans
 from edgechat.core.answering.wording import (
     _acronyms,
+    _providers,
+    _names_package,
     _advice_verbs,
     _always_named,
     _as_code,
@@ -160,6 +165,7 @@ def _source_words(content: str, label: str) -> set[str]:
     ("R-data" from R-data.pdf)."""
     words = {w.lower() for w in _WORD_RE.findall(content + " " + label)}
     words |= {w.lower() for w in _CAP_WORD_RE.findall(label)}
+    words |= {w[:-2] for w in words if w.endswith("'s")}  # "the Company's" says Company
     return words | {stem(w) for w in words}
 
 
@@ -201,45 +207,45 @@ _NUMBER_WORDS = frozenset(stem(w) for w in  # stemmed, as claim terms are
 )
 
 
-def _holds_figures(ix: _SourceIndex, j: int, claim_figures: set[str], terms: set[str]) -> bool:
+def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
     """Does source sentence j alone hold the claim's figures with what they are about: every
     figure, every number word ("nine months", "third quarter") and most other words? "$5.0
     billion over nine months" is not supported by "$5.0 billion in the quarter" followed by
     "$10.5 billion over nine months"."""
-    if not claim_figures <= ix.sentence_figures[j]:
+    if not claim.figures <= ix.sentence_figures[j]:
         return False
-    words = {t for t in terms if not t.isdigit()}
+    words = {t for t in claim.terms if not t.isdigit()}
     number_words = {t for t in words if t in _NUMBER_WORDS}
     if not number_words <= ix.terms[j]:
         return False
-    if number_words and not _near_figures(ix.sentence_texts[j], claim_figures, number_words):
+    if number_words and not _same_periods(ix.sentence_texts[j], claim.body, claim.figures):
         return False
     return not words or len(words & ix.terms[j]) >= MIN_COVERAGE * len(words)
 
 
-def _near_figures(sentence: str, claim_figures: set[str], number_words: set[str]) -> bool:
-    """Does each of the claim's figures (years aside) occur in `sentence` with the claim's number
-    words between it and the figures before and after it ("by $5.0 billion for Q3 and by $10.5
-    billion for the nine months": "nine months" belongs to 10.5, not to 5.0)?"""
+def _amounts(sentence: str) -> list[tuple[str, set[str]]]:
+    """Each amount of `sentence` (not a year, not the day of a date) with the number words
+    ("nine", "third", "quarter") between it and the amounts before and after it."""
     found = [(m.start(), m.end(), _norm_figure(m)) for m in _FIGURE_RE.finditer(sentence)]
-    # Years and the days of dates ("three months ended December 31, 2022 and December 25, 2021":
-    # "three months" is about the period the dates close, not an amount between them) are not amounts.
-    days = {f for a, b, f in found if _MONTH_BEFORE_RE.search(sentence, 0, a)}
     amounts = [(a, b, f) for a, b, f in found
                if not _YEAR_RE.fullmatch(f) and not _MONTH_BEFORE_RE.search(sentence, 0, a)]
-    for figure in claim_figures:
-        if _YEAR_RE.fullmatch(figure) or (figure in days and figure not in {f for _, _, f in amounts}):
-            continue
-        ok = False
-        for i, (a, b, f) in enumerate(amounts):
-            if f != figure:
-                continue
-            lo = amounts[i - 1][1] if i > 0 else 0
-            hi = amounts[i + 1][0] if i + 1 < len(amounts) else len(sentence)
-            if number_words <= _terms(sentence[lo:hi]):
-                ok = True
-                break
-        if not ok:
+    out = []
+    for i, (a, b, f) in enumerate(amounts):
+        lo = amounts[i - 1][1] if i > 0 else 0
+        hi = amounts[i + 1][0] if i + 1 < len(amounts) else len(sentence)
+        out.append((f, _terms(sentence[lo:hi]) & _NUMBER_WORDS))
+    return out
+
+
+def _same_periods(source: str, claim: str, claim_figures: set[str]) -> bool:
+    """Does each amount of the claim have, in `source`, the number words the claim puts beside it?
+    "by $5.0 billion for Q3 and by $10.5 billion for the nine months": "nine months" belongs to
+    10.5, so "$5.0 billion for the nine months" is not what it says; "$810 million for Q3 2022, and
+    $1.7 billion for the nine months ended September 30, 2022", quoted, is. Years and the days of
+    dates ("three months ended December 31, 2022 and December 25, 2021") are not amounts."""
+    said = _amounts(source)
+    for figure, words in _amounts(claim):
+        if figure in claim_figures and not any(f == figure and words <= w for f, w in said):
             return False
     return True
 
@@ -337,6 +343,7 @@ class _Claim:
     sequence: list[str] = field(default_factory=list)  # its terms in order, the question's left out
     says_back: bool = False  # "Yes, R will match it" to "will R match it?": yes or no and the question
     acronyms: set[str] = field(default_factory=set)  # "DBI", as written
+    providers: set[str] = field(default_factory=set)  # "provided by R-data", unless the question says so too
     subjects: set[str] = field(default_factory=set)  # names it gives that name a source's document ("Maxima")
     ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
 
@@ -385,11 +392,16 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         written = " ".join(ix.sentence_texts[j] for j in window) + " " + _label(ix.source)
         if not all(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", written) for a in claim.acronyms):
             return False, "names"  # "the SORT function" from "To sort the rows ..., use order()"
+    if claim.providers:
+        said = " ".join(ix.sentence_texts[j] for j in window).lower()
+        if not all(_names_package(said, p) for p in claim.providers):
+            return False, "names"  # "read.DIF provided by R-data": R-data is the manual, not a package
     if claim.own_names:
         said_words = set().union(*(_source_words(ix.sentence_texts[j], _label(ix.source)) for j in window))
         said_words |= {_POSSESSIVE_RE.sub("", w) for w in said_words}  # "Mercury's" says Mercury
         said = " ".join(ix.sentence_texts[j] for j in window).lower()
-        if not all(n in said_words or stem(n) in said_words or ("_" in n and _ident_pattern(n).search(said))
+        if not all(n in said_words or stem(n) in said_words
+                   or (("_" in n or "-" in n) and _ident_pattern(n).search(said))
                    for n in claim.own_names):
             return False, "names"  # "in the XY plane": the sentence that says the rest does not say that
     if (len(claim.restated) >= RESTATED_MIN and len(claim.restated & covered) < RESTATED_COVERAGE * len(claim.restated)
@@ -412,14 +424,21 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
             return False, ""  # "decreased ... due to lower sales of laptops": the evidence names iPhone models
     if claim.ordinals and not claim.ordinals <= set().union(*(_ordinals(ix.sentence_texts[j]) for j in window)):
         return False, ""  # "in the second and third periods": the evidence says no such period
-    if claim.figures and not any(_holds_figures(ix, j, claim.figures, claim.terms) for j in window):
+    if claim.figures and not any(_holds_figures(ix, j, claim) for j in window):
         return False, "figures"
     if claim.idents or claim.calls or claim.before:
         said = " ".join(ix.sentence_texts[j] for j in window).lower() + " " + ix.label
         if not _names_in(said, claim.idents, claim.calls) or (
-                claim.before and not any(_ident_pattern(b).search(said) for b in claim.before)):
+                claim.before and not _names_what_before(ix, window[0], said, claim.before)):
             return False, "names"
     return True, ""
+
+
+def _names_what_before(ix: _SourceIndex, j: int, said: str, before: Sequence[str]) -> bool:
+    """Does the evidence speak of a code name the claim before gave? It may name it itself, or its
+    own "This file ..." may refer back to the source sentence before it, which names it."""
+    prior = ix.sentence_texts[j - 1].lower() if j > 0 and _REFERS_BACK_RE.match(ix.sentence_texts[j]) else ""
+    return any(_ident_pattern(b).search(said) or _ident_pattern(b).search(prior) for b in before)
 
 
 @dataclass(frozen=True)
@@ -454,17 +473,20 @@ class _Asked:
 
 def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
            before: Sequence[str] = (), asked: _Asked = _Asked(),
-           context: frozenset[str] = frozenset()) -> _Check:  # fmt: skip
+           context: frozenset[str] = frozenset(), joined: bool = False) -> _Check:  # fmt: skip
     """`question`: given for a bare phrase, whose words are checked together with the question's.
     `before`: the code names of the claim before this one, when this one refers back to it ("This
     command ..."): its evidence must speak of one of them. `asked`: the question, always; the
     years it names ("in Q1 2023") are the period asked about when the answer repeats them, not a
     figure of its own, and a table's columns name the period in their own way ("December 31,
-    2022"). `context`: the words of the claim before, to choose between two sentences that say it."""
+    2022"). `context`: the words of the claim before, to choose between two sentences that say it.
+    `joined`: the sentence goes on the line of the one before (a quote on a line of its own stands
+    alone)."""
     clean = MARKER_RE.sub(" ", sentence).strip()
     if clean in _OWN_TEXT:
         return _Check(Support.NO_CLAIM)
-    body = _LIST_ENUM_RE.sub("", clean)
+    # read as the sources are read: "Don’t" is "Don't", or its denial goes unseen
+    body = _LIST_ENUM_RE.sub("", clean.translate(_PDF_MARKS))
     if _FENCE_RE.match(body):
         return _Check(Support.NO_CLAIM)
     if introduces(body) and len(body.split()) <= INTRO_WORDS and not figures(body) and not _identifiers(body):
@@ -489,6 +511,17 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         # "The Asymptote module provides Circle for drawing a true circle" to "Which Asymptote
         # module provides Circle ...?": the question said back, with nothing that answers it.
         return _Check(Support.NO_CLAIM, reason="says only what the question asks")
+    # A source's own sentence, word for word, says what it says; but "This file ..." run on after
+    # "Edit `resolv.conf`" says it of resolv.conf, and that is checked below.
+    quoted = _quoted_sentence(body, index)
+    if quoted is not None and joined and before and _REFERS_BACK_RE.match(body):
+        ix = next(ix for ix in index if ix.source.ordinal == quoted[0])
+        if not _names_what_before(ix, quoted[1], ix.sentence_texts[quoted[1]].lower(), before):
+            quoted = None
+    if quoted is not None:
+        number, j = quoted
+        ix = next(ix for ix in index if ix.source.ordinal == number)
+        return _Check(Support.SUPPORTED, sources=[number], evidence=[Evidence(number, *ix.spans[j])])
     all_figures = set().union(*(ix.figures for ix in index)) if index else set()
     for norm, written in figs:
         if norm not in all_figures:
@@ -507,7 +540,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     for name in names:
         bare = _POSSESSIVE_RE.sub("", name).lower()  # "Apple's" is Apple, whichever apostrophe
         if bare not in all_words and stem(bare) not in all_words and not (
-                "_" in bare and any(_ident_pattern(bare).search(ix.haystack) for ix in index)):  # FIT_LOG
+                ("_" in bare or "-" in bare)  # FIT_LOG, Sarbanes-Oxley, C-x: as written
+                and any(_ident_pattern(bare).search(ix.haystack) for ix in index)):
             return _Check(Support.UNSUPPORTED, reason=f"the name {name} appears in no source")
     if _REFERS_BACK_RE.match(body) and index:
         # "This reflects the company's ability to ...", "This will ... close the Octave session": a
@@ -544,6 +578,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         subjects={t for t in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
                   if len(t) >= 3 and any(ix.label.startswith(t) or f" {t}" in ix.label for ix in index)},
         acronyms=_acronyms(body),
+        providers=_providers(body, [ix.label for ix in index]) - _providers(asked.text, [ix.label for ix in index]),
         says_back=asked.yes_no and bool(_YES_NO_RE.match(body)) and terms - asked.terms <= {"yes", "no"},
         ordinals=_ordinals(body) - asked.ordinals,
     )
@@ -607,6 +642,26 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     return _Check(Support.SUPPORTED, sources=[n for _, n, _ in found], evidence=evidence, scores=scores)
 
 
+QUOTE_MIN_WORDS = 6  # shorter sentences are checked as claims even when a source says them whole
+
+
+def _quoted_sentence(body: str, index: list[_SourceIndex]) -> tuple[int, int] | None:
+    """(source number, sentence index) of a source sentence that `body` repeats word for word
+    (spacing, quotes and a final stop aside), best-ranked source first; None if none does."""
+    said = _squash(body)
+    if len(said.split()) < QUOTE_MIN_WORDS:
+        return None
+    for ix in index:
+        for j, text in enumerate(ix.sentence_texts):
+            if not ix.furniture[j] and _squash(text) == said:
+                return ix.source.ordinal, j
+    return None
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.translate(_PDF_MARKS).split()).rstrip(" .:;").lower()
+
+
 def _is_fragment(sentence: str) -> bool:
     """A bare phrase ("LD_LIBRARY_PATH [4]", "Wishlist severity."): an answer only read with its
     question."""
@@ -657,8 +712,9 @@ def verify(
     context: frozenset[str] = frozenset()  # ... and its words
     for k, (s, e) in enumerate(spans):
         vec = rows[len(source_texts) + k] if rows is not None else None
+        joined = k > 0 and "\n" not in text[spans[k - 1][1]:s]
         check = _check(text[s:e], vec, index, question if question and _is_fragment(text[s:e]) else "", before,
-                       asked, context)
+                       asked, context, joined)
         if check.support != Support.NO_CLAIM:
             body = MARKER_RE.sub(" ", text[s:e])
             before = _identifiers(body) + _calls(body)

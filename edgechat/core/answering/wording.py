@@ -80,7 +80,7 @@ def _names(sentence: str) -> list[str]:
     words = list(_CAP_WORD_RE.finditer(body))
     out = []
     for m in words:
-        w = m.group()
+        w = m.group().rstrip("'-")  # "‘MASS’", quoted
         if m.start() == 0 or w.lower() in STOPWORDS or w == "I" or w.lower().startswith("i'"):
             continue
         before = body[: m.start()].rstrip()
@@ -93,7 +93,8 @@ def _names(sentence: str) -> list[str]:
 
 _CODE_SPAN_RE = re.compile(r"`([^`]{1,80})`")
 _LONG_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z][\w-]+")
-_IDENT_RE = re.compile(r"(?<![\w.])[A-Za-z]\w*(?:[._]\w{2,})+(?:\(\))?")
+# Hyphens inside belong to the name: "systemd-hostnamed.service", "R-project.org".
+_IDENT_RE = re.compile(r"(?<![\w.-])[A-Za-z][\w-]*(?:[._]\w{2,}[\w-]*)+(?:\(\))?")
 
 
 def _identifiers(sentence: str) -> list[str]:
@@ -119,7 +120,7 @@ def _identifiers(sentence: str) -> list[str]:
     return list(dict.fromkeys(cleaned))
 
 
-_CALL_RE = re.compile(r"(?<![\w.])([A-Za-z_][\w.]+)\((?!s\))")
+_CALL_RE = re.compile(r"(?<![\w.-])([A-Za-z_][\w.-]+)\((?!s\))")  # "dpkg-reconfigure(8)" whole
 
 
 def _calls(sentence: str) -> list[str]:
@@ -279,6 +280,38 @@ def _acronyms(body: str) -> set[str]:
     """The acronyms of a claim as written ("DBI", "SORT"), code left out: its evidence must write
     them in capitals too ("the SORT function" is not "To sort the rows ...")."""
     return set(_ACRONYM_RE.findall(_CODE_SPAN_RE.sub(" ", body)))
+
+
+# Where a claim says a thing comes from: "from the `R` package", "in package foreign" (the name
+# next to "package"), "provided by R-data" (the name after "provided by").
+_PACKAGE_RE = re.compile(
+    r"\b(?:from|in|of) (?:the )?(?:[`'\"]([A-Za-z][\w.+-]*)[`'\"]|([A-Za-z][\w.+-]*[A-Z0-9.+-][\w.+-]*|[A-Z]\w*)) package\b"
+    r"|\b(?:from|in|of) (?:the )?package [`'\"]([A-Za-z][\w.+-]*)[`'\"]")
+_PROVIDED_BY_RE = re.compile(r"\bprovided by (?:the )?[`'\"]?([A-Za-z][\w.+-]*)", re.IGNORECASE)
+
+
+def _providers(body: str, labels: Sequence[str] = ()) -> set[str]:
+    """The packages a claim says a thing comes from, lower case: its evidence must speak of them
+    as packages where it says the rest. Only names that look like names: quoted, or with a capital,
+    a digit or a dot ("from the installed package" names none). A model reads the language's name ("the `R` package") or
+    a manual's ("provided by R-data") as the package that provides a function: "provided by" counts
+    only for a name in one of the `labels` (the sources' titles and file names, lower case), since
+    "cash provided by operating activities" names no package."""
+    out = {next(g for g in m.groups() if g).strip(".").lower() for m in _PACKAGE_RE.finditer(body)}
+    for m in _PROVIDED_BY_RE.finditer(body):
+        name = m.group(1).strip(".").lower()
+        if any(name in label for label in labels):
+            out.add(name)
+    return out
+
+
+def _names_package(text: str, name: str) -> bool:
+    """Does `text` (lower case) speak of `name` as a package: "package foreign", "the foreign
+    package", "packages foreign and haven", "provided by foreign", "library(foreign)"?"""
+    n = re.escape(name)
+    q = "[`'\"\u2018\u2019\u201c\u201d]?"
+    return bool(re.search(rf"(?<![\w.-]){q}{n}{q}\s+packages?\b|\bpackages?\s+{q}{n}(?![\w-])"
+                          rf"|\bprovided by (?:the )?{q}{n}(?![\w-])|\b(?:library|require)\(\s*{q}{n}", text))
 
 
 def _as_code(name: str, sentence: str) -> bool:

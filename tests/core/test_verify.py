@@ -842,3 +842,31 @@ def test_a_sentence_that_refers_back_may_lean_on_the_source_sentence_before_it(e
         first, second = verify("The unit systemd-hostnamed.service sets the hostname at boot to the name stored "
                                "in /etc/hostname [1]. " + then, [_src(1, text)], embedder.embed)
         assert first.support == second.support == Support.SUPPORTED, then
+
+
+def test_a_sources_title_said_as_part_of_the_claim_must_be_in_the_evidence(embedder):
+    """The manual's title where the subject line's short description goes is not what the manual
+    says; naming the manual as the source of a claim is fine."""
+    text = ("You should set the subject of the bug to ITP: foo -- short description, substituting the "
+            "name of the new package for foo.")
+    manual = [Source(ordinal=1, content=text, title="Debian Developer's Reference", path="/docs/developers-reference.pdf",
+                     score=0.9, page=37, start=0, end=len(text))]
+    q = "What subject line should a bug announcing my intent to package new software have?"
+    [v] = verify("ITP: foo - Debian Developer's Reference [1]", manual, embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED
+    for named in ("According to the Debian Developer's Reference, the", "As the \u201cDebian Developer\u2019s Reference\u201d "
+                  "puts it, the", "In the \"Debian Developer's Reference\", the"):
+        [v] = verify(f"{named} subject of the bug should be ITP: foo -- short description [1].", manual,
+                     embedder.embed, q)
+        assert v.support == Support.SUPPORTED, named
+
+
+def test_who_expects_or_wants_something_is_part_of_the_claim(embedder):
+    text = "The release team have indicated that they expect most uploads to unstable to use urgency=medium."
+    assert _support(embedder, "You expect most uploads to unstable to use urgency=medium [1].", text) \
+        == Support.UNSUPPORTED
+    assert _support(embedder, "The release team expects most uploads to unstable to use urgency=medium [1].", text) \
+        == Support.SUPPORTED
+    said_of_you = "If you want to use the development version, you expect things to break now and then."
+    assert _support(embedder, "If you use the development version, you expect things to break now and then [1].",
+                    said_of_you) == Support.SUPPORTED

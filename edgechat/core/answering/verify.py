@@ -58,6 +58,7 @@ from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_
 from edgechat.core.answering.wording import (
     _acronyms,
     _providers,
+    _stance_of_another,
     _names_package,
     _advice_verbs,
     _always_named,
@@ -344,6 +345,7 @@ class _Claim:
     says_back: bool = False  # "Yes, R will match it" to "will R match it?": yes or no and the question
     acronyms: set[str] = field(default_factory=set)  # "DBI", as written
     providers: set[str] = field(default_factory=set)  # "provided by R-data", unless the question says so too
+    titles: set[str] = field(default_factory=set)  # a source's title said as part of the claim, lower case
     subjects: set[str] = field(default_factory=set)  # names it gives that name a source's document ("Maxima")
     ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
 
@@ -392,6 +394,12 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         written = " ".join(ix.sentence_texts[j] for j in window) + " " + _label(ix.source)
         if not all(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", written) for a in claim.acronyms):
             return False, "names"  # "the SORT function" from "To sort the rows ..., use order()"
+    if _stance_of_another(claim.body, " ".join(ix.sentence_texts[j] for j in window)):
+        return False, ""  # "you expect ..." from "the release team ... expect ..."
+    if claim.titles:
+        said = " ".join(ix.sentence_texts[j] for j in window).lower()
+        if not all(t in said for t in claim.titles):
+            return False, "names"  # "ITP: foo - Debian Developer's Reference": the manual's title, not the subject line
     if claim.providers:
         said = " ".join(ix.sentence_texts[j] for j in window).lower()
         if not all(_names_package(said, p) for p in claim.providers):
@@ -579,6 +587,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                   if len(t) >= 3 and any(ix.label.startswith(t) or f" {t}" in ix.label for ix in index)},
         acronyms=_acronyms(body),
         providers=_providers(body, [ix.label for ix in index]) - _providers(asked.text, [ix.label for ix in index]),
+        titles=_titles_as_content(body, index) - {t for t in _titles_as_content(question, index)},
         says_back=asked.yes_no and bool(_YES_NO_RE.match(body)) and terms - asked.terms <= {"yes", "no"},
         ordinals=_ordinals(body) - asked.ordinals,
     )
@@ -640,6 +649,38 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         ix = by_number[number]
         evidence += [Evidence(number, *ix.spans[j]) for j in window]
     return _Check(Support.SUPPORTED, sources=[n for _, n, _ in found], evidence=evidence, scores=scores)
+
+
+# Words before a title that name the source rather than say something with its title:
+# "according to the Debian Reference", "in The Maxima Book", "see the R-admin manual".
+_ATTRIBUTION_RE = re.compile(r"(?:^|\b(?:according to|in|see|from|per|by|of|under)\s+)(?:the\s+)?[\"'\u201c\u2018*_]*$",
+                             re.IGNORECASE)
+
+
+# ... or after it: "the Debian Reference says", "as The Maxima Book puts it".
+_ATTRIBUTED_RE = re.compile(r"[\"'\u201d\u2019*_]*\s+(?:puts it|says|said|states|recommends|explains|notes|describes"
+                            r"|suggests|advises|documents|warns|mentions)\b")
+
+
+def _titles_as_content(text: str, index: list[_SourceIndex]) -> set[str]:
+    """The sources' titles (two words or more, lower case) that `text` says as part of what it
+    claims, not to say where it comes from: "ITP: foo - Debian Developer's Reference" puts the
+    manual's title where the subject line's short description goes."""
+    low = " ".join(text.translate(_PDF_MARKS).lower().split())
+    out = set()
+    for ix in index:
+        title = " ".join((ix.source.title or "").translate(_PDF_MARKS).lower().split())
+        title = title.removeprefix("the ")
+        if len(title.split()) < 2:
+            continue
+        at = low.find(title)
+        while at >= 0:
+            if not (_ATTRIBUTION_RE.search(low[max(0, at - 20):at])
+                    or _ATTRIBUTED_RE.match(low, at + len(title))):
+                out.add(title)
+                break
+            at = low.find(title, at + 1)
+    return out
 
 
 QUOTE_MIN_WORDS = 6  # shorter sentences are checked as claims even when a source says them whole

@@ -314,6 +314,25 @@ def _names_package(text: str, name: str) -> bool:
                           rf"|\bprovided by (?:the )?{q}{n}(?![\w-])|\b(?:library|require)\(\s*{q}{n}", text))
 
 
+# Verbs of what someone thinks or wants: who does it is the claim. "you expect most uploads to use
+# urgency=medium" is not "the release team have indicated that they expect ...".
+_STANCE_VERBS = r"(?:expect|want|think|believe|prefer|recommend|consider|hope|intend|require|suggest)s?"
+_YOU_STANCE_RE = re.compile(rf"\byou\s+(?:(?:may|might|would|will|do|also|usually|normally|generally)\s+)?({_STANCE_VERBS})\b",
+                            re.IGNORECASE)
+_THEY_STANCE_RE = r"\b(?:they|he|she|we|it)\s+(?:(?:may|might|would|will|do|also|usually|normally|generally)\s+)?{verb}s?\b"
+
+
+def _stance_of_another(claim: str, evidence: str) -> bool:
+    """Does the claim say "you <expect/want ...>" where the evidence has someone else do it
+    ("they expect") and never says it of "you"?"""
+    for m in _YOU_STANCE_RE.finditer(claim):
+        verb = m.group(1).lower().removesuffix("s")
+        if re.search(_THEY_STANCE_RE.format(verb=re.escape(verb)), evidence, re.IGNORECASE) and not re.search(
+                rf"\byou\b[^.]*\b{re.escape(verb)}", evidence, re.IGNORECASE):
+            return True
+    return False
+
+
 def _as_code(name: str, sentence: str) -> bool:
     """Does `sentence` write `name` as code: called ("integrate("), quoted, or as the first word
     of a line that describes it ("lsode integrate nonlinear ODEs" names lsode, not integrate)?"""

@@ -870,3 +870,23 @@ def test_who_expects_or_wants_something_is_part_of_the_claim(embedder):
     said_of_you = "If you want to use the development version, you expect things to break now and then."
     assert _support(embedder, "If you use the development version, you expect things to break now and then [1].",
                     said_of_you) == Support.SUPPORTED
+
+
+def test_a_quoted_word_is_a_name_the_sources_must_give(embedder):
+    text = ('The default setting, font("OT1","cmr","m","n"), corresponds to 12pt Computer Modern Roman; '
+            "this may be changed with defaultpen(pen).")
+    assert _support(embedder, 'You can do this by changing the font settings from "OT1" to "Arial" [1].', text) \
+        == Support.UNSUPPORTED
+
+
+def test_a_count_must_count_what_the_source_counts(embedder):
+    text = "Total inventories were $5,433 million as of June 25, 2022, compared with $6,580 million a year before."
+    assert _support(embedder, "Total inventories were 5,433 units as of June 25, 2022 [1].", text) == Support.UNSUPPORTED
+    assert _support(embedder, "Total inventories were $5,433 million as of June 25, 2022 [1].", text) == Support.SUPPORTED
+
+
+def test_a_line_of_code_must_be_written_as_the_source_writes_it(embedder):
+    text = "To fill the boxes with a solid colour and draw their borders, say set style fill solid border -1."
+    q = "How do I fill the boxes with a solid colour in gnuplot?"
+    assert _support(embedder, "set style fill pattern border -1 [1]", text, q) == Support.UNSUPPORTED
+    assert _support(embedder, "set style fill solid border -1 [1]", text, q) == Support.SUPPORTED

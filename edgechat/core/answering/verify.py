@@ -58,6 +58,8 @@ from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_
 from edgechat.core.answering.wording import (
     _acronyms,
     _providers,
+    _counted,
+    _code_line_words,
     _stance_of_another,
     _names_package,
     _advice_verbs,
@@ -346,6 +348,7 @@ class _Claim:
     acronyms: set[str] = field(default_factory=set)  # "DBI", as written
     providers: set[str] = field(default_factory=set)  # "provided by R-data", unless the question says so too
     titles: set[str] = field(default_factory=set)  # a source's title said as part of the claim, lower case
+    code_words: set[str] = field(default_factory=set)  # a line of code's words, each to be written as it is
     subjects: set[str] = field(default_factory=set)  # names it gives that name a source's document ("Maxima")
     ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
 
@@ -394,6 +397,10 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         written = " ".join(ix.sentence_texts[j] for j in window) + " " + _label(ix.source)
         if not all(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", written) for a in claim.acronyms):
             return False, "names"  # "the SORT function" from "To sort the rows ..., use order()"
+    if claim.code_words:
+        written = set(re.findall(r"[a-z][\w-]+", " ".join(ix.sentence_texts[j] for j in window).lower()))
+        if not claim.code_words <= written:
+            return False, "names"  # "set terminal image portrait [2,3]" from "set terminal imagen portrait [2,3]"
     if _stance_of_another(claim.body, " ".join(ix.sentence_texts[j] for j in window)):
         return False, ""  # "you expect ..." from "the release team ... expect ..."
     if claim.titles:
@@ -534,6 +541,9 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     for norm, written in figs:
         if norm not in all_figures:
             return _Check(Support.UNSUPPORTED, reason=f"the figure {written} appears in no source")
+    for counted in _counted(body) - asked.terms:
+        if not any(counted in ix.words for ix in index):
+            return _Check(Support.UNSUPPORTED, reason=f"no source counts {counted} (a figure said with what it counts)")
     # Code the question writes, said back ("to get a decimal instead of exp(9/4), use float"): the
     # question's, not a claim to find in the sources.
     idents = [i for i in _identifiers(body) if not asked.writes(i)]
@@ -588,6 +598,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         acronyms=_acronyms(body),
         providers=_providers(body, [ix.label for ix in index]) - _providers(asked.text, [ix.label for ix in index]),
         titles=_titles_as_content(body, index) - {t for t in _titles_as_content(question, index)},
+        code_words=_code_line_words(body),
         says_back=asked.yes_no and bool(_YES_NO_RE.match(body)) and terms - asked.terms <= {"yes", "no"},
         ordinals=_ordinals(body) - asked.ordinals,
     )

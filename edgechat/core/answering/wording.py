@@ -84,8 +84,10 @@ def _names(sentence: str) -> list[str]:
         if m.start() == 0 or w.lower() in STOPWORDS or w == "I" or w.lower().startswith("i'"):
             continue
         before = body[: m.start()].rstrip()
-        if before.endswith((":", '"', "\u201c", "(", "-", "\u2013", "\u2014")) or before.endswith((". ", ".")):
-            continue  # starts a quotation, a clause after a colon, or a new sentence
+        quoted_word = before.endswith(('"', "\u201c", "'", "\u2018")) and body[m.end():m.end() + 1] in ('"', "\u201d", "'", "\u2019")
+        if not quoted_word and (before.endswith((":", '"', "\u201c", "(", "-", "\u2013", "\u2014"))
+                                or before.endswith((". ", "."))):
+            continue  # starts a quotation, a clause after a colon, or a new sentence; a quoted word ("Arial") is a name
         out.append(w)
     out += [m.group() for m in _ODD_WORD_RE.finditer(body)]
     return list(dict.fromkeys(out))
@@ -331,6 +333,33 @@ def _stance_of_another(claim: str, evidence: str) -> bool:
                 rf"\byou\b[^.]*\b{re.escape(verb)}", evidence, re.IGNORECASE):
             return True
     return False
+
+
+# A count said with what it counts: "5,433 units" is not "Inventories 5,433" (in millions of dollars).
+_COUNTED_RE = re.compile(r"\d(?:[\d,.]*\d)?\s*(?:million|billion|thousand)?\s+(units?|shares?|employees?|customers?|users?"
+                         r"|people|stores?|items?|devices?|subscribers?|members?|vehicles?|orders?|packages?|files?)\b",
+                         re.IGNORECASE)
+
+
+def _counted(body: str) -> set[str]:
+    """What the claim's figures count ("units", "employees"), as stems."""
+    return {stem(m.group(1).lower()) for m in _COUNTED_RE.finditer(body)}
+
+
+# A line of code or a command said on its own: no sentence stop, a lower-case first word, and a
+# sign that only code has ("set terminal imagen portrait [2,3]", "ssh-keygen -t rsa").
+_CODE_SIGN_RE = re.compile(r"[\[\]{}=$|<>]|(?<!\w)--?\w")
+
+
+def _code_line_words(body: str) -> set[str]:
+    """The words of `body` when it is a line of code, lower case (else empty): each must be
+    written in the evidence as it is ("image" is not the terminal "imagen")."""
+    text = body.strip().strip("`*").strip()
+    first = text.split()[0] if text.split() else ""
+    if (not first or text.endswith((".", "!", "?", ":")) or not (first[0].islower() or first[0] in "$-")
+            or not _CODE_SIGN_RE.search(text) or len(text.split()) < 2):
+        return set()
+    return {w.lower() for w in re.findall(r"[A-Za-z][\w-]+", text)}
 
 
 def _as_code(name: str, sentence: str) -> bool:

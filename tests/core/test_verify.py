@@ -890,3 +890,19 @@ def test_a_line_of_code_must_be_written_as_the_source_writes_it(embedder):
     q = "How do I fill the boxes with a solid colour in gnuplot?"
     assert _support(embedder, "set style fill pattern border -1 [1]", text, q) == Support.UNSUPPORTED
     assert _support(embedder, "set style fill solid border -1 [1]", text, q) == Support.SUPPORTED
+
+
+def test_an_instruction_needs_evidence_that_names_its_action(embedder):
+    text = "9058 0.06734788 sample estimates: mean of x mean of y. All these tests assume normality of the two samples."
+    q = "How do I test whether two independent samples have the same mean in R?"
+    assert _support(embedder, "Calculate the sample mean [1].", text, q) == Support.UNSUPPORTED
+    assert _support(embedder, "Perform a two-sample t-test [1].", text, q) == Support.UNSUPPORTED
+    named = "To compare the means of two samples, perform a two-sample t-test with t.test(A, B)."
+    assert _support(embedder, "Perform a two-sample t-test [1].", named, q) == Support.SUPPORTED
+
+
+def test_a_short_lower_case_line_is_code_written_as_the_source_writes_it(embedder):
+    text = "Example: set terminal imagen portrait puts six graphs on the page in three rows of two."
+    q = "How do I put several separate graphs on one page in gnuplot?"
+    assert _support(embedder, "set terminal image portrait [1]", text, q) == Support.UNSUPPORTED
+    assert _support(embedder, "set terminal imagen portrait [1]", text, q) == Support.SUPPORTED

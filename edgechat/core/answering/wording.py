@@ -244,8 +244,18 @@ _YES_NO_Q_RE = re.compile(r"^\W*(?:is|are|was|were|do|does|did|can|could|will|wo
 _YES_NO_RE = re.compile(r"^\W*(?:yes|no)\b", re.IGNORECASE)
 
 
+# An instruction that opens with what to do: "Calculate the sample mean.", "Perform a t-test."
+_IMPERATIVE_RE = re.compile(
+    r"^\W*(calculate|compute|perform|estimate|fit|plot|draw|sort|merge|compare|convert|export|import|compress"
+    r"|encrypt|delete|remove|rename|upgrade|downgrade|reboot|restart|edit|create|build|compile)\b", re.IGNORECASE)
+
+
 def _advice_verbs(body: str) -> set[str]:
-    return {stem(m.group(1).lower()) for m in _MUST_DO_RE.finditer(body)} - _LIGHT_VERBS
+    """The actions a claim says one must take ("you need to edit ...", "Perform a t-test"): the
+    evidence must name them."""
+    verbs = {stem(m.group(1).lower()) for m in _MUST_DO_RE.finditer(body)}
+    verbs |= {stem(m.group(1).lower()) for m in _IMPERATIVE_RE.finditer(_LIST_ENUM_RE.sub("", body))}
+    return verbs - _LIGHT_VERBS
 
 
 def _term_sequence(body: str) -> list[str]:
@@ -348,6 +358,7 @@ def _counted(body: str) -> set[str]:
 
 # A line of code or a command said on its own: no sentence stop, a lower-case first word, and a
 # sign that only code has ("set terminal imagen portrait [2,3]", "ssh-keygen -t rsa").
+CODE_LINE_WORDS = 8
 _CODE_SIGN_RE = re.compile(r"[\[\]{}=$|<>]|(?<!\w)--?\w")
 
 
@@ -356,8 +367,9 @@ def _code_line_words(body: str) -> set[str]:
     written in the evidence as it is ("image" is not the terminal "imagen")."""
     text = body.strip().strip("`*").strip()
     first = text.split()[0] if text.split() else ""
+    # a sign of code, or a short line that opens in lower case as no sentence does ("pkg load pack")
     if (not first or text.endswith((".", "!", "?", ":")) or not (first[0].islower() or first[0] in "$-")
-            or not _CODE_SIGN_RE.search(text) or len(text.split()) < 2):
+            or not (_CODE_SIGN_RE.search(text) or len(text.split()) <= CODE_LINE_WORDS) or len(text.split()) < 2):
         return set()
     return {w.lower() for w in re.findall(r"[A-Za-z][\w-]+", text)}
 

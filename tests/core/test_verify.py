@@ -906,3 +906,24 @@ def test_a_short_lower_case_line_is_code_written_as_the_source_writes_it(embedde
     q = "How do I put several separate graphs on one page in gnuplot?"
     assert _support(embedder, "set terminal image portrait [1]", text, q) == Support.UNSUPPORTED
     assert _support(embedder, "set terminal imagen portrait [1]", text, q) == Support.SUPPORTED
+
+
+def test_a_comment_or_heading_in_the_writers_code_claims_nothing(embedder):
+    text = "A grid derived from a bounding box of the scattered data is created for plotting and contouring."
+    [v] = verify("# Create a scatter plot", [_src(1, text)], embedder.embed)
+    assert v.support == Support.NO_CLAIM
+    [v] = verify("% Solve the differential equation", [_src(1, text)], embedder.embed)
+    assert v.support == Support.NO_CLAIM
+    # a root prompt is a command, checked as one
+    [v] = verify("# genisoimage -r -J -o cd.iso source_directory", [_src(1, "# genisoimage -r -J -o cd.iso dir")],
+                 embedder.embed)
+    assert v.support != Support.NO_CLAIM
+
+
+def test_a_count_in_a_compound_must_be_the_evidences(embedder):
+    text = ("The Kolmogorov-Smirnov test is of the maximal vertical distance between the two ecdf's, assuming a "
+            "common continuous distribution.")
+    assert _support(embedder, "Use the one-sample Kolmogorov-Smirnov test for the maximal vertical distance "
+                              "between the ecdf's [1].", text) == Support.UNSUPPORTED
+    assert _support(embedder, "The Kolmogorov-Smirnov test is of the maximal vertical distance between the "
+                              "two ecdf's [1].", text) == Support.SUPPORTED

@@ -58,6 +58,9 @@ from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_
 from edgechat.core.answering.wording import (
     _acronyms,
     _providers,
+    _COMMENT_RE,
+    COMMENT_WORDS,
+    _count_compounds,
     _counted,
     _code_line_words,
     _stance_of_another,
@@ -401,6 +404,11 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         written = set(re.findall(r"[a-z][\w-]+", " ".join(ix.sentence_texts[j] for j in window).lower()))
         if not claim.code_words <= written:
             return False, "names"  # "set terminal image portrait [2,3]" from "set terminal imagen portrait [2,3]"
+    counts = _count_compounds(claim.body)
+    if counts:
+        said = " ".join(ix.sentence_texts[j] for j in window).lower()
+        if not all(re.search(rf"\b{c}\b", said) for c in counts):
+            return False, ""  # "the one-sample Kolmogorov-Smirnov test" from "... between the two ecdf's"
     if _stance_of_another(claim.body, " ".join(ix.sentence_texts[j] for j in window)):
         return False, ""  # "you expect ..." from "the release team ... expect ..."
     if claim.titles:
@@ -502,8 +510,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         return _Check(Support.NO_CLAIM)
     # read as the sources are read: "Don’t" is "Don't", or its denial goes unseen
     body = _LIST_ENUM_RE.sub("", clean.translate(_PDF_MARKS))
-    if _FENCE_RE.match(body):
-        return _Check(Support.NO_CLAIM)
+    if _FENCE_RE.match(body) or (_COMMENT_RE.match(body) and len(body.split()) <= COMMENT_WORDS + 1):
+        return _Check(Support.NO_CLAIM)  # a fence; a comment or heading that names a step
     if introduces(body) and len(body.split()) <= INTRO_WORDS and not figures(body) and not _identifiers(body):
         return _Check(Support.NO_CLAIM)  # "In this modified script:", "Run this command:"
     if _furniture(body):

@@ -36,6 +36,11 @@ def introduces(sentence: str) -> bool:
 
 
 _FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w+.-]*\s*$")
+# A comment or a heading in the writer's code or layout: "# Create a scatter plot", "% Solve the
+# equation", "// Read the file". It names a step; it states nothing about the documents. (A root
+# prompt, "# genisoimage -r ...", opens in lower case and is a command.)
+_COMMENT_RE = re.compile(r"^\s*(?:#{1,6}|%{1,2}|//|--|;{1,2})\s+[A-Z][^=\[\]{}()$|<>]{0,80}$")
+COMMENT_WORDS = 10
 _EXTRA_STOP = frozenset(
     """also however therefore thus yes ok okay well just really many much one ones way ways
     thing things get gets got make makes made use used uses using""".split()
@@ -277,6 +282,14 @@ def _cause_terms(body: str) -> set[str]:
 
 def _ordinals(text: str) -> set[str]:
     return {" ".join(re.split(r"[\s-]+", m.group(0).lower())).removesuffix("s") for m in _ORDINAL_RE.finditer(text)}
+
+
+_COUNT_COMPOUND_RE = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|ten|single|double|multi)-\w+", re.IGNORECASE)
+
+
+def _count_compounds(text: str) -> set[str]:
+    """The number words of a text's compounds, lower case: "one-sample", "two-sided" -> one, two."""
+    return {m.group(1).lower() for m in _COUNT_COMPOUND_RE.finditer(text)}
 
 
 def _always_named(body: str) -> set[str]:

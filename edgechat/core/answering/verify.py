@@ -401,8 +401,8 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         if not all(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", written) for a in claim.acronyms):
             return False, "names"  # "the SORT function" from "To sort the rows ..., use order()"
     if claim.code_words:
-        written = set(re.findall(r"[a-z][\w-]+", " ".join(ix.sentence_texts[j] for j in window).lower()))
-        if not claim.code_words <= written:
+        code_said = set(re.findall(r"[a-z][\w-]+", " ".join(ix.sentence_texts[j] for j in window).lower()))
+        if not claim.code_words <= code_said:
             return False, "names"  # "set terminal image portrait [2,3]" from "set terminal imagen portrait [2,3]"
     counts = _count_compounds(claim.body)
     if counts:

@@ -50,7 +50,13 @@ from typing import Any
 import types
 
 from edgechat.core.answering.citations import build_citations
-from edgechat.core.answering.extractive import ExtractiveClient, asked_rows
+from edgechat.core.answering.extractive import (
+    ExtractiveClient,
+    amount_row,
+    asked_rows,
+    row_search_words,
+    unfound_amounts,
+)
 from edgechat.core.answering.focus import focus
 from edgechat.core.answering.verify import attribute, introduces, register_own_text, verify
 from edgechat.core.llm.client import ChatClient
@@ -65,6 +71,7 @@ from edgechat.core.records import (
     ClientKind,
     ProcessedQuery,
     RagRequest,
+    Scope,
     SentenceVerdict,
     Source,
     StopReason,
@@ -81,6 +88,8 @@ NOT_IN_DOCUMENTS = "Your documents don't say: nothing in them is close enough to
 WITHHELD = ("Not found in your documents: the answer the model wrote is not supported by them, "
             "so it is not shown as the answer.")
 CLOSEST = "The closest passages:"
+MAX_EXTRA_ROWS = 2  # passages added for amounts the question compares and the sources have no row for
+ROW_SEARCH_RESULTS = 20  # passages of the document searched for such a row
 # Withheld, or the model found nothing, but a table row names what the question asks for: the
 # documents may well hold the answer, so "not found" would mislead.
 UNCHECKED_WITH_ROW = "The model's answer is not shown: your documents do not support what it wrote."
@@ -221,9 +230,11 @@ class Answerer:
         context is added for this call only and never written back into it."""
         t0 = time.perf_counter()
         pq = self.pipeline.process(request)
+        sources = list(pq.references)
+        if not pq.search_skipped:
+            sources += self._rows_of_other_amounts(request, sources)
         t_retrieved = time.perf_counter()
         base = options or self.options
-        sources = list(pq.references)
         budget = max(256, self.client.context_length - base.max_new_tokens)
         shown = sources
         if self.client.kind != ClientKind.EXTRACTIVE and base.source_tokens > 0:
@@ -344,6 +355,28 @@ class Answerer:
             draft_verdicts=draft_verdicts,
         )
         yield ChatUpdate(done=True, text=text, stop_reason=stop_reason, citations=cites.citations, response=response)
+
+    def _rows_of_other_amounts(self, request: RagRequest, sources: Sequence[Source]) -> list[Source]:
+        """For a question that puts amounts side by side ("operating expenses compared to
+        revenue") when the passages found hold a table row for one but not the other: the passage
+        of the same document that holds the other's row ("Total net sales"), searched for in that
+        document alone, numbered after the others. Empty otherwise."""
+        missing = unfound_amounts(request.query, sources)
+        if not missing:
+            return []
+        holder = asked_rows(request.query, sources)[0][0]
+        out: list[Source] = []
+        for amount in missing[:MAX_EXTRA_ROWS]:
+            found = self.pipeline.process(RagRequest(row_search_words(amount), max_results=ROW_SEARCH_RESULTS,
+                                                     scope=Scope("file", holder.path)))
+            row = amount_row(amount, found.references)
+            if row is None:
+                continue
+            src = row[0]
+            if any(s.chunk_id == src.chunk_id and s.start == src.start for s in [*sources, *out]):
+                continue
+            out.append(dataclasses.replace(src, ordinal=len(sources) + len(out) + 1))
+        return out
 
     def _generate(
         self, messages: Sequence[ChatMessage], options: ChatOptions, cancel: threading.Event | None

@@ -445,6 +445,64 @@ def asked_rows(question: str, sources: Sequence[Source]) -> list[tuple[Source, s
     return [(row.source, row.text, row.caption) for row in rows]
 
 
+# The words a question names a line of a financial table by: each is an amount of its own.
+_ITEM_RE = re.compile(
+    r"\b(?:(?:operating|net|gross|total|other)\s+)?(?:revenues?|sales|income|expenses?|expenditures?|costs?"
+    r"|profits?|loss(?:es)?|earnings|assets|liabilities|dividends?|debts?|taxe?s?|inventor(?:y|ies)|cash flows?)\b",
+    re.IGNORECASE)
+
+
+def unfound_amounts(question: str, sources: Sequence[Source]) -> list[str]:
+    """The amounts a question puts side by side ("operating expenses ... compared to its
+    revenue") that no table row found among `sources` names, each as the question says it. Empty
+    unless the question compares amounts and at least one of its rows was found (the document
+    whose table to look in)."""
+    if not asks_for_figure(question) or not _TWO_AMOUNTS_RE.search(question):
+        return []
+    rows = _rows_asked_for(question, [c for c in _candidates(sources) if not c.noise])
+    if not rows:
+        return []
+    named = set().union(*(_terms(row_label(r.text)) for r in rows))
+    out = []
+    for m in _ITEM_RE.finditer(question):
+        stems = _terms(m.group(0))
+        aliases = stems.union(*(_ROW_NAMES.get(t, set()) for t in stems))
+        if not stems & named and not (aliases - stems and aliases - stems <= named):
+            out.append(m.group(0).lower())
+    return list(dict.fromkeys(out))
+
+
+def amount_row(amount: str, sources: Sequence[Source]) -> tuple[Source, str, str] | None:
+    """The table row among `sources` that is `amount` itself ("revenue": "Total net sales" or
+    "Revenues", not "Deferred revenue"): every word of its label is the amount's, what tables
+    call it, "total" or "net". A total first (a segment's "Net sales" under "Europe:" is a part),
+    then the best-ranked source. As (its source, the row, its caption)."""
+    stems = _terms(amount)
+    aliases = stems.union(*(_ROW_NAMES.get(t, set()) for t in stems))
+    allowed = aliases | {"total", "net"}
+    best: tuple[bool, int, _Candidate] | None = None
+    for c in _candidates(sources):
+        if c.noise or not is_figure_row(c.text):
+            continue
+        label = _terms(row_label(c.text))
+        if label and label <= allowed and label & aliases:
+            key = ("total" in label, -c.rank)
+            if best is None or key > best[:2]:
+                best = (*key, c)
+    return None if best is None else (best[2].source, best[2].text, best[2].caption)
+
+
+# ... and what a table calls it, to search by.
+_ROW_WORDS = {"revenue": "net sales", "revenues": "net sales", "earnings": "net income", "expenditure": "expenses",
+              "expenditures": "expenses"}
+
+
+def row_search_words(amount: str) -> str:
+    """What to search a document for to find the row of `amount`: the question's word and what
+    tables call it ("revenue": "revenue net sales")."""
+    return f"{amount} {_ROW_WORDS.get(amount, '')}".strip()
+
+
 def row_label(row: str) -> str:
     """A table row's label: its words before the figures ("Research and development")."""
     tokens = row.split()
@@ -518,6 +576,9 @@ class ExtractiveClient:
         """The quoted sentences and the ordinal each one cites, in answer order. `rows`: the table
         rows asked for (`asked_rows`), when they were found among more sources than these."""
         top = sorted(sources, key=lambda s: s.ordinal)[:MAX_SOURCES]
+        if rows is None:  # a row asked for may be in a source past the top ones (an amount's row added)
+            rows = asked_rows(question, sources)
+        top += [holder for holder, _, _ in rows if holder not in top]
         return [(c.text, c.source.ordinal) for c in _select(question, top, self._embed, rows)]
 
     def stream(

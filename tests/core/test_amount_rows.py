@@ -1,0 +1,80 @@
+"""A question that puts two amounts side by side gets a table row for each: when the passages
+retrieved hold the row of one ("Total operating expenses") but not of the other ("revenue"), the
+passage of the same document that holds it ("Total net sales") is searched for and added. Real
+embedder, real Chroma, the extractive answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from edgechat.core.answering.extractive import ExtractiveClient, amount_row, unfound_amounts
+from edgechat.core.engine import Engine
+from edgechat.core.records import RagRequest, Source
+
+FILLER = " ".join(
+    f"Paragraph {i} of the discussion describes the company's stores, its customers in many countries, the "
+    f"weather in the third month and the many new products that were shipped to partners during the period."
+    for i in range(12))
+
+REPORT = f"""# Quarterly report of Example Corp
+
+## Operating expenses
+
+Operating expenses for the three months ended March 31, 2024 were as follows (in millions):
+
+Research and development $ 1,200 $ 1,100
+Selling, general and administrative $ 800 $ 750
+Total operating expenses $ 2,000 $ 1,850
+
+{FILLER}
+
+## Condensed statement of operations
+
+Net sales for the three months ended March 31, 2024 (in millions):
+
+Products $ 7,000 $ 6,500
+Services 3,000 2,800
+Total net sales 10,000 9,300
+
+{FILLER}
+"""
+
+
+def _src(n: int, text: str) -> Source:
+    return Source(ordinal=n, content=text, title="Report", path="/r.md", score=0.9, page=1, start=0, end=len(text))
+
+
+def test_the_amounts_a_question_compares_that_no_row_found_names():
+    opex = _src(1, "Operating expenses were as follows (in millions):\nTotal operating expenses $ 2,000 $ 1,850")
+    question = "How did operating expenses compare to revenue in the quarter?"
+    assert unfound_amounts(question, [opex]) == ["revenue"]
+    assert unfound_amounts("What were the operating expenses in the quarter?", [opex]) == []  # compares nothing
+    both = _src(2, "Net sales (in millions):\nTotal net sales 10,000 9,300")
+    assert unfound_amounts(question, [opex, both]) == []
+
+
+def test_the_row_that_is_the_amount_itself_a_total_first():
+    parts = _src(1, "Europe (in millions):\nNet sales $ 2,500 $ 2,400\nDeferred revenue 90 80")
+    total = _src(2, "Net sales (in millions):\nProducts $ 7,000 $ 6,500\nTotal net sales 10,000 9,300")
+    found = amount_row("revenue", [parts, total])
+    assert found is not None and found[0] is total and found[1].startswith("Total net sales")
+    assert amount_row("revenue", [_src(1, "Deferred revenue 90 80")]) is None
+
+
+def test_the_other_amounts_row_is_found_in_the_same_document(tmp_path: Path, embedder):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "report.md").write_text(REPORT, encoding="utf-8")
+    (docs / "other.md").write_text("# Garden\n\nTotal net sales of tomatoes were 12 baskets.\n", encoding="utf-8")
+    with Engine(tmp_path / "lib", embedder=embedder) as e:
+        e.index([docs])
+        response = None
+        for u in e.ask(RagRequest("How did operating expenses compare to revenue in the quarter?", max_results=1),
+                       client=ExtractiveClient(e.embedder)):
+            if u.done:
+                response = u.response
+    assert response is not None
+    assert "2,000" in response.text and "10,000" in response.text, response.text
+    added = [s for s in response.sources if "Total net sales" in s.content]
+    assert added and added[0].ordinal == 2 and added[0].path.endswith("report.md")
+    assert "[2]" in response.text

@@ -57,14 +57,6 @@ import numpy as np
 from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_spans
 from edgechat.core.answering.wording import (
     _acronyms,
-    _providers,
-    _COMMENT_RE,
-    COMMENT_WORDS,
-    _count_compounds,
-    _counted,
-    _code_line_words,
-    _stance_of_another,
-    _names_package,
     _advice_verbs,
     _always_named,
     _as_code,
@@ -72,7 +64,12 @@ from edgechat.core.answering.wording import (
     _CAP_WORD_RE,
     _cause_terms,
     _claim_terms,
+    _code_line_words,
     _CODE_SPAN_RE,
+    _COMMENT_RE,
+    COMMENT_WORDS,
+    _count_compounds,
+    _counted,
     _denies,
     _directions,
     _FENCE_RE,
@@ -88,19 +85,26 @@ from edgechat.core.answering.wording import (
     _MODAL_RE,
     _names,
     _names_in,
+    _names_package,
     _negated,
     _norm_figure,
+    _NUMBER_WORDS,
     _opposed,
     _ordinals,
     _PDF_MARKS,
+    _providers,
     _ranks,
     _REFERS_BACK_RE,
+    _same_periods,
     _setting_said,
     _settings,
+    _stance_of_another,
     _term_sequence,
     _terms,
+    _titles_as_content,
     _turned,
     _WORD_RE,
+    _YEAR_RE,
     _YES_NO_Q_RE,
     _YES_NO_RE,
 )
@@ -207,12 +211,6 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
     return out
 
 
-_NUMBER_WORDS = frozenset(stem(w) for w in  # stemmed, as claim terms are
-    """one two three four five six seven eight nine ten eleven twelve first second third fourth fifth
-    sixth seventh eighth ninth tenth eleventh twelfth half quarter quarterly annual annually""".split()
-)
-
-
 def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
     """Does source sentence j alone hold the claim's figures with what they are about: every
     figure, every number word ("nine months", "third quarter") and most other words? "$5.0
@@ -229,38 +227,6 @@ def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
     return not words or len(words & ix.terms[j]) >= MIN_COVERAGE * len(words)
 
 
-def _amounts(sentence: str) -> list[tuple[str, set[str]]]:
-    """Each amount of `sentence` (not a year, not the day of a date) with the number words
-    ("nine", "third", "quarter") between it and the amounts before and after it."""
-    found = [(m.start(), m.end(), _norm_figure(m)) for m in _FIGURE_RE.finditer(sentence)]
-    amounts = [(a, b, f) for a, b, f in found
-               if not _YEAR_RE.fullmatch(f) and not _MONTH_BEFORE_RE.search(sentence, 0, a)]
-    out = []
-    for i, (a, b, f) in enumerate(amounts):
-        lo = amounts[i - 1][1] if i > 0 else 0
-        hi = amounts[i + 1][0] if i + 1 < len(amounts) else len(sentence)
-        out.append((f, _terms(sentence[lo:hi]) & _NUMBER_WORDS))
-    return out
-
-
-def _same_periods(source: str, claim: str, claim_figures: set[str]) -> bool:
-    """Does each amount of the claim have, in `source`, the number words the claim puts beside it?
-    "by $5.0 billion for Q3 and by $10.5 billion for the nine months": "nine months" belongs to
-    10.5, so "$5.0 billion for the nine months" is not what it says; "$810 million for Q3 2022, and
-    $1.7 billion for the nine months ended September 30, 2022", quoted, is. Years and the days of
-    dates ("three months ended December 31, 2022 and December 25, 2021") are not amounts."""
-    said = _amounts(source)
-    for figure, words in _amounts(claim):
-        if figure in claim_figures and not any(f == figure and words <= w for f, w in said):
-            return False
-    return True
-
-
-_YEAR_RE = re.compile(r"(?:19|20)\d\d")
-# A month's name right before a position: the number there is the day of a date.
-_MONTH_BEFORE_RE = re.compile(
-    r"\b(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
-    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\Z")
 _HEADING_YEAR_RE = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d)")
 _WH_RE = re.compile(r"^\W*(?:what|which|where|who|whom|whose|when|how|why)\b", re.IGNORECASE)
 _LATEST_RE = re.compile(r"\b(?:latest|most recent|current)\b", re.IGNORECASE)
@@ -605,7 +571,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                   if len(t) >= 3 and any(ix.label.startswith(t) or f" {t}" in ix.label for ix in index)},
         acronyms=_acronyms(body),
         providers=_providers(body, [ix.label for ix in index]) - _providers(asked.text, [ix.label for ix in index]),
-        titles=_titles_as_content(body, index) - {t for t in _titles_as_content(question, index)},
+        titles=_titles_as_content(body, [ix.source.title or "" for ix in index])
+               - _titles_as_content(question, [ix.source.title or "" for ix in index]),
         code_words=_code_line_words(body),
         says_back=asked.yes_no and bool(_YES_NO_RE.match(body)) and terms - asked.terms <= {"yes", "no"},
         ordinals=_ordinals(body) - asked.ordinals,
@@ -668,38 +635,6 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         ix = by_number[number]
         evidence += [Evidence(number, *ix.spans[j]) for j in window]
     return _Check(Support.SUPPORTED, sources=[n for _, n, _ in found], evidence=evidence, scores=scores)
-
-
-# Words before a title that name the source rather than say something with its title:
-# "according to the Debian Reference", "in The Maxima Book", "see the R-admin manual".
-_ATTRIBUTION_RE = re.compile(r"(?:^|\b(?:according to|in|see|from|per|by|of|under)\s+)(?:the\s+)?[\"'\u201c\u2018*_]*$",
-                             re.IGNORECASE)
-
-
-# ... or after it: "the Debian Reference says", "as The Maxima Book puts it".
-_ATTRIBUTED_RE = re.compile(r"[\"'\u201d\u2019*_]*\s+(?:puts it|says|said|states|recommends|explains|notes|describes"
-                            r"|suggests|advises|documents|warns|mentions)\b")
-
-
-def _titles_as_content(text: str, index: list[_SourceIndex]) -> set[str]:
-    """The sources' titles (two words or more, lower case) that `text` says as part of what it
-    claims, not to say where it comes from: "ITP: foo - Debian Developer's Reference" puts the
-    manual's title where the subject line's short description goes."""
-    low = " ".join(text.translate(_PDF_MARKS).lower().split())
-    out = set()
-    for ix in index:
-        title = " ".join((ix.source.title or "").translate(_PDF_MARKS).lower().split())
-        title = title.removeprefix("the ")
-        if len(title.split()) < 2:
-            continue
-        at = low.find(title)
-        while at >= 0:
-            if not (_ATTRIBUTION_RE.search(low[max(0, at - 20):at])
-                    or _ATTRIBUTED_RE.match(low, at + len(title))):
-                out.add(title)
-                break
-            at = low.find(title, at + 1)
-    return out
 
 
 QUOTE_MIN_WORDS = 6  # shorter sentences are checked as claims even when a source says them whole

@@ -424,3 +424,73 @@ def _denies(text: str) -> bool:
 
 
 _CONDITION_RE = re.compile(r"\bif\b[^,;:()]*", re.IGNORECASE)
+
+
+_NUMBER_WORDS = frozenset(stem(w) for w in  # stemmed, as claim terms are
+    """one two three four five six seven eight nine ten eleven twelve first second third fourth fifth
+    sixth seventh eighth ninth tenth eleventh twelfth half quarter quarterly annual annually""".split()
+)
+_YEAR_RE = re.compile(r"(?:19|20)\d\d")
+# A month's name right before a position: the number there is the day of a date.
+_MONTH_BEFORE_RE = re.compile(
+    r"\b(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
+    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\Z")
+
+
+def _amounts(sentence: str) -> list[tuple[str, set[str]]]:
+    """Each amount of `sentence` (not a year, not the day of a date) with the number words
+    ("nine", "third", "quarter") between it and the amounts before and after it."""
+    found = [(m.start(), m.end(), _norm_figure(m)) for m in _FIGURE_RE.finditer(sentence)]
+    amounts = [(a, b, f) for a, b, f in found
+               if not _YEAR_RE.fullmatch(f) and not _MONTH_BEFORE_RE.search(sentence, 0, a)]
+    out = []
+    for i, (a, b, f) in enumerate(amounts):
+        lo = amounts[i - 1][1] if i > 0 else 0
+        hi = amounts[i + 1][0] if i + 1 < len(amounts) else len(sentence)
+        out.append((f, _terms(sentence[lo:hi]) & _NUMBER_WORDS))
+    return out
+
+
+def _same_periods(source: str, claim: str, claim_figures: set[str]) -> bool:
+    """Does each amount of the claim have, in `source`, the number words the claim puts beside it?
+    "by $5.0 billion for Q3 and by $10.5 billion for the nine months": "nine months" belongs to
+    10.5, so "$5.0 billion for the nine months" is not what it says; "$810 million for Q3 2022, and
+    $1.7 billion for the nine months ended September 30, 2022", quoted, is. Years and the days of
+    dates ("three months ended December 31, 2022 and December 25, 2021") are not amounts."""
+    said = _amounts(source)
+    for figure, words in _amounts(claim):
+        if figure in claim_figures and not any(f == figure and words <= w for f, w in said):
+            return False
+    return True
+
+
+# Words before a title that name the source rather than say something with its title:
+# "according to the Debian Reference", "in The Maxima Book", "see the R-admin manual".
+_ATTRIBUTION_RE = re.compile(r"(?:^|\b(?:according to|in|see|from|per|by|of|under)\s+)(?:the\s+)?[\"'\u201c\u2018*_]*$",
+                             re.IGNORECASE)
+
+
+# ... or after it: "the Debian Reference says", "as The Maxima Book puts it".
+_ATTRIBUTED_RE = re.compile(r"[\"'\u201d\u2019*_]*\s+(?:puts it|says|said|states|recommends|explains|notes|describes"
+                            r"|suggests|advises|documents|warns|mentions)\b")
+
+
+def _titles_as_content(text: str, titles: Sequence[str]) -> set[str]:
+    """The `titles` (of the sources; two words or more, lower case) that `text` says as part of what it
+    claims, not to say where it comes from: "ITP: foo - Debian Developer's Reference" puts the
+    manual's title where the subject line's short description goes."""
+    low = " ".join(text.translate(_PDF_MARKS).lower().split())
+    out = set()
+    for name in titles:
+        title = " ".join(name.translate(_PDF_MARKS).lower().split())
+        title = title.removeprefix("the ")
+        if len(title.split()) < 2:
+            continue
+        at = low.find(title)
+        while at >= 0:
+            if not (_ATTRIBUTION_RE.search(low[max(0, at - 20):at])
+                    or _ATTRIBUTED_RE.match(low, at + len(title))):
+                out.add(title)
+                break
+            at = low.find(title, at + 1)
+    return out

@@ -927,3 +927,31 @@ def test_a_count_in_a_compound_must_be_the_evidences(embedder):
                               "between the ecdf's [1].", text) == Support.UNSUPPORTED
     assert _support(embedder, "The Kolmogorov-Smirnov test is of the maximal vertical distance between the "
                               "two ecdf's [1].", text) == Support.SUPPORTED
+
+
+def test_a_figure_excluded_from_a_measure_is_not_that_measure(embedder):
+    text = ("Approximately 32 million restricted stock units (\u201cRSUs\u201d) were excluded from the computation "
+            "of diluted earnings per share for the nine months ended July 1, 2023 because their effect would have "
+            "been antidilutive.")
+    q = "What was Amazon's diluted earnings per share in Q3 2023?"
+    assert _support(embedder, "Amazon's diluted earnings per share in Q3 2023 was approximately 32 million "
+                              "restricted stock units (\"RSUs\") [1].", text, q) == Support.UNSUPPORTED
+    assert _support(embedder, "Approximately 32 million RSUs were excluded from the computation of diluted earnings "
+                              "per share because their effect would have been antidilutive [1].", text) \
+        == Support.SUPPORTED
+
+
+def test_a_row_figure_said_with_the_questions_date_and_without_total(embedder):
+    """"for the quarter ended July 1, 2023" says back the question's date (its day is no figure to
+    find in the row); "gross margin percentage" is the table's "Total gross margin percentage"."""
+    table = ("The following table shows net income and gross margin percentage for the three months ended "
+             "July 1, 2023 and June 25, 2022 (in millions):\nThree Months Ended\nJuly 1, 2023 June 25, 2022\n"
+             "Net income $ 19,881 $ 19,442\nTotal gross margin percentage 44.5 % 43.3 %")
+    q = "What was Apple's net income for the quarter ended July 1, 2023?"
+    assert _support(embedder, "Apple's net income for the quarter ended July 1, 2023 was $19,881 million [1].",
+                    table, q) == Support.SUPPORTED
+    assert _support(embedder, "Apple's net income for the quarter ended July 1, 2023 was $19,442 million [1].",
+                    table, q) == Support.UNSUPPORTED  # last year's column
+    q = "What was Apple's gross margin percentage in the quarter ended July 1, 2023?"
+    assert _support(embedder, "Apple's gross margin percentage in the quarter ended July 1, 2023 was 44.5% [1].",
+                    table, q) == Support.SUPPORTED

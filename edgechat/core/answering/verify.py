@@ -70,6 +70,7 @@ from edgechat.core.answering.wording import (
     COMMENT_WORDS,
     _count_compounds,
     _counted,
+    _dates,
     _denies,
     _directions,
     _FENCE_RE,
@@ -257,7 +258,7 @@ def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], ask
         if ix.furniture[j] or not claim_figures <= ix.sentence_figures[j] or not is_figure_row(row):
             continue
         label = {t for t in _terms(row_label(row)) if not t.isdigit()}
-        if not label or not label <= words:
+        if not label or not label - {"total"} <= words:  # "gross margin percentage": the Total row
             continue
         cap = table_caption(ix.sentence_texts, j)
         said = ix.terms[j] | ix.label_terms | (ix.terms[cap] if cap is not None else set())
@@ -435,6 +436,7 @@ class _Asked:
     """What the question says, as the checks use it."""
 
     years: frozenset[str] = frozenset()  # the years it names ("in Q1 2023")
+    dates: frozenset[tuple[str, str]] = frozenset()  # the dates it writes ("the quarter ended July 1, 2023")
     terms: frozenset[str] = frozenset()  # its words, as a claim's terms are counted
     words: frozenset[str] = frozenset()  # its words, as names are looked up
     latest: bool = False  # about the latest period ("the most recent 10-Q")
@@ -449,6 +451,7 @@ class _Asked:
         if not question:
             return cls()
         return cls(years=frozenset(f for f, _ in figures(question) if _YEAR_RE.fullmatch(f)),
+                   dates=frozenset(_dates(question)),
                    terms=frozenset(_claim_terms(question)), words=frozenset(_source_words(question, "")),
                    latest=bool(_LATEST_RE.search(question)), wh=bool(_WH_RE.match(question)),
                    ranks=frozenset(_ranks(question)), ordinals=frozenset(_ordinals(question)),
@@ -486,7 +489,9 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         return _Check(Support.NO_CLAIM)  # "2 [1].": a number left of a list, nothing said
     if index and any(_terms(body) and _terms(body) <= ix.label_terms for ix in index):
         return _Check(Support.NO_CLAIM)  # "1. [1]: Debian Developer's Reference": a source's name
-    figs = [(n, w) for n, w in figures(body) if n not in asked.years]
+    # The question's own years and dates, said back, are the period asked about, not figures to find
+    asked_days = {day for month_day in _dates(body) & asked.dates for day in month_day[1:]}
+    figs = [(n, w) for n, w in figures(body) if n not in asked.years and n not in asked_days]
     names = _names(body)
     terms = _claim_terms(body) - asked.years
     if question and _terms(body):  # a phrase with words of its own, read with its question

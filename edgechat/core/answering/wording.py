@@ -150,7 +150,10 @@ def _names_in(text: str, idents: Sequence[str], calls: Sequence[str] = ()) -> bo
 # A sentence that goes on about what the one before named: "This command installs ...", "It reads ...".
 _REFERS_BACK_RE = re.compile(r"^\W*(?:this|that|these|those|it|they)\b", re.IGNORECASE)
 
-_NEGATION_RE = re.compile(r"\b(?:not|no|never|without|unless|cannot|none|nor|neither|nothing)\b|n't\b", re.IGNORECASE)
+# ... "excluded from" too: "32 million RSUs were excluded from the computation of diluted earnings
+# per share" does not say diluted earnings per share were 32 million RSUs.
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|without|unless|cannot|none|nor|neither|nothing|excluded|excludes?)\b"
+                          r"|n't\b", re.IGNORECASE)
 
 
 _UP_RE = re.compile(r"\b(?:increas\w*|gr[eo]w\w*|rise|rises|rising|rose|risen|higher|gain(?:s|ed)?|improv\w*|expand\w*)\b",
@@ -494,3 +497,14 @@ def _titles_as_content(text: str, titles: Sequence[str]) -> set[str]:
                 break
             at = low.find(title, at + 1)
     return out
+
+
+_DATE_RE = re.compile(
+    r"\b(Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
+    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+(\d{1,2})\b")
+
+
+def _dates(text: str) -> set[tuple[str, str]]:
+    """The (month, day) of each date a text writes ("July 1, 2023": ("jul", "1")), month by its
+    first three letters."""
+    return {(m.group(1)[:3].lower(), m.group(2).lstrip("0")) for m in _DATE_RE.finditer(text)}

@@ -955,3 +955,13 @@ def test_a_row_figure_said_with_the_questions_date_and_without_total(embedder):
     q = "What was Apple's gross margin percentage in the quarter ended July 1, 2023?"
     assert _support(embedder, "Apple's gross margin percentage in the quarter ended July 1, 2023 was 44.5% [1].",
                     table, q) == Support.SUPPORTED
+
+
+def test_the_cause_of_a_change_is_not_the_cause_of_the_thing(embedder):
+    text = ("The increase in AWS operating income in absolute dollars in Q3 2023 was primarily due to increased "
+            "sales and cost structure productivity, partially offset by spending on technology infrastructure.")
+    q = "What was Amazon's AWS operating income in Q3 2023?"
+    assert _support(embedder, "Amazon's AWS operating income in Q3 2023 was primarily due to increased sales and cost "
+                              "structure productivity [1].", text, q) == Support.UNSUPPORTED
+    assert _support(embedder, "The increase in AWS operating income in Q3 2023 was primarily due to increased sales "
+                              "and cost structure productivity [1].", text, q) == Support.SUPPORTED

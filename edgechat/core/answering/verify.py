@@ -62,7 +62,9 @@ from edgechat.core.answering.wording import (
     _as_code,
     _calls,
     _CAP_WORD_RE,
+    _CAUSE_RE,
     _cause_terms,
+    _changed_before_cause,
     _claim_terms,
     _code_line_words,
     _CODE_SPAN_RE,
@@ -353,6 +355,9 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         return False, ""  # "disables the system() calls" from "This enables the int system(string s) calls"
     if claim.ways and ways and all(_turned(claim.ways, w) for w in ways):
         return False, ""  # "decreased" is not "the growth in"
+    if claim.cause and not _changed_before_cause(claim.body) and any(
+            _CAUSE_RE.search(ix.sentence_texts[j]) and _changed_before_cause(ix.sentence_texts[j]) for j in window):
+        return False, ""  # "operating income was primarily due to increased sales": the evidence's cause is its increase's
     if claim.certain and any(_MAYBE_RE.search(ix.sentence_texts[j]) for j in window):
         return False, ""  # "has entered into" is not "may enter into"
     if claim.ranks and not claim.ranks <= set().union(*(_ranks(ix.sentence_texts[j]) for j in window)):

@@ -168,6 +168,13 @@ def _directions(text: str) -> set[str]:
     return {d for d, r in (("up", _UP_RE), ("down", _DOWN_RE)) if r.search(text)}
 
 
+def _changed_before_cause(text: str) -> bool:
+    """Does `text` say, before its "due to"/"because", that something changed ("The increase in
+    AWS operating income ... was primarily due to")? Without a cause: anywhere."""
+    m = _CAUSE_RE.search(text)
+    return bool(_directions(text[: m.start()] if m else text))
+
+
 def _turned(claim: set[str], evidence: set[str]) -> bool:
     """Does the claim say a change went a way its evidence does not, where the evidence says it
     went the other ("R&D expense decreased" against "the growth in R&D expense")?"""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from edgechat.core.answering.extractive import ExtractiveClient, amount_row, unfound_amounts
+from edgechat.core.answering.extractive import ExtractiveClient, amount_row, asked_rows, unfound_amounts
 from edgechat.core.engine import Engine
 from edgechat.core.records import RagRequest, Source
 
@@ -78,3 +78,15 @@ def test_the_other_amounts_row_is_found_in_the_same_document(tmp_path: Path, emb
     added = [s for s in response.sources if "Total net sales" in s.content]
     assert added and added[0].ordinal == 2 and added[0].path.endswith("report.md")
     assert "[2]" in response.text
+
+
+def test_a_row_asked_for_a_quarter_comes_from_that_quarters_report():
+    row = "Net sales by category (in millions):\niPhone $ 51,334 $ 50,570"
+    q2 = Source(ordinal=1, content=row, title="0000320193-23-000064", path="/filings/2023 Q2 AAPL.pdf", score=0.9,
+                page=10, start=0, end=len(row))
+    unnamed = Source(ordinal=2, content=row, title="Apple quarterly report", path="/filings/apple.pdf", score=0.8,
+                     page=10, start=0, end=len(row))
+    assert asked_rows("What was Apple's iPhone revenue in Q1 2023?", [q2]) == []
+    assert [s.ordinal for s, _, _ in asked_rows("What was Apple's iPhone revenue in Q2 2023?", [q2])] == [1]
+    # a file name that names no quarter says nothing against it
+    assert [s.ordinal for s, _, _ in asked_rows("What was Apple's iPhone revenue in Q1 2023?", [q2, unnamed])] == [2]

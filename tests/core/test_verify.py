@@ -965,3 +965,31 @@ def test_the_cause_of_a_change_is_not_the_cause_of_the_thing(embedder):
                               "structure productivity [1].", text, q) == Support.UNSUPPORTED
     assert _support(embedder, "The increase in AWS operating income in Q3 2023 was primarily due to increased sales "
                               "and cost structure productivity [1].", text, q) == Support.SUPPORTED
+
+
+def test_another_quarters_report_cannot_support_a_claim_about_this_quarter(embedder):
+    """Asked for Q1, the model quotes the iPhone row of the Q2 report (its file says so); the Q1
+    report among the sources says "Q1" but not the figure."""
+    table = ("Net sales disaggregated by significant products and services for the three- and six-month periods "
+             "ended April 1, 2023 and March 26, 2022 were as follows (in millions):\n"
+             "Three Months Ended Six Months Ended\nApril 1, 2023 March 26, 2022 April 1, 2023 March 26, 2022\n"
+             "iPhone $ 51,334 $ 50,570 $ 117,109 $ 122,198")
+    q1_text = "In Q1 2023 total net sales decreased 5 % compared to the same quarter in 2022."
+    sources = [Source(ordinal=1, content=q1_text, title="0000320193-23-000006", path="/filings/2023 Q1 AAPL.pdf",
+                      score=0.9, page=20, start=0, end=len(q1_text)),
+               Source(ordinal=2, content=table, title="0000320193-23-000064", path="/filings/2023 Q2 AAPL.pdf",
+                      score=0.8, page=10, start=0, end=len(table))]
+    [v] = verify("Apple's iPhone revenue in Q1 2023 was $51,334 million [2].", sources, embedder.embed,
+                 "What was Apple's iPhone revenue in Q1 2023?")
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify("Apple's iPhone revenue in Q2 2023 was $51,334 million [2].", sources, embedder.embed,
+                 "What was Apple's iPhone revenue in Q2 2023?")
+    assert v.support == Support.SUPPORTED and v.sources == [2]
+
+
+def test_another_quarters_report_supports_what_it_says_of_this_quarter(embedder):
+    text = "Operating income is expected to be between $7.0 billion and $11.0 billion, compared with $2.7 billion in fourth quarter 2022."
+    q3 = [Source(ordinal=1, content=text, title="0001018724-23-000018", path="/filings/2023 Q3 AMZN.pdf",
+                 score=0.9, page=31, start=0, end=len(text))]
+    [v] = verify("Operating income in the fourth quarter 2022 was $2.7 billion [1].", q3, embedder.embed)
+    assert v.support == Support.SUPPORTED

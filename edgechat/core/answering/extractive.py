@@ -17,6 +17,7 @@ single line breaks never do, and "." after a common abbreviation or an initial d
 from __future__ import annotations
 
 import math
+import os
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgechat.core.answering.citations import MARKER_RE
+from edgechat.core.answering.wording import _quarters
 from edgechat.core.indexing.context import boilerplate_spans, named_cells
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, Source, StopReason
 
@@ -441,8 +443,15 @@ def asked_rows(question: str, sources: Sequence[Source]) -> list[tuple[Source, s
     quoted as `quote_text` quotes; else []."""
     if not asks_for_figure(question):
         return []
+    quarters = _quarters(question)
+    if quarters:  # "in Q1 2023": not a row of the report whose file name says it is Q2's
+        sources = [s for s in sources if not _quarters(_file_label(s)) or _quarters(_file_label(s)) & quarters]
     rows = _rows_asked_for(question, [c for c in _candidates(sources) if not c.noise])
     return [(row.source, row.text, row.caption) for row in rows]
+
+
+def _file_label(source: Source) -> str:
+    return f"{source.title or ''} {os.path.basename((source.path or '').replace(chr(92), '/'))}"
 
 
 # The words a question names a line of a financial table by: each is an amount of its own.

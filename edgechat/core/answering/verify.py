@@ -96,6 +96,7 @@ from edgechat.core.answering.wording import (
     _ordinals,
     _PDF_MARKS,
     _providers,
+    _quarters,
     _ranks,
     _REFERS_BACK_RE,
     _same_periods,
@@ -591,7 +592,13 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     names_apart = False  # ... or not where it names the code names the claim gives
     found: list[tuple[float, int, list[int]]] = []  # (score, number, sentence indices)
     scores: dict[int, tuple[float, float]] = {}
+    # The quarter the claim is about (or the question's, when the claim names none): in a document
+    # whose name says it is another quarter's report, the evidence must name that quarter itself
+    # (a Q3 report's "compared with $2.7 billion in fourth quarter 2022"); its table rows are its
+    # own quarter's ("2023 Q2 AAPL.pdf" for "iPhone revenue in Q1 2023").
+    quarters = _quarters(body) or _quarters(asked.text)
     for ix in index:
+        label_quarters = _quarters(ix.label)
         sims = (ix.vecs @ vec) if (vec is not None and ix.vecs is not None and len(ix.vecs)) else None
         best: tuple[float, list[int]] | None = None
         best_cov, best_sim = 0.0, 0.0
@@ -623,6 +630,9 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
             if row is not None:
                 best = (1.0 + best_sim, row)
         scores[ix.source.ordinal] = (round(best_cov, 3), round(best_sim, 3))
+        if (best is not None and quarters and label_quarters and not quarters & label_quarters
+                and not quarters & _quarters(" ".join(ix.sentence_texts[j] for j in best[1]))):
+            best = None
         if best is not None:
             found.append((best[0], ix.source.ordinal, best[1]))
     if not found and figures_apart:

@@ -515,3 +515,12 @@ def _dates(text: str) -> set[tuple[str, str]]:
     """The (month, day) of each date a text writes ("July 1, 2023": ("jul", "1")), month by its
     first three letters."""
     return {(m.group(1)[:3].lower(), m.group(2).lstrip("0")) for m in _DATE_RE.finditer(text)}
+
+
+_QUARTER_RE = re.compile(r"\b(?:Q([1-4])|([1-4])Q|(first|second|third|fourth) (?:fiscal )?quarter)\b", re.IGNORECASE)
+_QUARTER_WORDS = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
+
+
+def _quarters(text: str) -> set[str]:
+    """The quarters a text names ("Q1", "the second quarter", "2023 Q3 AAPL.pdf"), as "1".."4"."""
+    return {m.group(1) or m.group(2) or _QUARTER_WORDS[m.group(3).lower()] for m in _QUARTER_RE.finditer(text)}

@@ -993,3 +993,15 @@ def test_another_quarters_report_supports_what_it_says_of_this_quarter(embedder)
                  score=0.9, page=31, start=0, end=len(text))]
     [v] = verify("Operating income in the fourth quarter 2022 was $2.7 billion [1].", q3, embedder.embed)
     assert v.support == Support.SUPPORTED
+
+
+def test_the_column_headings_above_a_sub_heading_decide_the_year(embedder):
+    statement = ("Our results for Q1 2023 follow.\nCONSOLIDATED STATEMENTS OF OPERATIONS (in millions)\nThree Months Ended\nMarch 31,\n2022 2023\n"
+                 "Total net sales 116,444 127,358\nOperating expenses:\nCost of sales 66,499 67,791\n"
+                 "Total operating expenses 112,775 122,584\nOperating income 3,669 4,774")
+    q = "What was Amazon's operating income in Q1 2023?"
+    assert _support(embedder, "Amazon's operating income in Q1 2023 was $3,669 million [1].", statement, q) \
+        == Support.UNSUPPORTED  # the 2022 column
+    assert _support(embedder, "Amazon's operating income in Q1 2023 was $4,774 million [1].", statement, q) \
+        == Support.SUPPORTED
+

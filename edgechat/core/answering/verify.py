@@ -275,6 +275,9 @@ def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], ask
     return None
 
 
+HEADING_WORDS = 8  # a line of column headings is short
+
+
 def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures: set[str], years: set[str],
                    latest: bool) -> bool:  # fmt: skip
     """Is each claimed figure of row `row` in a column of a year asked about? The column
@@ -283,6 +286,17 @@ def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figure
     start = cap + 1 if cap is not None else max(0, row - 12)
     heading = [y for t in texts[start:row] if not is_figure_row(" ".join(t.split()))
                for y in _HEADING_YEAR_RE.findall(t)]
+    if not heading and cap is not None:
+        # The "caption" is a sub-heading of the statement ("Operating expenses:"): the column
+        # headings are the short lines above it ("Three Months Ended", "March 31,", "2022 2023"),
+        # up to the sentence before the table.
+        for t in reversed(texts[max(0, cap - 12):cap]):
+            line = " ".join(t.split())
+            if is_figure_row(line):
+                continue
+            if line.endswith(".") or len(line.split()) > HEADING_WORDS:
+                break
+            heading = _HEADING_YEAR_RE.findall(line) + heading
     cells = [_norm_figure(m) for m in _FIGURE_RE.finditer(row_cells(texts[row]))]
     cells = [c for c in cells if not _YEAR_RE.fullmatch(c)]
     if not heading or len(heading) != len(cells):

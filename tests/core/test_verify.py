@@ -13,8 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 WELCOME = (ROOT / "resources" / "sample" / "welcome-to-edgechat.md").read_text(encoding="utf-8")
 
 
-def _src(n: int, text: str) -> Source:
-    return Source(ordinal=n, content=text, title=f"Doc {n}", path=f"/d{n}.txt", score=0.9, page=1, start=0, end=len(text))
+def _src(n: int, text: str, title: str = "", path: str = "", page: int = 1) -> Source:
+    return Source(ordinal=n, content=text, title=title or f"Doc {n}", path=path or f"/d{n}.txt", score=0.9, page=page,
+                  start=0, end=len(text))
 
 
 def _support(embedder, answer: str, text: str, question: str = "") -> Support:
@@ -810,8 +811,7 @@ def test_the_package_a_claim_says_a_function_comes_from_must_be_the_evidences(em
     provides a function; a package the evidence names, or the question asks about, is."""
     clip = ("On Windows, spreadsheet programs often store spreadsheet data copied to the clipboard in this "
             "format; read.DIF(\"clipboard\") can read it from there directly.")
-    manual = [Source(ordinal=1, content=clip, title="R Data Import/Export", path="/docs/R-data.pdf", score=0.9,
-                     page=15, start=0, end=len(clip))]
+    manual = [_src(1, clip, "R Data Import/Export", "/docs/R-data.pdf", 15)]
     [v] = verify("To read spreadsheet cells copied to the clipboard, use the `read.DIF` function provided by "
                  "R-data [1].", manual, embedder.embed)
     assert v.support == Support.UNSUPPORTED
@@ -849,8 +849,7 @@ def test_a_sources_title_said_as_part_of_the_claim_must_be_in_the_evidence(embed
     says; naming the manual as the source of a claim is fine."""
     text = ("You should set the subject of the bug to ITP: foo -- short description, substituting the "
             "name of the new package for foo.")
-    manual = [Source(ordinal=1, content=text, title="Debian Developer's Reference", path="/docs/developers-reference.pdf",
-                     score=0.9, page=37, start=0, end=len(text))]
+    manual = [_src(1, text, "Debian Developer's Reference", "/docs/developers-reference.pdf", 37)]
     q = "What subject line should a bug announcing my intent to package new software have?"
     [v] = verify("ITP: foo - Debian Developer's Reference [1]", manual, embedder.embed, q)
     assert v.support == Support.UNSUPPORTED
@@ -975,10 +974,8 @@ def test_another_quarters_report_cannot_support_a_claim_about_this_quarter(embed
              "Three Months Ended Six Months Ended\nApril 1, 2023 March 26, 2022 April 1, 2023 March 26, 2022\n"
              "iPhone $ 51,334 $ 50,570 $ 117,109 $ 122,198")
     q1_text = "In Q1 2023 total net sales decreased 5 % compared to the same quarter in 2022."
-    sources = [Source(ordinal=1, content=q1_text, title="0000320193-23-000006", path="/filings/2023 Q1 AAPL.pdf",
-                      score=0.9, page=20, start=0, end=len(q1_text)),
-               Source(ordinal=2, content=table, title="0000320193-23-000064", path="/filings/2023 Q2 AAPL.pdf",
-                      score=0.8, page=10, start=0, end=len(table))]
+    sources = [_src(1, q1_text, "0000320193-23-000006", "/filings/2023 Q1 AAPL.pdf", 20),
+               _src(2, table, "0000320193-23-000064", "/filings/2023 Q2 AAPL.pdf", 10)]
     [v] = verify("Apple's iPhone revenue in Q1 2023 was $51,334 million [2].", sources, embedder.embed,
                  "What was Apple's iPhone revenue in Q1 2023?")
     assert v.support == Support.UNSUPPORTED
@@ -989,8 +986,7 @@ def test_another_quarters_report_cannot_support_a_claim_about_this_quarter(embed
 
 def test_another_quarters_report_supports_what_it_says_of_this_quarter(embedder):
     text = "Operating income is expected to be between $7.0 billion and $11.0 billion, compared with $2.7 billion in fourth quarter 2022."
-    q3 = [Source(ordinal=1, content=text, title="0001018724-23-000018", path="/filings/2023 Q3 AMZN.pdf",
-                 score=0.9, page=31, start=0, end=len(text))]
+    q3 = [_src(1, text, "0001018724-23-000018", "/filings/2023 Q3 AMZN.pdf", 31)]
     [v] = verify("Operating income in the fourth quarter 2022 was $2.7 billion [1].", q3, embedder.embed)
     assert v.support == Support.SUPPORTED
 

@@ -445,13 +445,19 @@ def asked_rows(question: str, sources: Sequence[Source]) -> list[tuple[Source, s
         return []
     quarters = _quarters(question)
     if quarters:  # "in Q1 2023": not a row of the report whose file name says it is Q2's
-        sources = [s for s in sources if not _quarters(_file_label(s)) or _quarters(_file_label(s)) & quarters]
+        sources = [s for s in sources if _same_quarter(quarters, _quarters(source_label(s)))]
     rows = _rows_asked_for(question, [c for c in _candidates(sources) if not c.noise])
     return [(row.source, row.text, row.caption) for row in rows]
 
 
-def _file_label(source: Source) -> str:
+def source_label(source: Source) -> str:
+    """The document's title and file name, which the model is shown above the passage."""
     return f"{source.title or ''} {os.path.basename((source.path or '').replace(chr(92), '/'))}"
+
+
+def _same_quarter(asked: set[str], named: set[str]) -> bool:
+    """Can a document whose name names the quarters `named` (none: it does not say) be of the quarters asked?"""
+    return not named or bool(named & asked)
 
 
 # The words a question names a line of a financial table by: each is an amount of its own.

@@ -46,7 +46,6 @@ and nowhere else.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -112,7 +111,14 @@ from edgechat.core.answering.wording import (
     _YES_NO_Q_RE,
     _YES_NO_RE,
 )
-from edgechat.core.answering.extractive import is_figure_row, row_cells, row_label, split_sentences, table_caption
+from edgechat.core.answering.extractive import (
+    is_figure_row,
+    row_cells,
+    row_label,
+    source_label,
+    split_sentences,
+    table_caption,
+)
 from edgechat.core.records import Evidence, SentenceVerdict, Source, Support
 from edgechat.core.search.retrieval import stem
 
@@ -169,9 +175,6 @@ class _Check:
     scores: dict[int, tuple[float, float]] = field(default_factory=dict)  # number -> (coverage, similarity)
 
 
-def _label(src: Source) -> str:
-    """The document's title and file name, which the model is shown above the passage."""
-    return f"{src.title or ''} {os.path.basename((src.path or '').replace(chr(92), '/'))}"
 
 
 def _source_words(content: str, label: str) -> set[str]:
@@ -193,7 +196,7 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
         content = (src.content if isinstance(src.content, str) else "").translate(_PDF_MARKS)
         spans = split_sentences(content) or ([(0, len(content))] if content.strip() else [])
         texts = [MARKER_RE.sub(" ", content[s:e]) for s, e in spans]
-        label = _label(src)
+        label = source_label(src)
         out.append(_SourceIndex(
             source=src,
             spans=spans,
@@ -384,7 +387,7 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         if not all(t in ix.label or t in said_text for t in claim.subjects):
             return False, ""  # "in Maxima, you can ...", evidence from the Asymptote manual
     if claim.acronyms:
-        written = " ".join(ix.sentence_texts[j] for j in window) + " " + _label(ix.source)
+        written = " ".join(ix.sentence_texts[j] for j in window) + " " + source_label(ix.source)
         if not all(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", written) for a in claim.acronyms):
             return False, "names"  # "the SORT function" from "To sort the rows ..., use order()"
     if claim.code_words:
@@ -407,7 +410,7 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         if not all(_names_package(said, p) for p in claim.providers):
             return False, "names"  # "read.DIF provided by R-data": R-data is the manual, not a package
     if claim.own_names:
-        said_words = set().union(*(_source_words(ix.sentence_texts[j], _label(ix.source)) for j in window))
+        said_words = set().union(*(_source_words(ix.sentence_texts[j], source_label(ix.source)) for j in window))
         said_words |= {_POSSESSIVE_RE.sub("", w) for w in said_words}  # "Mercury's" says Mercury
         said = " ".join(ix.sentence_texts[j] for j in window).lower()
         if not all(n in said_words or stem(n) in said_words
@@ -576,6 +579,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         return _Check(Support.NO_CLAIM)
     if not index:
         return _Check(Support.UNSUPPORTED, reason="there are no sources")
+    labels = [ix.label for ix in index]
+    titles = [ix.source.title or "" for ix in index]
     claim = _Claim(
         body=body, terms=terms, figures={norm for norm, _ in figs}, idents=idents, calls=calls,
         negated=_negated(body), ways=_directions(body),
@@ -595,9 +600,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         subjects={t for t in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
                   if len(t) >= 3 and any(ix.label.startswith(t) or f" {t}" in ix.label for ix in index)},
         acronyms=_acronyms(body),
-        providers=_providers(body, [ix.label for ix in index]) - _providers(asked.text, [ix.label for ix in index]),
-        titles=_titles_as_content(body, [ix.source.title or "" for ix in index])
-               - _titles_as_content(question, [ix.source.title or "" for ix in index]),
+        providers=_providers(body, labels) - _providers(asked.text, labels),
+        titles=_titles_as_content(body, titles) - _titles_as_content(question, titles),
         code_words=_code_line_words(body),
         says_back=asked.yes_no and bool(_YES_NO_RE.match(body)) and terms - asked.terms <= {"yes", "no"},
         ordinals=_ordinals(body) - asked.ordinals,

@@ -219,6 +219,10 @@ class Source:
     file_id: str = ""
     chunk_id: str = ""
     metadata: dict[str, str] = field(default_factory=dict)
+    # The caption and column headings of the table the passage starts inside of, when they are
+    # above it on the page (Store.table_header); never shown as the passage, which stays the
+    # page's text. The model reads it and the checks tell a row's columns by it.
+    table_header: str = ""
 
     @property
     def snippet(self) -> str:

@@ -54,6 +54,9 @@ class FakeRetriever:
 
         return RetrievalResult([replace(c, metadata=dict(c.metadata)) for c in self.cands], {"vector": 0.001}, {"candidates": len(self.cands)})
 
+    def table_header(self, c):
+        return ""  # the fake's passages are prose
+
 
 def test_pipeline_selects_with_mmr_by_default():
     a = cand("a", CLOSE, 1.0, file_id="doc", page=3, start=0)

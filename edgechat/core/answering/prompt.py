@@ -103,6 +103,9 @@ def metadata_lines(source: Source) -> list[str]:
         ("page", source.page if isinstance(source.page, int) and source.page > 0 else ""),
         ("file", os.path.basename(source.path.replace("\\", "/")) if source.path else ""),
         ("date", next((meta[k] for k in _DATE_KEYS if meta.get(k)), "")),
+        # A passage that begins inside a table: the headings above it, which say what its
+        # columns are ("Three Months Ended March 31, 2022 2023").
+        ("table", source.table_header),
     ]
     lines = []
     for key, value in entries:

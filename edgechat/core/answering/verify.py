@@ -98,6 +98,9 @@ from edgechat.core.answering.wording import (
     _quarters,
     _ranks,
     _REFERS_BACK_RE,
+    _rescaled,
+    _scales,
+    _table_unit,
     _same_periods,
     _setting_said,
     _settings,
@@ -231,6 +234,9 @@ def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
         return False
     if number_words and not _same_periods(ix.sentence_texts[j], claim.body, claim.figures):
         return False
+    row = is_figure_row(" ".join(ix.sentence_texts[j].split()))
+    if _rescaled(claim.scales, _scales(ix.sentence_texts[j]), _unit_above(ix, j) if row else ""):
+        return False
     return not words or len(words & ix.terms[j]) >= MIN_COVERAGE * len(words)
 
 
@@ -246,8 +252,14 @@ def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
     return np.asarray(embed(texts), dtype=np.float32)
 
 
+def _unit_above(ix: _SourceIndex, row: int) -> str:
+    """The unit the table that row `row` is in gives its figures ("in millions"): said nearest
+    above it in the passage, else in the headings of the table the passage starts inside of."""
+    return _table_unit(" ".join(ix.sentence_texts[max(0, row - 40) : row])) or _table_unit(ix.source.table_header)
+
+
 def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], asked: set[str],
-                 years: set[str], latest: bool) -> list[int] | None:  # fmt: skip
+                 years: set[str], latest: bool, scales: dict[str, set[str]]) -> list[int] | None:  # fmt: skip
     """A claim about figures said by a table row: [caption, row] (or [row]) of `ix` when the
     row holds every figure of the claim, the claim names the row's label ("Research and
     development"), and the claim's other words are the table caption's, the question's
@@ -272,8 +284,10 @@ def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], ask
             continue  # "nine months" where the table and the question say nothing of nine months
         if len(words - said - asked) > 1:
             continue
-        if not _right_columns(ix.sentence_texts, cap, j, claim_figures, years, latest):
+        if not _right_columns(ix.sentence_texts, cap, j, claim_figures, years, latest, ix.source.table_header):
             continue
+        if _rescaled(scales, _scales(text), _unit_above(ix, j)):
+            continue  # "3,669 billion" from a table in millions
         return [cap, j] if cap is not None else [j]
     return None
 
@@ -282,10 +296,12 @@ HEADING_WORDS = 8  # a line of column headings is short
 
 
 def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures: set[str], years: set[str],
-                   latest: bool) -> bool:  # fmt: skip
+                   latest: bool, above: str = "") -> bool:  # fmt: skip
     """Is each claimed figure of row `row` in a column of a year asked about? The column
     headings are the lines between the caption and the row; they name a year per column
-    ("July 1, 2023 June 25, 2022 ..." or "2022 2023") when there are as many years as figures."""
+    ("July 1, 2023 June 25, 2022 ..." or "2022 2023") when there are as many years as figures.
+    A passage that begins inside a table, below its headings, has none of them: then they are
+    `above`, the headings of the table it starts in (Source.table_header)."""
     start = cap + 1 if cap is not None else max(0, row - 12)
     heading = [y for t in texts[start:row] if not is_figure_row(" ".join(t.split()))
                for y in _HEADING_YEAR_RE.findall(t)]
@@ -300,6 +316,8 @@ def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figure
             if line.endswith(".") or len(line.split()) > HEADING_WORDS:
                 break
             heading = _HEADING_YEAR_RE.findall(line) + heading
+    if not heading and above:
+        heading = _HEADING_YEAR_RE.findall(above)
     cells = [_norm_figure(m) for m in _FIGURE_RE.finditer(row_cells(texts[row]))]
     cells = [c for c in cells if not _YEAR_RE.fullmatch(c)]
     if not heading or len(heading) != len(cells):
@@ -340,6 +358,7 @@ class _Claim:
     titles: set[str] = field(default_factory=set)  # a source's title said as part of the claim, lower case
     code_words: set[str] = field(default_factory=set)  # a line of code's words, each to be written as it is
     subjects: set[str] = field(default_factory=set)  # names it gives that name a source's document ("Maxima")
+    scales: dict[str, set[str]] = field(default_factory=dict)  # figure -> "billion"... written after it
     ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
 
 
@@ -594,6 +613,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         code=bool(_CODE_SPAN_RE.search(body)),
         before=before if before and _REFERS_BACK_RE.match(body) else (),
         cause=_cause_terms(body), settings=_settings(body), advice=_advice_verbs(body),
+        scales={f: sc for f, sc in _scales(body).items() if f in {norm for norm, _ in figs}},
         sequence=[t for t in _term_sequence(body) if t not in asked.terms],
         # a name that is the name of some source's document (maximabook-2004.pdf: "Maxima"): the
         # evidence must come from that document or say the name
@@ -644,7 +664,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                 idents or calls or claim.negated):
             claim_years = {f for f, _ in figures(body) if _YEAR_RE.fullmatch(f)}
             row = _row_support(ix, claim.figures, terms, set(asked.terms), {*asked.years, *claim_years},
-                               asked.latest)
+                               asked.latest, claim.scales)
             if row is not None:
                 best = (1.0 + best_sim, row)
         scores[ix.source.ordinal] = (round(best_cov, 3), round(best_sim, 3))

@@ -524,3 +524,38 @@ _QUARTER_WORDS = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
 def _quarters(text: str) -> set[str]:
     """The quarters a text names ("Q1", "the second quarter", "2023 Q3 AAPL.pdf"), as "1".."4"."""
     return {m.group(1) or m.group(2) or _QUARTER_WORDS[m.group(3).lower()] for m in _QUARTER_RE.finditer(text)}
+
+
+_SCALE_AFTER_RE = re.compile(r"\s*(thousand|million|billion|trillion)s?\b", re.IGNORECASE)
+_TABLE_UNIT_RE = re.compile(r"\bin\s+(thousands|millions|billions)\b", re.IGNORECASE)
+
+
+def _scales(text: str) -> dict[str, set[str]]:
+    """Each figure of `text` with the scale words written right after it, "" for none:
+    "$3.7 billion and 412" -> {"3.7": {"billion"}, "412": {""}}."""
+    out: dict[str, set[str]] = {}
+    for m in _FIGURE_RE.finditer(text):
+        scale = _SCALE_AFTER_RE.match(text, m.end())
+        out.setdefault(_norm_figure(m), set()).add(scale.group(1).lower() if scale else "")
+    return out
+
+
+def _table_unit(text: str) -> str:
+    """The scale a table's caption or headings give its figures: "(in millions, except per share
+    data)" -> "million"; "" when they give none."""
+    units = _TABLE_UNIT_RE.findall(text)
+    return units[-1].lower()[:-1] if units else ""
+
+
+def _rescaled(claim: dict[str, set[str]], said: dict[str, set[str]], unit: str = "") -> bool:
+    """Does the claim put a scale on a figure other than the evidence's? "3,669 billion" for a row
+    of a table "in millions", or for "3,669 million" in a sentence. A figure the evidence writes
+    bare, in a table with no unit, can take any."""
+    for figure, scales in claim.items():
+        written = {s for s in scales if s}
+        if not written:
+            continue
+        evidence = {s or unit for s in said.get(figure, set())} - {""}
+        if evidence and not written & evidence:
+            return True
+    return False

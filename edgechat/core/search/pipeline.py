@@ -108,7 +108,7 @@ class RagPipeline:
             kept = {id(c) for c in diverse}
             passed_over = [c.chunk_id for c in chosen if id(c) not in kept]
             chosen = diverse
-        pq.references = [to_source(i, c) for i, c in enumerate(chosen, 1)]
+        pq.references = [to_source(i, c, self.retriever.table_header(c)) for i, c in enumerate(chosen, 1)]
         timings["total"] = time.perf_counter() - t_start
         pq.diagnostics = {
             "timings": timings,
@@ -127,7 +127,7 @@ def _copy(c: Candidate) -> Candidate:
     return replace(c, metadata=dict(c.metadata))
 
 
-def to_source(ordinal: int, c: Candidate) -> Source:
+def to_source(ordinal: int, c: Candidate, table_header: str = "") -> Source:
     meta = {k: str(v) for k, v in c.metadata.items() if v not in (None, "")}
     return Source(
         ordinal=ordinal,
@@ -141,6 +141,7 @@ def to_source(ordinal: int, c: Candidate) -> Source:
         file_id=c.file_id,
         chunk_id=c.chunk_id,
         metadata=meta,
+        table_header=table_header,
     )
 
 

@@ -218,6 +218,10 @@ class Retriever:
         self.embedder = embedder
         self.settings = settings
 
+    def table_header(self, c: Candidate) -> str:
+        """The headings of the table candidate `c` begins inside of (Store.table_header)."""
+        return self.store.table_header(c)
+
     def scope_file_ids(self, scope: Scope | None) -> list[str] | None:
         if scope is None:
             return None

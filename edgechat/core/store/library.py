@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from edgechat.core.indexing.context import find_tables
 from edgechat.core.records import Candidate, Chunk, FileState, WordBox
 from edgechat.core.store.lock import WriteLock
 from edgechat.core.store.vectors import ChromaVectorIndex, VectorIndex
@@ -766,6 +767,30 @@ class Store:
                 md["text_hash"] = th
                 out[cid] = Candidate(cid, fid, path, title or Path(path).name, page, start, end, text, metadata=md)
         return out
+
+    def table_header(self, c: Candidate) -> str:
+        """The caption and column headings of the table that chunk `c` starts inside of, when they
+        are above it on its page ("CONSOLIDATED STATEMENTS OF OPERATIONS (in millions) Three
+        Months Ended March 31, 2022 2023"); "" when it does not start inside a table. The page's
+        text before the chunk is put back together from the page's other chunks (each is
+        `page_text[start:end]`), so a row cut from its headings can still be read by column."""
+        if c.start <= 0:
+            return ""
+        with self._db_lock:
+            rows = self.db.execute("SELECT start, end, text FROM chunks WHERE file_id=? AND page=? AND start < ?",
+                                   (c.file_id, c.page, c.start)).fetchall()
+        if not rows:
+            return ""
+        before = ["\n"] * c.start  # a window left out of the index reads as blank lines
+        for start, end, text in rows:
+            end = min(end, c.start)
+            if 0 <= start < end and len(text) >= end - start:
+                before[start:end] = text[: end - start]
+        prefix = "".join(before)
+        for t in find_tables(prefix + c.text):
+            if t.body < c.start < t.end:
+                return t.header
+        return ""
 
     def all_vectors(self) -> tuple[list[str], np.ndarray]:
         """Every chunk id and vector as the vector index (Chroma) holds them."""

@@ -90,3 +90,40 @@ def test_a_row_asked_for_a_quarter_comes_from_that_quarters_report():
     assert [s.ordinal for s, _, _ in asked_rows("What was Apple's iPhone revenue in Q2 2023?", [q2])] == [1]
     # a file name that names no quarter says nothing against it
     assert [s.ordinal for s, _, _ in asked_rows("What was Apple's iPhone revenue in Q1 2023?", [q2, unnamed])] == [2]
+    # an earlier year's report of the same quarter cannot hold it; a later year's holds it as its
+    # comparative column, and is read only when the quarter's own report holds no such row
+    assert asked_rows("What was Apple's iPhone revenue in Q2 2024?", [q2]) == []
+    assert asked_rows("What was Apple's iPhone revenue in the second quarter of 2024?", [q2]) == []
+    own = Source(ordinal=2, content="iPhone $ 50,570 $ 47,938", title="0000320193-22-000059",
+                 path="/filings/2022 Q2 AAPL.pdf", score=0.8, page=10, start=0, end=24)
+    assert [s.ordinal for s, _, _ in asked_rows("What was Apple's iPhone revenue in Q2 2022?", [q2, own])] == [2]
+    assert [s.ordinal for s, _, _ in asked_rows("What was Apple's iPhone revenue in Q2 2022?", [q2])] == [1]
+
+
+def test_a_row_that_names_another_amount_is_not_the_one_asked_for():
+    def src(n: int, text: str) -> Source:
+        return Source(ordinal=n, content=text, title="Quarterly report", path=f"/filings/report{n}.pdf", score=0.9,
+                      page=10, start=0, end=len(text))
+
+    q = "What cash flows from operations did Amazon disclose?"
+    free = src(1, "Free cash flow reconciliation (in millions):\nFree cash flow $ (19,686) $ 21,434")
+    loss = src(2, "Summarized financial information of Rivian (in millions):\nLoss from operations (990) (3,287)")
+    cash = src(3, "Statements of cash flows (in millions):\nCash flows from operations 11,404 21,217")
+    # "Free" makes it another amount; "Loss from operations" names one word of two
+    assert asked_rows(q, [free, loss]) == []
+    assert [s.ordinal for s, _, _ in asked_rows(q, [free, loss, cash])] == [3]
+    # said by the question, the qualifier names the row asked for
+    assert [s.ordinal for s, _, _ in asked_rows("What was Amazon's free cash flow?", [free, loss, cash])] == [1]
+
+
+def test_the_quotes_come_from_the_report_asked_about():
+    later = Source(ordinal=1, content="Free cash flow improved to $21.4 billion for the trailing twelve months ended "
+                   "September 30, 2023.", title="0001018724-23-000018", path="/filings/2023 Q3 AMZN.pdf", score=0.9,
+                   page=29, start=0, end=100)
+    own = Source(ordinal=2, content="Cash provided by operating activities was $11.4 billion for Q3 2022.",
+                 title="0001018724-22-000019", path="/filings/2022 Q3 AMZN.pdf", score=0.8, page=22, start=0, end=68)
+    q = "What cash flows from operations did Amazon disclose in the Q3 2022 10-Q?"
+    assert [n for _, n in ExtractiveClient().answer_sentences(q, [later, own])] == [2]
+    # a question naming no report quotes both
+    assert {n for _, n in ExtractiveClient().answer_sentences("What cash flows did Amazon disclose?", [later, own])} \
+        == {1, 2}

@@ -984,6 +984,35 @@ def test_another_quarters_report_cannot_support_a_claim_about_this_quarter(embed
     assert v.support == Support.SUPPORTED and v.sources == [2]
 
 
+def test_the_same_quarter_of_another_year_is_another_report(embedder):
+    """Asked about the Q3 2022 report, the model takes the Q3 2023 report's figure."""
+    q = "What cash flows from operations did Amazon disclose in the Q3 2022 10-Q?"
+    later = [_src(1, "Cash provided by operating activities was $21.2 billion for Q3 2023.", "0001018724-23-000018",
+                  "/filings/2023 Q3 AMZN.pdf", 23)]
+    [v] = verify("Amazon's cash provided by operating activities in Q3 2022 was $21.2 billion [1].", later,
+                 embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED
+    earlier = [_src(1, "Cash provided by operating activities was $11.4 billion for Q3 2022.", "0001018724-22-000019",
+                    "/filings/2022 Q3 AMZN.pdf", 22)]
+    [v] = verify("Amazon's cash provided by operating activities in Q3 2022 was $11.4 billion [1].", earlier,
+                 embedder.embed, q)
+    assert v.support == Support.SUPPORTED
+    # A later report supports what it says of the earlier quarter by name, and the figure of its
+    # comparative column when its headings tell the columns' years.
+    table = [_src(1, "CONDENSED CONSOLIDATED STATEMENTS OF CASH FLOWS (in millions)\nThree Months Ended\n"
+                     "September 30,\n2022 2023\nNet cash provided by operating activities 11,404 21,217",
+                  "0001018724-23-000018", "/filings/2023 Q3 AMZN.pdf", 9)]
+    for figure, support in (("$11,404 million", Support.SUPPORTED), ("$21,217 million", Support.UNSUPPORTED)):
+        [v] = verify(f"Amazon's net cash provided by operating activities in Q3 2022 was {figure} [1].", table,
+                     embedder.embed, q)
+        assert v.support == support, figure
+    both = [_src(1, "Cash provided by operating activities was $11.4 billion and $21.2 billion for Q3 2022 and Q3 "
+                    "2023.", "0001018724-23-000018", "/filings/2023 Q3 AMZN.pdf", 23)]
+    [v] = verify("Amazon's cash provided by operating activities in Q3 2022 was $11.4 billion [1].", both,
+                 embedder.embed, q)
+    assert v.support == Support.SUPPORTED
+
+
 def test_another_quarters_report_supports_what_it_says_of_this_quarter(embedder):
     text = "Operating income is expected to be between $7.0 billion and $11.0 billion, compared with $2.7 billion in fourth quarter 2022."
     q3 = [_src(1, text, "0001018724-23-000018", "/filings/2023 Q3 AMZN.pdf", 31)]

@@ -54,6 +54,7 @@ from edgechat.core.answering.extractive import (
     ExtractiveClient,
     amount_row,
     asked_rows,
+    of_the_report,
     row_search_words,
     unfound_amounts,
 )
@@ -403,7 +404,7 @@ class Answerer:
         if not sources:
             return sentence
         quoter = ExtractiveClient(types.SimpleNamespace(embed=self.embed) if self.embed is not None else None)
-        quoted = list(sources)[:MAX_QUOTES_SOURCES]
+        quoted = of_the_report(question, sources)[:MAX_QUOTES_SOURCES]
         rows = asked_rows(question, sources)  # the rows of figures asked for, from any source
         for holder, _, _ in rows:
             if holder not in quoted:

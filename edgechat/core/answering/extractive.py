@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgechat.core.answering.citations import MARKER_RE
-from edgechat.core.answering.wording import _quarters
+from edgechat.core.answering.wording import report_of
 from edgechat.core.indexing.context import boilerplate_spans, named_cells
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, Source, StopReason
 
@@ -369,6 +369,11 @@ def asks_for_figure(question: str) -> bool:
 _ROW_NAMES = {"revenue": {"net", "sale"}, "earn": {"net", "income"}, "expenditure": {"expense"},
               "operational": {"operat"}}
 MAX_ASKED_ROWS = 3
+# Words that make a row another amount than the one its other words name: "Free cash flow" is not
+# the cash flow from operations, "Deferred revenue" not revenue, "Total current assets" not total
+# assets. A row with one the question does not say is not what it asks for.
+_QUALIFIERS = frozenset(_terms("free deferred unearned accrued adjusted other unrealized restricted prepaid current "
+                                "noncurrent"))
 # A question that puts two amounts side by side: only then is a second row asked for.
 _TWO_AMOUNTS_RE = re.compile(
     r"\b(?:and|compar\w*|against|versus|vs\.?|ratio|percent(?:age)?|proportion|share|relative|contribut\w*)\b",
@@ -400,7 +405,9 @@ def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candida
         for c, terms in zip(rows, labels):
             shared = terms & query
             new = shared - covered
-            if not new or 2 * len(shared) < len(terms) or c in picks:
+            if not new or 2 * len(shared) <= len(terms) and len(terms) > 1 or c in picks:
+                continue
+            if (terms & _QUALIFIERS) - said:
                 continue
             # What the question says decides; a word it only implies ("revenue": "net sales")
             # counts for a tenth, enough to pick a row that names nothing else the question says.
@@ -443,21 +450,25 @@ def asked_rows(question: str, sources: Sequence[Source]) -> list[tuple[Source, s
     quoted as `quote_text` quotes; else []."""
     if not asks_for_figure(question):
         return []
-    quarters = _quarters(question)
-    if quarters:  # "in Q1 2023": not a row of the report whose file name says it is Q2's
-        sources = [s for s in sources if _same_quarter(quarters, _quarters(source_label(s)))]
-    rows = _rows_asked_for(question, [c for c in _candidates(sources) if not c.noise])
+    # "in Q1 2023": a row of Q1 2023's report, else of Q1 2024's (its comparative column); never
+    # of the report whose file name says it is Q2's or Q1 2022's.
+    rows: list[_Candidate] = []
+    for report in ("same", "later"):
+        mine = [s for s in sources if report_of(question, source_label(s)) == report]
+        rows = rows or _rows_asked_for(question, [c for c in _candidates(mine) if not c.noise])
     return [(row.source, row.text, row.caption) for row in rows]
+
+
+def of_the_report(question: str, sources: Sequence[Source]) -> list[Source]:
+    """The sources to quote for `question`: "in the Q3 2022 10-Q", those of that report when any
+    is among them (not the Q3 2023 report's sentences about its own quarter); else all."""
+    own = [s for s in sources if report_of(question, source_label(s)) == "same"]
+    return own or list(sources)
 
 
 def source_label(source: Source) -> str:
     """The document's title and file name, which the model is shown above the passage."""
     return f"{source.title or ''} {os.path.basename((source.path or '').replace(chr(92), '/'))}"
-
-
-def _same_quarter(asked: set[str], named: set[str]) -> bool:
-    """Can a document whose name names the quarters `named` (none: it does not say) be of the quarters asked?"""
-    return not named or bool(named & asked)
 
 
 # The words a question names a line of a financial table by: each is an amount of its own.
@@ -590,7 +601,7 @@ class ExtractiveClient:
     ) -> list[tuple[str, int]]:
         """The quoted sentences and the ordinal each one cites, in answer order. `rows`: the table
         rows asked for (`asked_rows`), when they were found among more sources than these."""
-        top = sorted(sources, key=lambda s: s.ordinal)[:MAX_SOURCES]
+        top = sorted(of_the_report(question, sources), key=lambda s: s.ordinal)[:MAX_SOURCES]
         if rows is None:  # a row asked for may be in a source past the top ones (an amount's row added)
             rows = asked_rows(question, sources)
         top += [holder for holder, _, _ in rows if holder not in top]

@@ -84,6 +84,7 @@ from edgechat.core.answering.wording import (
     _LIST_ENUM_RE,
     _longest_missing_run,
     _MAYBE_RE,
+    _META,
     _MODAL_RE,
     _names,
     _names_in,
@@ -95,6 +96,8 @@ from edgechat.core.answering.wording import (
     _ordinals,
     _PDF_MARKS,
     _providers,
+    names_period,
+    report_of,
     _quarters,
     _ranks,
     _REFERS_BACK_RE,
@@ -252,6 +255,15 @@ def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
     return np.asarray(embed(texts), dtype=np.float32)
 
 
+# A row label's words a claim need not say: "Total" ("gross margin percentage": the Total row) and
+# the words left out of every claim's terms ("Net cash provided by operating activities").
+_UNSAID_LABEL_TERMS = frozenset({"total", *(stem(m) for m in _META)})
+
+
+def _said(ix: _SourceIndex, window: Sequence[int]) -> str:
+    return " ".join(ix.sentence_texts[j] for j in window)
+
+
 def _unit_above(ix: _SourceIndex, row: int) -> str:
     """The unit the table that row `row` is in gives its figures ("in millions"): said nearest
     above it in the passage, else in the headings of the table the passage starts inside of."""
@@ -259,7 +271,7 @@ def _unit_above(ix: _SourceIndex, row: int) -> str:
 
 
 def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], asked: set[str],
-                 years: set[str], latest: bool, scales: dict[str, set[str]]) -> list[int] | None:  # fmt: skip
+                 years: set[str], latest: bool, scales: dict[str, set[str]], told: bool = False) -> list[int] | None:  # fmt: skip
     """A claim about figures said by a table row: [caption, row] (or [row]) of `ix` when the
     row holds every figure of the claim, the claim names the row's label ("Research and
     development"), and the claim's other words are the table caption's, the question's
@@ -269,14 +281,17 @@ def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], ask
 
     Which column: when the table's headings give each figure column a year, a figure must be
     from a column of a year the claim or question names (`years`), or of the latest year when
-    the question asks about the latest period (`latest`) -- not last year's figure of the row."""
-    words = {t for t in terms if not t.isdigit()}
+    the question asks about the latest period (`latest`) -- not last year's figure of the row.
+    `told`: only a row whose headings tell its columns' years (a later year's report, read for
+    its comparative column)."""
+    words = {_POSSESSIVE_RE.sub("", t) for t in terms if not t.isdigit()}  # "Amazon's" names Amazon
+    asked = {_POSSESSIVE_RE.sub("", t) for t in asked}
     for j, text in enumerate(ix.sentence_texts):
         row = " ".join(text.split())
         if ix.furniture[j] or not claim_figures <= ix.sentence_figures[j] or not is_figure_row(row):
             continue
         label = {t for t in _terms(row_label(row)) if not t.isdigit()}
-        if not label or not label - {"total"} <= words:  # "gross margin percentage": the Total row
+        if not label or not label - _UNSAID_LABEL_TERMS <= words:
             continue
         cap = table_caption(ix.sentence_texts, j)
         said = ix.terms[j] | ix.label_terms | (ix.terms[cap] if cap is not None else set())
@@ -284,7 +299,7 @@ def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], ask
             continue  # "nine months" where the table and the question say nothing of nine months
         if len(words - said - asked) > 1:
             continue
-        if not _right_columns(ix.sentence_texts, cap, j, claim_figures, years, latest, ix.source.table_header):
+        if not _right_columns(ix.sentence_texts, cap, j, claim_figures, years, latest, ix.source.table_header, told):
             continue
         if _rescaled(scales, _scales(text), _unit_above(ix, j)):
             continue  # "3,669 billion" from a table in millions
@@ -296,12 +311,13 @@ HEADING_WORDS = 8  # a line of column headings is short
 
 
 def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures: set[str], years: set[str],
-                   latest: bool, above: str = "") -> bool:  # fmt: skip
+                   latest: bool, above: str = "", told: bool = False) -> bool:  # fmt: skip
     """Is each claimed figure of row `row` in a column of a year asked about? The column
     headings are the lines between the caption and the row; they name a year per column
     ("July 1, 2023 June 25, 2022 ..." or "2022 2023") when there are as many years as figures.
     A passage that begins inside a table, below its headings, has none of them: then they are
-    `above`, the headings of the table it starts in (Source.table_header)."""
+    `above`, the headings of the table it starts in (Source.table_header). `told`: False as well
+    when the headings do not tell each column's year."""
     start = cap + 1 if cap is not None else max(0, row - 12)
     heading = [y for t in texts[start:row] if not is_figure_row(" ".join(t.split()))
                for y in _HEADING_YEAR_RE.findall(t)]
@@ -321,10 +337,10 @@ def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figure
     cells = [_norm_figure(m) for m in _FIGURE_RE.finditer(row_cells(texts[row]))]
     cells = [c for c in cells if not _YEAR_RE.fullmatch(c)]
     if not heading or len(heading) != len(cells):
-        return True  # no year per column to go by
+        return not told  # no year per column to go by
     wanted = years & set(heading) or ({max(heading)} if latest else set())
     if not wanted:
-        return True
+        return not told
     return all(any(c == f and y in wanted for c, y in zip(cells, heading)) for f in claim_figures
                if not _YEAR_RE.fullmatch(f))
 
@@ -634,9 +650,9 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     # whose name says it is another quarter's report, the evidence must name that quarter itself
     # (a Q3 report's "compared with $2.7 billion in fourth quarter 2022"); its table rows are its
     # own quarter's ("2023 Q2 AAPL.pdf" for "iPhone revenue in Q1 2023").
-    quarters = _quarters(body) or _quarters(asked.text)
+    period = body if _quarters(body) else asked.text
     for ix in index:
-        label_quarters = _quarters(ix.label)
+        report = report_of(period, ix.label)
         sims = (ix.vecs @ vec) if (vec is not None and ix.vecs is not None and len(ix.vecs)) else None
         best: tuple[float, list[int]] | None = None
         best_cov, best_sim = 0.0, 0.0
@@ -660,17 +676,18 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                         score += 0.3 * len(context & covered) / len(context)
                     if best is None or score > best[0]:
                         best = (score, window)
+        # Another quarter's report supports what its evidence says of this quarter by name; a later
+        # year's report, also the column of this quarter's year in a table row.
+        if best is not None and report != "same" and not names_period(period, _said(ix, best[1])):
+            best = None
         if best is None and any(not _YEAR_RE.fullmatch(f) for f in claim.figures) and not (
                 idents or calls or claim.negated):
             claim_years = {f for f, _ in figures(body) if _YEAR_RE.fullmatch(f)}
             row = _row_support(ix, claim.figures, terms, set(asked.terms), {*asked.years, *claim_years},
-                               asked.latest, claim.scales)
-            if row is not None:
+                               asked.latest, claim.scales, told=report == "later")
+            if row is not None and (report != "other" or names_period(period, _said(ix, row))):
                 best = (1.0 + best_sim, row)
         scores[ix.source.ordinal] = (round(best_cov, 3), round(best_sim, 3))
-        if (best is not None and quarters and label_quarters and not quarters & label_quarters
-                and not quarters & _quarters(" ".join(ix.sentence_texts[j] for j in best[1]))):
-            best = None
         if best is not None:
             found.append((best[0], ix.source.ordinal, best[1]))
     if not found and figures_apart:

@@ -526,6 +526,42 @@ def _quarters(text: str) -> set[str]:
     return {m.group(1) or m.group(2) or _QUARTER_WORDS[m.group(3).lower()] for m in _QUARTER_RE.finditer(text)}
 
 
+# A quarter with its year: "Q3 2022", "third quarter of 2022", "2023 Q3" (a report's file name).
+_PERIOD_RE = re.compile(
+    r"\b(?:(?:Q([1-4])|(first|second|third|fourth) (?:fiscal )?quarter)(?:,? (?:of |in )?(?:fiscal )?)((?:19|20)\d\d)"
+    r"|((?:19|20)\d\d) Q([1-4]))\b", re.IGNORECASE)
+
+
+def _periods(text: str) -> set[str]:
+    """The quarters of a year a text names, as "2022Q3"."""
+    out = set()
+    for m in _PERIOD_RE.finditer(text):
+        if m.group(4):
+            out.add(f"{m.group(4)}Q{m.group(5)}")
+        else:
+            out.add(f"{m.group(3)}Q{m.group(1) or _QUARTER_WORDS[m.group(2).lower()]}")
+    return out
+
+
+def report_of(asked: str, label: str) -> str:
+    """Is a document whose name is `label` ("2023 Q3 AMZN.pdf") the report of the quarter `asked`
+    names ("Q3 2022", "the second quarter")? "same" (or either names none), "later" (the same
+    quarter of a later year: its comparative columns hold the one asked about) or "other"."""
+    quarters, named = _quarters(asked), _quarters(label)
+    if quarters and named and not quarters & named:
+        return "other"
+    periods, named_periods = _periods(asked), _periods(label)
+    if periods and named_periods and not periods & named_periods:
+        return "later" if min(named_periods) > max(periods) else "other"
+    return "same"
+
+
+def names_period(asked: str, text: str) -> bool:
+    """Does `text` name the quarter `asked` names, with its year when `asked` gives one?"""
+    periods = _periods(asked)
+    return bool(_quarters(asked) & _quarters(text)) and (not periods or bool(periods & _periods(text)))
+
+
 _SCALE_AFTER_RE = re.compile(r"\s*(thousand|million|billion|trillion)s?\b", re.IGNORECASE)
 _TABLE_UNIT_RE = re.compile(r"\bin\s+(thousands|millions|billions)\b", re.IGNORECASE)
 

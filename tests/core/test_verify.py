@@ -1013,6 +1013,23 @@ def test_the_same_quarter_of_another_year_is_another_report(embedder):
     assert v.support == Support.SUPPORTED
 
 
+def test_a_fiscal_quarter_is_the_latest_column_of_a_table_dated_a_year_before(embedder):
+    """Apple's first quarter of 2023 ended December 31, 2022: its table's columns are dated 2022 and
+    2021, and the 2021 column is not Q1 2023's."""
+    table = ("Operating expenses for the three months ended December 31, 2022 and December 25, 2021 were as follows "
+             "(dollars in millions):\nThree Months Ended\nDecember 31,\n2022\nDecember 25,\n2021\n"
+             "Research and development $ 7,709 $ 6,306\nTotal operating expenses $ 14,316 $ 12,755")
+    sources = [_src(1, table, "0000320193-23-000006", "/filings/2023 Q1 AAPL.pdf", 22)]
+    q = "How did Apple's operating expenses for Q1 2023 compare to its revenue for the same quarter?"
+    [v] = verify("Apple's operating expenses for Q1 2023 were 14,316 million dollars compared to 12,755 million "
+                 "dollars [1].", sources, embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify("Apple's total operating expenses for Q1 2023 were $14,316 million [1].", sources, embedder.embed, q)
+    assert v.support == Support.SUPPORTED
+    [v] = verify("Apple's total operating expenses for Q1 2023 were $12,755 million [1].", sources, embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED
+
+
 def test_another_quarters_report_supports_what_it_says_of_this_quarter(embedder):
     text = "Operating income is expected to be between $7.0 billion and $11.0 billion, compared with $2.7 billion in fourth quarter 2022."
     q3 = [_src(1, text, "0001018724-23-000018", "/filings/2023 Q3 AMZN.pdf", 31)]

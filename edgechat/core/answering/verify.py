@@ -338,7 +338,10 @@ def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figure
     cells = [c for c in cells if not _YEAR_RE.fullmatch(c)]
     if not heading or len(heading) != len(cells):
         return not told  # no year per column to go by
-    wanted = years & set(heading) or ({max(heading)} if latest else set())
+    # A fiscal year ends after the calendar one its columns are dated by: Apple's Q1 2023 is the
+    # quarter "Three Months Ended December 31, 2022", the latest column.
+    fiscal = any(y.isdigit() and int(y) == int(max(heading)) + 1 for y in years)
+    wanted = years & set(heading) or ({max(heading)} if latest or fiscal else set())
     if not wanted:
         return not told
     return all(any(c == f and y in wanted for c, y in zip(cells, heading)) for f in claim_figures

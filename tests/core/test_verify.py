@@ -1030,6 +1030,27 @@ def test_a_fiscal_quarter_is_the_latest_column_of_a_table_dated_a_year_before(em
     assert v.support == Support.UNSUPPORTED
 
 
+def test_a_sentence_cut_at_its_start_does_not_say_which_quarter_its_figure_is_of(embedder):
+    """The passage begins after "During the six months ended April 1, 2023, the Company": its first
+    sentence cannot support "in Q2 2023"."""
+    cut = ("repurchased 262 million shares of its common stock under an authorized share repurchase program for "
+           "$38.1 billion, excluding excise tax due under the Inflation Reduction Act of 2022. The program does not "
+           "obligate the Company to acquire a minimum amount of shares.")
+    q = "How many shares of common stock did Apple repurchase in Q2 2023?"
+
+    def support(answer: str, start: int) -> Support:
+        src = Source(1, cut, "Apple Inc. Form 10-Q", "/filings/2023 Q2 AAPL.pdf", 0.9, 14, start, start + len(cut))
+        return verify(answer, [src], embedder.embed, q)[0].support
+
+    assert support("In Q2 2023, Apple repurchased 262 million shares of its common stock [1].", 2734) \
+        == Support.UNSUPPORTED
+    # a claim that names no quarter, or a passage that begins where its page does, is read as before
+    assert support("Apple repurchased 262 million shares of its common stock for $38.1 billion [1].", 2734) \
+        == Support.SUPPORTED
+    assert support("In Q2 2023, Apple repurchased 262 million shares of its common stock [1].", 0) \
+        == Support.SUPPORTED
+
+
 def test_another_quarters_report_supports_what_it_says_of_this_quarter(embedder):
     text = "Operating income is expected to be between $7.0 billion and $11.0 billion, compared with $2.7 billion in fourth quarter 2022."
     q3 = [_src(1, text, "0001018724-23-000018", "/filings/2023 Q3 AMZN.pdf", 31)]

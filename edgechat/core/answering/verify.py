@@ -169,6 +169,7 @@ class _SourceIndex:
     negated: list[bool] = field(default_factory=list)  # per sentence: does it say "not", "unless"...
     denies: list[bool] = field(default_factory=list)  # ... outside a condition ("if there is no ...")
     furniture: list[bool] = field(default_factory=list)  # per sentence: a running header/footer, a page number
+    cut: bool = False  # the passage begins in the middle of a sentence: its first one has lost its start
     vecs: np.ndarray | None = None
 
 
@@ -215,6 +216,7 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
             haystack=f"{content} {label}".lower(),
             label=label.lower(),
             label_terms=_terms(re.sub(r"[-_.]+", " ", label)),
+            cut=src.start > 0 and content.lstrip()[:1] in _CUT_STARTS,
         ))
         ix = out[-1]
         # A line of only the document's name and numbers (a running header, footer or page
@@ -237,12 +239,15 @@ def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
         return False
     if number_words and not _same_periods(ix.sentence_texts[j], claim.body, claim.figures):
         return False
+    if j == 0 and ix.cut and _quarters(claim.body) and not _names_a_period(ix.sentence_texts[j]):
+        return False  # "[During the six months ended April 1, 2023, the Company] repurchased 262 million shares"
     row = is_figure_row(" ".join(ix.sentence_texts[j].split()))
     if _rescaled(claim.scales, _scales(ix.sentence_texts[j]), _unit_above(ix, j) if row else ""):
         return False
     return not words or len(words & ix.terms[j]) >= MIN_COVERAGE * len(words)
 
 
+_PERIOD_WORDS_RE = re.compile(r"\b(?:quarters?|months?|weeks?|years? ended|fiscal|as of|year-to-date)\b", re.IGNORECASE)
 _HEADING_YEAR_RE = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d)")
 _WH_RE = re.compile(r"^\W*(?:what|which|where|who|whom|whose|when|how|why)\b", re.IGNORECASE)
 _LATEST_RE = re.compile(r"\b(?:latest|most recent|current)\b", re.IGNORECASE)
@@ -258,6 +263,15 @@ def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
 # A row label's words a claim need not say: "Total" ("gross margin percentage": the Total row) and
 # the words left out of every claim's terms ("Net cash provided by operating activities").
 _UNSAID_LABEL_TERMS = frozenset({"total", *(stem(m) for m in _META)})
+
+
+_CUT_STARTS = frozenset("abcdefghijklmnopqrstuvwxyz,.;:)")
+
+
+def _names_a_period(text: str) -> bool:
+    """Does a sentence say what period its figures are of ("the second quarter", "six months
+    ended", "as of April 1, 2023")? A bare year ("the Inflation Reduction Act of 2022") does not."""
+    return bool(_quarters(text) or _PERIOD_WORDS_RE.search(text) or _dates(text))
 
 
 def _said(ix: _SourceIndex, window: Sequence[int]) -> str:

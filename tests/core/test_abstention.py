@@ -221,3 +221,28 @@ def test_an_answer_that_only_says_the_question_back_is_no_answer(engine):
     # The same words with the answer in them are an answer.
     _, r = _ask(engine, question, ScriptedClient("A year on Mercury lasts 88 Earth days [1]."))
     assert not r.abstained and r.text.startswith("A year on Mercury lasts 88 Earth days")
+
+
+def test_an_answer_with_no_figure_to_an_amount_asked_for_is_no_answer(tmp_path, embedder):
+    """Seen with Qwen2.5-Coder-0.5B on a filing: "How much did Apple pay in dividends in Q3 2023?"
+    answered "Apple paid in dividends in Q3 2023 [3] [4].": supported, and no amount."""
+    from edgechat.core.answering.answer import UNCHECKED_WITH_ROW, gives_no_figure
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "quarterly-report.txt").write_text(
+        "Results of the quarter\n\nThe Company paid dividends to its shareholders during the quarter.\n\n"
+        "Cash flows for the quarter ended June 30, 2023 were as follows (in millions):\n"
+        "Payments for dividends $ (3,758) $ (3,811)\nRepurchases of common stock (17,478) (21,865)\n"
+        "Proceeds from issuance of term debt 5,228 5,465\n", encoding="utf-8")
+    q = "How much did the Company pay in dividends during the quarter?"
+    with Engine(tmp_path / "lib", embedder=embedder) as e:
+        e.index([docs])
+        _, r = _ask(e, q, ScriptedClient("The Company paid dividends to its shareholders during the quarter [1]."))
+        assert r.abstained and r.text.startswith(UNCHECKED_WITH_ROW) and "Payments for dividends $ (3,758)" in r.text
+        _, r = _ask(e, q, ScriptedClient("Payments for dividends were $3,758 million during the quarter [1]."))
+        assert not r.abstained
+    # what counts as giving a figure
+    assert not gives_no_figure("How many days does a trial last?", "A trial lasts thirty days [1].")
+    assert not gives_no_figure("What is the default value of the option?", "It is FALSE [1].")
+    assert not gives_no_figure("What were the drivers of the change in net sales?", "Weaker demand in Europe [1].")

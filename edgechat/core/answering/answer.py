@@ -49,17 +49,19 @@ from typing import Any
 
 import types
 
-from edgechat.core.answering.citations import build_citations
+from edgechat.core.answering.citations import MARKER_RE, build_citations
 from edgechat.core.answering.extractive import (
     ExtractiveClient,
     amount_row,
     asked_rows,
+    asks_for_figure,
     of_the_report,
     row_search_words,
     unfound_amounts,
 )
 from edgechat.core.answering.focus import focus
 from edgechat.core.answering.verify import attribute, introduces, register_own_text, verify
+from edgechat.core.answering.wording import _YEAR_RE, figures
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.search.retrieval import keywords_of, stem
 from edgechat.core.search.pipeline import RagPipeline
@@ -186,6 +188,32 @@ def says_it_does_not_know(text: str, verdicts: Sequence[SentenceVerdict]) -> boo
     return not any(v.support == Support.SUPPORTED for v in verdicts)
 
 
+# "How much did Apple pay in dividends?", "What was Amazon's net income in Q2 2023?": an amount
+# asked for outright (not its drivers, its change or how it compares; not "what is the default value").
+_ASKS_AMOUNT_RE = re.compile(
+    r"^\W*(?:how (?:much|many)\b|what (?:was|were)\b(?!.*\b(?:drivers?|reasons?|causes?|factors?|why|how|"
+    r"change[sd]?|compare[sd]?|trends?|affect(?:ed)?|impact(?:ed)?|relat\w*)\b))", re.IGNORECASE)
+
+
+_COUNT_WORD_RE = re.compile(
+    r"\b(?:zero|none|no|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|"
+    r"fifty|sixty|seventy|eighty|ninety|hundreds?|thousands?|millions?|billions?|dozens?|single|once|twice|half)\b",
+    re.IGNORECASE)
+
+
+def gives_no_figure(question: str, text: str) -> bool:
+    """Is `text` an answer without any figure to a question that asks for an amount outright ("Apple
+    paid in dividends in Q3 2023." for "How much did Apple pay in dividends in Q3 2023?")? The
+    question's own years and figures do not count."""
+    if not (_ASKS_AMOUNT_RE.search(question) and asks_for_figure(question)):
+        return False
+    asked = {f for f, _ in figures(question)}
+    text = MARKER_RE.sub(" ", text)
+    if _COUNT_WORD_RE.search(text):  # "thirty days", "no restrictions"
+        return False
+    return not any(f not in asked and not _YEAR_RE.fullmatch(f) for f, _ in figures(text))
+
+
 def should_withhold(verdicts: Sequence[SentenceVerdict]) -> bool:
     claims = [v for v in verdicts if v.support != Support.NO_CLAIM]
     if not claims:
@@ -286,9 +314,11 @@ class Answerer:
         if checked and not abstained:
             verdicts = verify(text, sources, self.embed, request.query)
             claims_nothing = all(v.support == Support.NO_CLAIM for v in verdicts)
-            if is_model and (says_it_does_not_know(text, verdicts) or claims_nothing):
+            if is_model and (says_it_does_not_know(text, verdicts) or claims_nothing
+                             or gives_no_figure(request.query, text)):
                 # The model found no answer (or wrote nothing that states anything: a page footer,
-                # "Here is an example:"): say so plainly and quote the closest passages.
+                # "Here is an example:"; or no figure for the amount asked): say so plainly and
+                # quote the closest passages.
                 abstained = True
                 draft, draft_verdicts = text, verdicts
                 text = self._not_found(MODEL_FOUND_NONE, request.query, sources)

@@ -374,6 +374,10 @@ MAX_ASKED_ROWS = 3
 # assets. A row with one the question does not say is not what it asks for.
 _QUALIFIERS = frozenset(_terms("free deferred unearned accrued adjusted other unrealized restricted prepaid current "
                                 "noncurrent"))
+# What kind of amount a row is: a row that names one the question does not ("Loss from operations"
+# for cash flows from operations) is not what it asks for.
+_AMOUNT_NOUNS = frozenset(_terms("revenue sales income loss expense cost profit earnings assets liabilities cash "
+                                 "debt tax margin dividend"))
 # A question that puts two amounts side by side: only then is a second row asked for.
 _TWO_AMOUNTS_RE = re.compile(
     r"\b(?:and|compar\w*|against|versus|vs\.?|ratio|percent(?:age)?|proportion|share|relative|contribut\w*)\b",
@@ -405,9 +409,9 @@ def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candida
         for c, terms in zip(rows, labels):
             shared = terms & query
             new = shared - covered
-            if not new or 2 * len(shared) <= len(terms) and len(terms) > 1 or c in picks:
+            if not new or 2 * len(shared) < len(terms) or c in picks:
                 continue
-            if (terms & _QUALIFIERS) - said:
+            if (terms & _QUALIFIERS) - said or (terms & _AMOUNT_NOUNS and not terms & _AMOUNT_NOUNS & query):
                 continue
             # What the question says decides; a word it only implies ("revenue": "net sales")
             # counts for a tenth, enough to pick a row that names nothing else the question says.

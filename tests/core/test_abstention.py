@@ -226,7 +226,7 @@ def test_an_answer_that_only_says_the_question_back_is_no_answer(engine):
 def test_an_answer_with_no_figure_to_an_amount_asked_for_is_no_answer(tmp_path, embedder):
     """Seen with Qwen2.5-Coder-0.5B on a filing: "How much did Apple pay in dividends in Q3 2023?"
     answered "Apple paid in dividends in Q3 2023 [3] [4].": supported, and no amount."""
-    from edgechat.core.answering.answer import UNCHECKED_WITH_ROW, gives_no_figure
+    from edgechat.core.answering.answer import NO_FIGURE, ROW_FIRST, gives_no_figure
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -239,7 +239,8 @@ def test_an_answer_with_no_figure_to_an_amount_asked_for_is_no_answer(tmp_path, 
     with Engine(tmp_path / "lib", embedder=embedder) as e:
         e.index([docs])
         _, r = _ask(e, q, ScriptedClient("The Company paid dividends to its shareholders during the quarter [1]."))
-        assert r.abstained and r.text.startswith(UNCHECKED_WITH_ROW) and "Payments for dividends $ (3,758)" in r.text
+        assert r.abstained and r.text.startswith(NO_FIGURE) and ROW_FIRST in r.text
+        assert "Payments for dividends $ (3,758)" in r.text
         _, r = _ask(e, q, ScriptedClient("Payments for dividends were $3,758 million during the quarter [1]."))
         assert not r.abstained
     # what counts as giving a figure

@@ -100,8 +100,9 @@ ROW_FIRST = "The table row that matches the question, then the closest passages:
 ROWS_FIRST = "The table rows that match the question, then the closest passages:"
 MODEL_FOUND_NONE = ("Your documents don't seem to say: the model found no answer in the passages closest "
                     "to this question.")
+NO_FIGURE = "The model's answer is not shown: it gives no figure for the amount you asked about."
 register_own_text(NOTHING_FOUND, NOT_IN_DOCUMENTS, WITHHELD, CLOSEST, MODEL_FOUND_NONE, DONT_KNOW,
-                  UNCHECKED_WITH_ROW, ROW_FIRST, ROWS_FIRST)
+                  UNCHECKED_WITH_ROW, ROW_FIRST, ROWS_FIRST, NO_FIGURE)
 # The model saying it cannot answer, in the prompt's words (DONT_KNOW) or its own.
 _DONT_KNOW_RE = re.compile(
     r"\b(?:do not|don't|cannot|can't|can not) (?:know|answer|find|determine|tell)\b"
@@ -314,14 +315,15 @@ class Answerer:
         if checked and not abstained:
             verdicts = verify(text, sources, self.embed, request.query)
             claims_nothing = all(v.support == Support.NO_CLAIM for v in verdicts)
-            if is_model and (says_it_does_not_know(text, verdicts) or claims_nothing
-                             or gives_no_figure(request.query, text)):
+            no_figure = is_model and gives_no_figure(request.query, text)
+            if is_model and (says_it_does_not_know(text, verdicts) or claims_nothing or no_figure):
                 # The model found no answer (or wrote nothing that states anything: a page footer,
                 # "Here is an example:"; or no figure for the amount asked): say so plainly and
                 # quote the closest passages.
                 abstained = True
                 draft, draft_verdicts = text, verdicts
-                text = self._not_found(MODEL_FOUND_NONE, request.query, sources)
+                text = self._not_found(NO_FIGURE if no_figure and not claims_nothing else MODEL_FOUND_NONE,
+                                       request.query, sources)
             elif is_model and should_withhold(verdicts):
                 supported = [v for v in verdicts if v.support == Support.SUPPORTED]
                 claims = [v for v in verdicts if v.support != Support.NO_CLAIM]
@@ -443,12 +445,13 @@ class Answerer:
         if not quotes:
             return sentence
         heading = CLOSEST
-        if rows and sentence in (WITHHELD, MODEL_FOUND_NONE):
+        if rows and sentence in (WITHHELD, MODEL_FOUND_NONE, NO_FIGURE):
             first = [(q, n) for q, n in quotes
                      if any(n == s.ordinal and q in (row, caption) for s, row, caption in rows)]
             if first:
                 quotes = first + [qn for qn in quotes if qn not in first]
                 captions = {caption for _, _, caption in rows}
                 rows_quoted = sum(1 for q, _ in first if q not in captions)
-                sentence, heading = UNCHECKED_WITH_ROW, ROW_FIRST if rows_quoted == 1 else ROWS_FIRST
+                heading = ROW_FIRST if rows_quoted == 1 else ROWS_FIRST
+                sentence = UNCHECKED_WITH_ROW if sentence == WITHHELD or sentence == MODEL_FOUND_NONE else sentence
         return sentence + "\n\n" + heading + "\n" + "\n".join(f"{q} [{n}]" for q, n in quotes)

@@ -86,3 +86,64 @@ def test_a_figure_keeps_the_scale_its_table_or_sentence_gives_it(embedder):
     prose = "Operating income was $4.8 billion in Q1 2023, compared with $3.7 billion in Q1 2022."
     assert support("Amazon's operating income in Q1 2023 was $4.8 billion [1].", prose) == Support.SUPPORTED
     assert support("Amazon's operating income in Q1 2023 was $4.8 million [1].", prose) == Support.UNSUPPORTED
+
+
+def test_a_window_that_begins_inside_the_headings_gets_them_whole(tmp_path):
+    cut = PAGE.index("2022 2023")  # after "Three Months Ended\nMarch 31,\n"
+    chunks = [Chunk(20, 0, cut + 5, PAGE[: cut + 5]), Chunk(20, cut, len(PAGE), PAGE[cut:])]
+    with Store(tmp_path / "lib") as store:
+        store.put_file("/docs/2023 Q1 AMZN.pdf", None, 1, 1.0, "ab" * 32, chunks,
+                       np.ones((2, 384), dtype=np.float32), title="", fmt="pdf", pages=20, metadata={})
+        rows = store.chunk_rows([r[0] for r in store.db.execute("SELECT chunk_id FROM chunks")])
+        second = max(rows.values(), key=lambda c: c.start)
+        assert "Three Months Ended March 31, 2022 2023" in store.table_header(second)
+
+
+def test_the_quarter_s_columns_are_told_from_the_half_year_s(embedder):
+    """Seen on Apple's and Amazon's filings: the six months' figure, or last year's, given as the
+    quarter's, from a row whose headings group its columns."""
+    table = ("Net sales by category for the three- and six-month periods (in millions):\n"
+             "Three Months Ended Six Months Ended\nApril 1, 2023 March 26, 2022 April 1, 2023 March 26, 2022\n"
+             "Services $ 20,907 $ 19,821 $ 41,673 $ 39,337\n")
+    cut_header = "Three Months Ended June 30, Six Months Ended June 30, 2022 2023 2022 2023"
+    segment = "2 2023\nAWS\nNet sales $ 19,739 $ 22,140 $ 38,180 $ 43,494\nOperating income $ 5,715 $ 5,365 $ 12,233 $ 10,488\n"
+
+    def support(answer: str, text: str, question: str, header: str = "", path: str = "/docs/2023 Q2 report.pdf"
+                ) -> Support:
+        src = Source(1, text, "Quarterly report", path, 0.9, 9, 100, 100 + len(text), table_header=header)
+        return verify(answer, [src], embedder.embed, question)[0].support
+
+    q = "What were Apple's Services net sales in Q2 2023?"
+    assert support("Apple's Services net sales in Q2 2023 were $20,907 million [1].", table, q) == Support.SUPPORTED
+    assert support("Apple's Services net sales in Q2 2023 were $41,673 million [1].", table, q) == Support.UNSUPPORTED
+    q6 = "What were Apple's Services net sales in the six months ended April 1, 2023?"
+    assert support("Apple's Services net sales in the six months ended April 1, 2023 were $41,673 million [1].",
+                   table, q6) == Support.SUPPORTED
+    # A passage that begins inside the headings ("2 2023"): the whole headings from its page.
+    q = "What was Amazon's AWS operating income in Q2 2023?"
+    assert support("Amazon's AWS operating income in Q2 2023 was $5,715 [1].", segment, q, cut_header) \
+        == Support.UNSUPPORTED
+    assert support("Amazon's AWS operating income in Q2 2023 was $5,365 [1].", segment, q, cut_header) \
+        == Support.SUPPORTED
+    # A row the checks read as a sentence is held to its columns as well.
+    eps = ("Net income (loss) $ 2,872 $ 9,879 $ (3,000) $ 19,801\nBasic earnings per share $ 0.28 $ 0.96 $ (0.29) $ 1.93\n"
+           "Diluted earnings per share $ 0.28 $ 0.94 $ (0.29) $ 1.89\n")
+    header = "(unaudited) Three Months Ended September 30, Nine Months Ended September 30, 2022 2023 2022 2023"
+    q, q3 = "What was Amazon's diluted earnings per share in Q3 2023?", "/docs/2023 Q3 report.pdf"
+    assert support("Amazon's diluted earnings per share in Q3 2023 was $0.28 [1].", eps, q, header, q3) \
+        == Support.UNSUPPORTED
+    assert support("Amazon's diluted earnings per share in Q3 2023 was $0.94 [1].", eps, q, header, q3) \
+        == Support.SUPPORTED
+    # "Change" columns of percentages between the years', and headings run into the caption line.
+    changes = ("The following table shows net sales by category (dollars in millions):\n"
+               "Three Months Ended Six Months Ended\nApril 1,\n2023\nMarch 26,\n2022 Change\nApril 1,\n2023\n"
+               "March 26,\n2022 Change\nNet sales by category:\nServices 20,907 19,821 5 % 41,673 39,337 6 %\n")
+    statement = ("(In millions, except per share amounts) Three Months Ended Six Months Ended April 1, 2023 March 26, "
+                 "2022 April 1, 2023 March 26, 2022 Net sales:\nProducts $ 73,929 $ 77,457 $ 170,317 $ 181,886\n"
+                 "Services 20,907 19,821 41,673 39,337\n")
+    q = "What were Apple's Services net sales in Q2 2023?"
+    for text in (changes, statement):
+        assert support("Apple's Services net sales in Q2 2023 were $41,673 million [1].", text, q) \
+            == Support.UNSUPPORTED, text
+        assert support("Apple's Services net sales in Q2 2023 were $20,907 million [1].", text, q) \
+            == Support.SUPPORTED, text

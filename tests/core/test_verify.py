@@ -1068,3 +1068,22 @@ def test_the_column_headings_above_a_sub_heading_decide_the_year(embedder):
     assert _support(embedder, "Amazon's operating income in Q1 2023 was $4,774 million [1].", statement, q) \
         == Support.SUPPORTED
 
+
+
+def test_a_company_s_figure_comes_from_that_company_s_document(embedder):
+    """Seen on the filings: "Amazon's diluted earnings per share in Q3 2023 was $1.26", from Apple's
+    report. The file names say no company; each document's identity (its first pages) does."""
+    from edgechat.core.indexing.context import LABEL_KEY
+
+    def filing(n: int, text: str, path: str, identity: str) -> Source:
+        return Source(n, text, path.rsplit("/", 1)[-1], path, 0.9, 5, 0, len(text), metadata={LABEL_KEY: identity})
+
+    apple = filing(1, "Basic earnings per share $ 1.27 $ 1.20\nDiluted earnings per share $ 1.26 $ 1.20",
+                   "/filings/2023 Q3 AAPL.pdf", "2023 Q3 AAPL | Apple Inc. | Q3 2023 Form 10-Q")
+    amazon = filing(2, "Basic earnings per share $ 0.28 $ 0.96\nDiluted earnings per share $ 0.28 $ 0.94",
+                    "/filings/2023 Q3 AMZN.pdf", "2023 Q3 AMZN | AMAZON.COM, INC. | Form 10-Q")
+    q = "What was Amazon's diluted earnings per share in Q3 2023?"
+    [v] = verify("Amazon's diluted earnings per share in Q3 2023 was $1.26 [1].", [apple, amazon], embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify("Amazon's diluted earnings per share in Q3 2023 was $0.94 [2].", [apple, amazon], embedder.embed, q)
+    assert v.support == Support.SUPPORTED and v.sources == [2]

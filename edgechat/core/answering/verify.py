@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_spans
+from edgechat.core.indexing.context import LABEL_KEY
 from edgechat.core.answering.wording import (
     _acronyms,
     _advice_verbs,
@@ -126,7 +127,7 @@ from edgechat.core.answering.extractive import (
     table_caption,
 )
 from edgechat.core.records import Evidence, SentenceVerdict, Source, Support
-from edgechat.core.search.retrieval import stem
+from edgechat.core.search.retrieval import STOPWORDS, stem
 
 __all__ = ["MIN_COVERAGE", "MIN_SIMILARITY", "STRONG_SIMILARITY", "attribute", "verify"]
 
@@ -170,6 +171,7 @@ class _SourceIndex:
     denies: list[bool] = field(default_factory=list)  # ... outside a condition ("if there is no ...")
     furniture: list[bool] = field(default_factory=list)  # per sentence: a running header/footer, a page number
     cut: bool = False  # the passage begins in the middle of a sentence: its first one has lost its start
+    identity: str = ""  # whose document and what it is, from its first pages ("apple inc. | form 10-q"), lower case
     vecs: np.ndarray | None = None
 
 
@@ -217,6 +219,7 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
             label=label.lower(),
             label_terms=_terms(re.sub(r"[-_.]+", " ", label)),
             cut=src.start > 0 and content.lstrip()[:1] in _CUT_STARTS,
+            identity=str((src.metadata or {}).get(LABEL_KEY, "")).lower(),
         ))
         ix = out[-1]
         # A line of only the document's name and numbers (a running header, footer or page
@@ -244,7 +247,23 @@ def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
     row = is_figure_row(" ".join(ix.sentence_texts[j].split()))
     if _rescaled(claim.scales, _scales(ix.sentence_texts[j]), _unit_above(ix, j) if row else ""):
         return False
+    if row and not _right_columns(ix.sentence_texts, table_caption(ix.sentence_texts, j), j, claim.figures,
+                                  claim.years, claim.latest, ix.source.table_header, span=claim.span):
+        return False  # a table row read as a sentence: its figure must still be from the right column
     return not words or len(words & ix.terms[j]) >= MIN_COVERAGE * len(words)
+
+
+_SPAN_RE = re.compile(r"\b(three|six|nine|twelve) months\b|\b(first half|half-year|year[- ]to[- ]date)\b", re.IGNORECASE)
+
+
+def _span(text: str) -> str | None:
+    """How long a period `text` is about: "three" for a quarter ("Q2 2023", "the second quarter",
+    "three months ended"), "six" ("six months", "the first half"), "nine", "twelve"; None when it
+    does not say."""
+    m = _SPAN_RE.search(text)
+    if m:
+        return m.group(1).lower() if m.group(1) else "six" if m.group(2).lower().startswith(("first", "half")) else None
+    return "three" if _quarters(text) else None
 
 
 _PERIOD_WORDS_RE = re.compile(r"\b(?:quarters?|months?|weeks?|years? ended|fiscal|as of|year-to-date)\b", re.IGNORECASE)
@@ -263,6 +282,18 @@ def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
 # A row label's words a claim need not say: "Total" ("gross margin percentage": the Total row) and
 # the words left out of every claim's terms ("Net cash provided by operating activities").
 _UNSAID_LABEL_TERMS = frozenset({"total", *(stem(m) for m in _META)})
+
+
+def _opening_name(body: str) -> list[str]:
+    """The sentence's first word when it may be a name ("Amazon's ..."); `_names` leaves it out, as
+    capitalised for opening the sentence."""
+    m = _CAP_WORD_RE.match(body.lstrip())
+    word = _POSSESSIVE_RE.sub("", m.group()) if m else ""
+    return [word] if word and word.lower() not in STOPWORDS else []
+
+
+def _names_word(text: str, word: str) -> bool:
+    return bool(text) and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
 
 
 _CUT_STARTS = frozenset("abcdefghijklmnopqrstuvwxyz,.;:)")
@@ -284,8 +315,8 @@ def _unit_above(ix: _SourceIndex, row: int) -> str:
     return _table_unit(" ".join(ix.sentence_texts[max(0, row - 40) : row])) or _table_unit(ix.source.table_header)
 
 
-def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], asked: set[str],
-                 years: set[str], latest: bool, scales: dict[str, set[str]], told: bool = False) -> list[int] | None:  # fmt: skip
+def _row_support(ix: _SourceIndex, claim: "_Claim", terms: set[str], asked: set[str],
+                 told: bool = False) -> list[int] | None:  # fmt: skip
     """A claim about figures said by a table row: [caption, row] (or [row]) of `ix` when the
     row holds every figure of the claim, the claim names the row's label ("Research and
     development"), and the claim's other words are the table caption's, the question's
@@ -298,11 +329,14 @@ def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], ask
     the question asks about the latest period (`latest`) -- not last year's figure of the row.
     `told`: only a row whose headings tell its columns' years (a later year's report, read for
     its comparative column)."""
+    passage = " ".join(ix.sentence_texts).lower()
+    if not all(t in ix.label or _names_word(ix.identity, t) or t in passage for t in claim.subjects):
+        return None  # "Amazon's diluted earnings per share" from Apple's report
     words = {_POSSESSIVE_RE.sub("", t) for t in terms if not t.isdigit()}  # "Amazon's" names Amazon
     asked = {_POSSESSIVE_RE.sub("", t) for t in asked}
     for j, text in enumerate(ix.sentence_texts):
         row = " ".join(text.split())
-        if ix.furniture[j] or not claim_figures <= ix.sentence_figures[j] or not is_figure_row(row):
+        if ix.furniture[j] or not claim.figures <= ix.sentence_figures[j] or not is_figure_row(row):
             continue
         label = {t for t in _terms(row_label(row)) if not t.isdigit()}
         if not label or not label - _UNSAID_LABEL_TERMS <= words:
@@ -313,9 +347,10 @@ def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], ask
             continue  # "nine months" where the table and the question say nothing of nine months
         if len(words - said - asked) > 1:
             continue
-        if not _right_columns(ix.sentence_texts, cap, j, claim_figures, years, latest, ix.source.table_header, told):
+        if not _right_columns(ix.sentence_texts, cap, j, claim.figures, claim.years, claim.latest,
+                              ix.source.table_header, told, claim.span):
             continue
-        if _rescaled(scales, _scales(text), _unit_above(ix, j)):
+        if _rescaled(claim.scales, _scales(text), _unit_above(ix, j)):
             continue  # "3,669 billion" from a table in millions
         return [cap, j] if cap is not None else [j]
     return None
@@ -324,18 +359,27 @@ def _row_support(ix: _SourceIndex, claim_figures: set[str], terms: set[str], ask
 HEADING_WORDS = 8  # a line of column headings is short
 
 
+_GROUP_RE = re.compile(r"\b(three|six|nine|twelve) months ended\b", re.IGNORECASE)
+
+
 def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures: set[str], years: set[str],
-                   latest: bool, above: str = "", told: bool = False) -> bool:  # fmt: skip
+                   latest: bool, above: str = "", told: bool = False, span: str | None = None) -> bool:  # fmt: skip
     """Is each claimed figure of row `row` in a column of a year asked about? The column
     headings are the lines between the caption and the row; they name a year per column
     ("July 1, 2023 June 25, 2022 ..." or "2022 2023") when there are as many years as figures.
-    A passage that begins inside a table, below its headings, has none of them: then they are
-    `above`, the headings of the table it starts in (Source.table_header). `told`: False as well
-    when the headings do not tell each column's year."""
+    A passage that begins inside a table, or inside its headings, lacks some of them: then they
+    are `above`, the headings of the table it starts in (Source.table_header). `told`: False as
+    well when the headings do not tell each column's year.
+
+    Headings that group the columns ("Three Months Ended ... Six Months Ended ...") tell the
+    quarter's columns from the half-year's: a claim about a quarter (`span` "three") takes its
+    figure from the first kind, one about six months from the second."""
     start = cap + 1 if cap is not None else max(0, row - 12)
-    heading = [y for t in texts[start:row] if not is_figure_row(" ".join(t.split()))
-               for y in _HEADING_YEAR_RE.findall(t)]
-    if not heading and cap is not None:
+    lines = [t for t in texts[start:row] if not is_figure_row(" ".join(t.split()))]
+    if cap is not None and not any(_HEADING_YEAR_RE.search(t) for t in lines) and _HEADING_YEAR_RE.search(
+            texts[cap].rsplit(")", 1)[-1]):
+        lines = [texts[cap].rsplit(")", 1)[-1]]  # "(In millions ...) Three Months Ended ... 2022 Net sales:"
+    if cap is not None and not any(_HEADING_YEAR_RE.search(t) for t in lines):
         # The "caption" is a sub-heading of the statement ("Operating expenses:"): the column
         # headings are the short lines above it ("Three Months Ended", "March 31,", "2022 2023"),
         # up to the sentence before the table.
@@ -345,21 +389,34 @@ def _right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figure
                 continue
             if line.endswith(".") or len(line.split()) > HEADING_WORDS:
                 break
-            heading = _HEADING_YEAR_RE.findall(line) + heading
-    if not heading and above:
-        heading = _HEADING_YEAR_RE.findall(above)
-    cells = [_norm_figure(m) for m in _FIGURE_RE.finditer(row_cells(texts[row]))]
-    cells = [c for c in cells if not _YEAR_RE.fullmatch(c)]
-    if not heading or len(heading) != len(cells):
+            lines.insert(0, line)
+    found = [m for m in _FIGURE_RE.finditer(row_cells(texts[row])) if not _YEAR_RE.fullmatch(_norm_figure(m))]
+    cells = [_norm_figure(m) for m in found]
+    amounts = [_norm_figure(m) for m in found if not m.group(3)]  # without a "Change" column's percentages
+    years_said = max(len(_HEADING_YEAR_RE.findall(t)) for t in (" ".join(lines), above))
+    if len(amounts) != len(cells) and len(amounts) == years_said:
+        cells = amounts
+    heading_text = ""
+    for text in (" ".join(lines), above):
+        if len(_HEADING_YEAR_RE.findall(text)) == len(cells):
+            heading_text = text
+            break
+    heading = _HEADING_YEAR_RE.findall(heading_text)
+    if not heading:
         return not told  # no year per column to go by
+    groups = [g.lower() for g in _GROUP_RE.findall(heading_text)]
+    per = len(cells) // len(groups) if len(groups) > 1 and len(cells) % len(groups) == 0 else 0
+    group = [groups[i // per] if per else "" for i in range(len(cells))]
     # A fiscal year ends after the calendar one its columns are dated by: Apple's Q1 2023 is the
     # quarter "Three Months Ended December 31, 2022", the latest column.
     fiscal = any(y.isdigit() and int(y) == int(max(heading)) + 1 for y in years)
     wanted = years & set(heading) or ({max(heading)} if latest or fiscal else set())
-    if not wanted:
+    spans = span if per and span in groups else None
+    if not wanted and not spans:
         return not told
-    return all(any(c == f and y in wanted for c, y in zip(cells, heading)) for f in claim_figures
-               if not _YEAR_RE.fullmatch(f))
+    return all(any(c == f and (not wanted or y in wanted) and (not spans or g == spans)
+                   for c, y, g in zip(cells, heading, group))
+               for f in claim_figures if not _YEAR_RE.fullmatch(f))
 
 
 @dataclass
@@ -392,6 +449,9 @@ class _Claim:
     code_words: set[str] = field(default_factory=set)  # a line of code's words, each to be written as it is
     subjects: set[str] = field(default_factory=set)  # names it gives that name a source's document ("Maxima")
     scales: dict[str, set[str]] = field(default_factory=dict)  # figure -> "billion"... written after it
+    years: set[str] = field(default_factory=set)  # the years it and the question name
+    latest: bool = False  # the question asks about the latest period
+    span: str | None = None  # "three" (a quarter), "six", "nine" or "twelve" months, as it or the question says
     ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
 
 
@@ -436,7 +496,7 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         return False, "names"  # `integrate`, asked "which function integrates": a verb in "lsode integrate ODEs"
     if claim.subjects:
         said_text = " ".join(ix.sentence_texts[j] for j in window).lower()
-        if not all(t in ix.label or t in said_text for t in claim.subjects):
+        if not all(t in ix.label or _names_word(ix.identity, t) or t in said_text for t in claim.subjects):
             return False, ""  # "in Maxima, you can ...", evidence from the Asymptote manual
     if claim.acronyms:
         written = " ".join(ix.sentence_texts[j] for j in window) + " " + source_label(ix.source)
@@ -647,11 +707,14 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         before=before if before and _REFERS_BACK_RE.match(body) else (),
         cause=_cause_terms(body), settings=_settings(body), advice=_advice_verbs(body),
         scales={f: sc for f, sc in _scales(body).items() if f in {norm for norm, _ in figs}},
+        years={*asked.years, *(f for f, _ in figures(body) if _YEAR_RE.fullmatch(f))}, latest=asked.latest,
+        span=_span(body) or _span(asked.text),
         sequence=[t for t in _term_sequence(body) if t not in asked.terms],
         # a name that is the name of some source's document (maximabook-2004.pdf: "Maxima"): the
         # evidence must come from that document or say the name
-        subjects={t for t in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
-                  if len(t) >= 3 and any(ix.label.startswith(t) or f" {t}" in ix.label for ix in index)},
+        subjects={t for t in (_POSSESSIVE_RE.sub("", n).lower() for n in [*names, *_opening_name(body)])
+                  if len(t) >= 3 and any(ix.label.startswith(t) or f" {t}" in ix.label or _names_word(ix.identity, t)
+                                         for ix in index)},
         acronyms=_acronyms(body),
         providers=_providers(body, labels) - _providers(asked.text, labels),
         titles=_titles_as_content(body, titles) - _titles_as_content(question, titles),
@@ -699,9 +762,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
             best = None
         if best is None and any(not _YEAR_RE.fullmatch(f) for f in claim.figures) and not (
                 idents or calls or claim.negated):
-            claim_years = {f for f, _ in figures(body) if _YEAR_RE.fullmatch(f)}
-            row = _row_support(ix, claim.figures, terms, set(asked.terms), {*asked.years, *claim_years},
-                               asked.latest, claim.scales, told=report == "later")
+            row = _row_support(ix, claim, terms, set(asked.terms), told=report == "later")
             if row is not None and (report != "other" or names_period(period, _said(ix, row))):
                 best = (1.0 + best_sim, row)
         scores[ix.source.ordinal] = (round(best_cov, 3), round(best_sim, 3))

@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_LABEL_CHARS = 160
-# Keys of Document.metadata (stored with the file) that the retriever reads and removes from
-# what it returns: the document's identity label and its period's end date.
+# Keys of Document.metadata (stored with the file) that the retriever reads: the document's
+# identity label (kept on what it returns: the answer's checks read whose document a passage is
+# from) and its period's end date (removed).
 LABEL_KEY = "retrieval_label"
 PERIOD_KEY = "retrieval_period"  # the document part of a header
 MAX_SECTION_CHARS = 90

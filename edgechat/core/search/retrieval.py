@@ -291,8 +291,7 @@ class Retriever:
             if cand is None:  # a vector whose file is not (or no longer) fully indexed
                 continue
             th = cand.metadata.pop("text_hash", "")
-            cand.metadata.pop(LABEL_KEY, None)
-            cand.metadata.pop(PERIOD_KEY, None)
+            cand.metadata.pop(PERIOD_KEY, None)  # (LABEL_KEY stays: the checks read whose document it is)
             if th in seen_text:  # the same passage in a copy of the file
                 continue
             seen_text.add(th)

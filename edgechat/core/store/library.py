@@ -769,8 +769,8 @@ class Store:
         return out
 
     def table_header(self, c: Candidate) -> str:
-        """The caption and column headings of the table that chunk `c` starts inside of, when they
-        are above it on its page ("CONSOLIDATED STATEMENTS OF OPERATIONS (in millions) Three
+        """The caption and column headings of the table that chunk `c` starts inside of (in its rows
+        or its headings), when they begin above it on its page ("CONSOLIDATED STATEMENTS OF OPERATIONS (in millions) Three
         Months Ended March 31, 2022 2023"); "" when it does not start inside a table. The page's
         text before the chunk is put back together from the page's other chunks (each is
         `page_text[start:end]`), so a row cut from its headings can still be read by column."""
@@ -788,7 +788,7 @@ class Store:
                 before[start:end] = text[: end - start]
         prefix = "".join(before)
         for t in find_tables(prefix + c.text):
-            if t.body < c.start < t.end:
+            if t.start < c.start < t.end:  # in its rows, or in its headings (some of them cut off)
                 return t.header
         return ""
 

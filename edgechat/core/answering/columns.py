@@ -1,0 +1,99 @@
+"""Which period and which column of a table a figure is from.
+
+A filing's table row holds several figures ("Operating income 3,669 4,774 12,233 10,488"); its
+column headings, above it, say which is which ("Three Months Ended ... Six Months Ended", "March 31,
+2022 2023"). A claim about a quarter of a year is supported by the figure of that column only. The
+headings are read from the lines above the row, or, for a passage that begins below them, from the
+table's headings on its page (Source.table_header).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from edgechat.core.answering.extractive import is_figure_row, row_cells
+from edgechat.core.answering.wording import _FIGURE_RE, _YEAR_RE, _dates, _norm_figure, _quarters
+
+__all__ = ["HEADING_WORDS", "names_a_period", "period_span", "right_columns"]
+
+_SPAN_RE = re.compile(r"\b(three|six|nine|twelve) months\b|\b(first half|half-year|year[- ]to[- ]date)\b", re.IGNORECASE)
+
+
+def period_span(text: str) -> str | None:
+    """How long a period `text` is about: "three" for a quarter ("Q2 2023", "the second quarter",
+    "three months ended"), "six" ("six months", "the first half"), "nine", "twelve"; None when it
+    does not say."""
+    m = _SPAN_RE.search(text)
+    if m:
+        return m.group(1).lower() if m.group(1) else "six" if m.group(2).lower().startswith(("first", "half")) else None
+    return "three" if _quarters(text) else None
+
+
+_PERIOD_WORDS_RE = re.compile(r"\b(?:quarters?|months?|weeks?|years? ended|fiscal|as of|year-to-date)\b", re.IGNORECASE)
+_HEADING_YEAR_RE = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d)")
+HEADING_WORDS = 8  # a line of column headings is short
+_GROUP_RE = re.compile(r"\b(three|six|nine|twelve) months ended\b", re.IGNORECASE)
+
+
+def names_a_period(text: str) -> bool:
+    """Does a sentence say what period its figures are of ("the second quarter", "six months
+    ended", "as of April 1, 2023")? A bare year ("the Inflation Reduction Act of 2022") does not."""
+    return bool(_quarters(text) or _PERIOD_WORDS_RE.search(text) or _dates(text))
+
+
+def right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures: set[str], years: set[str],
+                   latest: bool, above: str = "", told: bool = False, span: str | None = None) -> bool:  # fmt: skip
+    """Is each claimed figure of row `row` in a column of a year asked about? The column
+    headings are the lines between the caption and the row; they name a year per column
+    ("July 1, 2023 June 25, 2022 ..." or "2022 2023") when there are as many years as figures.
+    A passage that begins inside a table, or inside its headings, lacks some of them: then they
+    are `above`, the headings of the table it starts in (Source.table_header). `told`: False as
+    well when the headings do not tell each column's year.
+
+    Headings that group the columns ("Three Months Ended ... Six Months Ended ...") tell the
+    quarter's columns from the half-year's: a claim about a quarter (`span` "three") takes its
+    figure from the first kind, one about six months from the second."""
+    start = cap + 1 if cap is not None else max(0, row - 12)
+    lines = [t for t in texts[start:row] if not is_figure_row(" ".join(t.split()))]
+    if cap is not None and not any(_HEADING_YEAR_RE.search(t) for t in lines) and _HEADING_YEAR_RE.search(
+            texts[cap].rsplit(")", 1)[-1]):
+        lines = [texts[cap].rsplit(")", 1)[-1]]  # "(In millions ...) Three Months Ended ... 2022 Net sales:"
+    if cap is not None and not any(_HEADING_YEAR_RE.search(t) for t in lines):
+        # The "caption" is a sub-heading of the statement ("Operating expenses:"): the column
+        # headings are the short lines above it ("Three Months Ended", "March 31,", "2022 2023"),
+        # up to the sentence before the table.
+        for t in reversed(texts[max(0, cap - 12):cap]):
+            line = " ".join(t.split())
+            if is_figure_row(line):
+                continue
+            if line.endswith(".") or len(line.split()) > HEADING_WORDS:
+                break
+            lines.insert(0, line)
+    found = [m for m in _FIGURE_RE.finditer(row_cells(texts[row])) if not _YEAR_RE.fullmatch(_norm_figure(m))]
+    cells = [_norm_figure(m) for m in found]
+    amounts = [_norm_figure(m) for m in found if not m.group(3)]  # without a "Change" column's percentages
+    years_said = max(len(_HEADING_YEAR_RE.findall(t)) for t in (" ".join(lines), above))
+    if len(amounts) != len(cells) and len(amounts) == years_said:
+        cells = amounts
+    heading_text = ""
+    for text in (" ".join(lines), above):
+        if len(_HEADING_YEAR_RE.findall(text)) == len(cells):
+            heading_text = text
+            break
+    heading = _HEADING_YEAR_RE.findall(heading_text)
+    if not heading:
+        return not told  # no year per column to go by
+    groups = [g.lower() for g in _GROUP_RE.findall(heading_text)]
+    per = len(cells) // len(groups) if len(groups) > 1 and len(cells) % len(groups) == 0 else 0
+    group = [groups[i // per] if per else "" for i in range(len(cells))]
+    # A fiscal year ends after the calendar one its columns are dated by: Apple's Q1 2023 is the
+    # quarter "Three Months Ended December 31, 2022", the latest column.
+    fiscal = any(y.isdigit() and int(y) == int(max(heading)) + 1 for y in years)
+    wanted = years & set(heading) or ({max(heading)} if latest or fiscal else set())
+    spans = span if per and span in groups else None
+    if not wanted and not spans:
+        return not told
+    return all(any(c == f and (not wanted or y in wanted) and (not spans or g == spans)
+                   for c, y, g in zip(cells, heading, group))
+               for f in claim_figures if not _YEAR_RE.fullmatch(f))

@@ -147,3 +147,7 @@ def test_the_quarter_s_columns_are_told_from_the_half_year_s(embedder):
             == Support.UNSUPPORTED, text
         assert support("Apple's Services net sales in Q2 2023 were $20,907 million [1].", text, q) \
             == Support.SUPPORTED, text
+    # The whole row quoted, as the extractive answer and the quotes of a withheld answer do, claims
+    # no one column.
+    assert support("Services 20,907 19,821 5 % 41,673 39,337 6 % [1]", changes, q) == Support.SUPPORTED
+    assert support("Services 20,907 19,821 41,673 39,337 [1]", statement, q) == Support.SUPPORTED

@@ -43,7 +43,8 @@ def names_a_period(text: str) -> bool:
 
 
 def right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures: set[str], years: set[str],
-                   latest: bool, above: str = "", told: bool = False, span: str | None = None) -> bool:  # fmt: skip
+                   latest: bool, above: str = "", told: bool = False, span: str | None = None,
+                   said: str = "") -> bool:  # fmt: skip
     """Is each claimed figure of row `row` in a column of a year asked about? The column
     headings are the lines between the caption and the row; they name a year per column
     ("July 1, 2023 June 25, 2022 ..." or "2022 2023") when there are as many years as figures.
@@ -53,7 +54,8 @@ def right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures
 
     Headings that group the columns ("Three Months Ended ... Six Months Ended ...") tell the
     quarter's columns from the half-year's: a claim about a quarter (`span` "three") takes its
-    figure from the first kind, one about six months from the second."""
+    figure from the first kind, one about six months from the second. `said`: the claim, which may
+    be the row quoted word for word."""
     start = cap + 1 if cap is not None else max(0, row - 12)
     lines = [t for t in texts[start:row] if not is_figure_row(" ".join(t.split()))]
     if cap is not None and not any(_HEADING_YEAR_RE.search(t) for t in lines) and _HEADING_YEAR_RE.search(
@@ -72,6 +74,8 @@ def right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures
             lines.insert(0, line)
     found = [m for m in _FIGURE_RE.finditer(row_cells(texts[row])) if not _YEAR_RE.fullmatch(_norm_figure(m))]
     cells = [_norm_figure(m) for m in found]
+    if said and " ".join(texts[row].split()) in " ".join(said.split()):
+        return True  # the row quoted whole, every column: no one column is claimed
     amounts = [_norm_figure(m) for m in found if not m.group(3)]  # without a "Change" column's percentages
     years_said = max(len(_HEADING_YEAR_RE.findall(t)) for t in (" ".join(lines), above))
     if len(amounts) != len(cells) and len(amounts) == years_said:

@@ -249,7 +249,7 @@ def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
     if _rescaled(claim.scales, _scales(ix.sentence_texts[j]), _unit_above(ix, j) if row else ""):
         return False
     if row and not right_columns(ix.sentence_texts, table_caption(ix.sentence_texts, j), j, claim.figures,
-                                 claim.years, claim.latest, ix.source.table_header, span=claim.span):
+                                 claim.years, claim.latest, ix.source.table_header, span=claim.span, said=claim.body):
         return False  # a table row read as a sentence: its figure must still be from the right column
     return not words or len(words & ix.terms[j]) >= MIN_COVERAGE * len(words)
 
@@ -328,7 +328,7 @@ def _row_support(ix: _SourceIndex, claim: "_Claim", terms: set[str], asked: set[
         if len(words - said - asked) > 1:
             continue
         if not right_columns(ix.sentence_texts, cap, j, claim.figures, claim.years, claim.latest,
-                             ix.source.table_header, told, claim.span):
+                             ix.source.table_header, told, claim.span, claim.body):
             continue
         if _rescaled(claim.scales, _scales(text), _unit_above(ix, j)):
             continue  # "3,669 billion" from a table in millions

@@ -453,5 +453,6 @@ class Answerer:
                 captions = {caption for _, _, caption in rows}
                 rows_quoted = sum(1 for q, _ in first if q not in captions)
                 heading = ROW_FIRST if rows_quoted == 1 else ROWS_FIRST
-                sentence = UNCHECKED_WITH_ROW if sentence == WITHHELD or sentence == MODEL_FOUND_NONE else sentence
+                if sentence != NO_FIGURE:  # the documents may well hold it: not "not found"
+                    sentence = UNCHECKED_WITH_ROW
         return sentence + "\n\n" + heading + "\n" + "\n".join(f"{q} [{n}]" for q, n in quotes)

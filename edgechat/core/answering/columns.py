@@ -1,4 +1,4 @@
-"""Which period and which column of a table a figure is from.
+"""Which column of a table row a figure is from.
 
 A filing's table row holds several figures ("Operating income 3,669 4,774 12,233 10,488"); its
 column headings, above it, say which is which ("Three Months Ended ... Six Months Ended", "March 31,
@@ -13,33 +13,13 @@ import re
 from collections.abc import Sequence
 
 from edgechat.core.answering.extractive import is_figure_row, row_cells
-from edgechat.core.answering.wording import _FIGURE_RE, _YEAR_RE, _dates, _norm_figure, _quarters
+from edgechat.core.answering.wording import _FIGURE_RE, _YEAR_RE, _norm_figure
 
-__all__ = ["HEADING_WORDS", "names_a_period", "period_span", "right_columns"]
+__all__ = ["HEADING_WORDS", "right_columns"]
 
-_SPAN_RE = re.compile(r"\b(three|six|nine|twelve) months\b|\b(first half|half-year|year[- ]to[- ]date)\b", re.IGNORECASE)
-
-
-def period_span(text: str) -> str | None:
-    """How long a period `text` is about: "three" for a quarter ("Q2 2023", "the second quarter",
-    "three months ended"), "six" ("six months", "the first half"), "nine", "twelve"; None when it
-    does not say."""
-    m = _SPAN_RE.search(text)
-    if m:
-        return m.group(1).lower() if m.group(1) else "six" if m.group(2).lower().startswith(("first", "half")) else None
-    return "three" if _quarters(text) else None
-
-
-_PERIOD_WORDS_RE = re.compile(r"\b(?:quarters?|months?|weeks?|years? ended|fiscal|as of|year-to-date)\b", re.IGNORECASE)
 _HEADING_YEAR_RE = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d)")
 HEADING_WORDS = 8  # a line of column headings is short
 _GROUP_RE = re.compile(r"\b(three|six|nine|twelve) months ended\b", re.IGNORECASE)
-
-
-def names_a_period(text: str) -> bool:
-    """Does a sentence say what period its figures are of ("the second quarter", "six months
-    ended", "as of April 1, 2023")? A bare year ("the Inflation Reduction Act of 2022") does not."""
-    return bool(_quarters(text) or _PERIOD_WORDS_RE.search(text) or _dates(text))
 
 
 def right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures: set[str], years: set[str],

@@ -54,8 +54,7 @@ from typing import Any
 import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_spans
-from edgechat.core.indexing.context import LABEL_KEY
-from edgechat.core.answering.columns import names_a_period, period_span, right_columns
+from edgechat.core.answering.columns import right_columns
 from edgechat.core.answering.wording import (
     _acronyms,
     _advice_verbs,
@@ -98,7 +97,9 @@ from edgechat.core.answering.wording import (
     _ordinals,
     _PDF_MARKS,
     _providers,
+    names_any_period,
     names_period,
+    period_span,
     report_of,
     _quarters,
     _ranks,
@@ -127,6 +128,7 @@ from edgechat.core.answering.extractive import (
     split_sentences,
     table_caption,
 )
+from edgechat.core.indexing.context import LABEL_KEY
 from edgechat.core.records import Evidence, SentenceVerdict, Source, Support
 from edgechat.core.search.retrieval import STOPWORDS, stem
 
@@ -243,7 +245,7 @@ def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
         return False
     if number_words and not _same_periods(ix.sentence_texts[j], claim.body, claim.figures):
         return False
-    if j == 0 and ix.cut and _quarters(claim.body) and not names_a_period(ix.sentence_texts[j]):
+    if j == 0 and ix.cut and _quarters(claim.body) and not names_any_period(ix.sentence_texts[j]):
         return False  # "[During the six months ended April 1, 2023, the Company] repurchased 262 million shares"
     row = is_figure_row(" ".join(ix.sentence_texts[j].split()))
     if _rescaled(claim.scales, _scales(ix.sentence_texts[j]), _unit_above(ix, j) if row else ""):
@@ -282,6 +284,13 @@ def _names_word(text: str, word: str) -> bool:
     return bool(text) and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
 
 
+def _of_subjects(ix: _SourceIndex, subjects: set[str], said: str) -> bool:
+    """Is `ix` the document of each of the claim's `subjects` (its title or file name, or its
+    identity: "Amazon" for AMAZON.COM, INC.'s filing), or does the evidence `said` name it?"""
+    said = said.lower()
+    return all(t in ix.label or _names_word(ix.identity, t) or t in said for t in subjects)
+
+
 _CUT_STARTS = frozenset("abcdefghijklmnopqrstuvwxyz,.;:)")
 
 
@@ -309,8 +318,7 @@ def _row_support(ix: _SourceIndex, claim: "_Claim", terms: set[str], asked: set[
     the question asks about the latest period (`latest`) -- not last year's figure of the row.
     `told`: only a row whose headings tell its columns' years (a later year's report, read for
     its comparative column)."""
-    passage = " ".join(ix.sentence_texts).lower()
-    if not all(t in ix.label or _names_word(ix.identity, t) or t in passage for t in claim.subjects):
+    if not _of_subjects(ix, claim.subjects, " ".join(ix.sentence_texts)):
         return None  # "Amazon's diluted earnings per share" from Apple's report
     words = {_POSSESSIVE_RE.sub("", t) for t in terms if not t.isdigit()}  # "Amazon's" names Amazon
     asked = {_POSSESSIVE_RE.sub("", t) for t in asked}
@@ -411,10 +419,8 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         return False, ""  # "the most severe type ... wishlist": the evidence does not rank it
     if claim.echoes and not all(any(_as_code(e, ix.sentence_texts[j]) for j in window) for e in claim.echoes):
         return False, "names"  # `integrate`, asked "which function integrates": a verb in "lsode integrate ODEs"
-    if claim.subjects:
-        said_text = " ".join(ix.sentence_texts[j] for j in window).lower()
-        if not all(t in ix.label or _names_word(ix.identity, t) or t in said_text for t in claim.subjects):
-            return False, ""  # "in Maxima, you can ...", evidence from the Asymptote manual
+    if claim.subjects and not _of_subjects(ix, claim.subjects, _said(ix, window)):
+        return False, ""  # "in Maxima, you can ...", evidence from the Asymptote manual
     if claim.acronyms:
         written = " ".join(ix.sentence_texts[j] for j in window) + " " + source_label(ix.source)
         if not all(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", written) for a in claim.acronyms):

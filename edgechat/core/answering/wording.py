@@ -543,6 +543,28 @@ def _periods(text: str) -> set[str]:
     return out
 
 
+_SPAN_RE = re.compile(r"\b(three|six|nine|twelve) months\b|\b(first half|half-year|year[- ]to[- ]date)\b", re.IGNORECASE)
+
+
+def period_span(text: str) -> str | None:
+    """How long a period `text` is about: "three" for a quarter ("Q2 2023", "the second quarter",
+    "three months ended"), "six" ("six months", "the first half"), "nine", "twelve"; None when it
+    does not say."""
+    m = _SPAN_RE.search(text)
+    if m:
+        return m.group(1).lower() if m.group(1) else "six" if m.group(2).lower().startswith(("first", "half")) else None
+    return "three" if _quarters(text) else None
+
+
+_PERIOD_WORDS_RE = re.compile(r"\b(?:quarters?|months?|weeks?|years? ended|fiscal|as of|year-to-date)\b", re.IGNORECASE)
+
+
+def names_any_period(text: str) -> bool:
+    """Does a sentence say what period its figures are of ("the second quarter", "six months
+    ended", "as of April 1, 2023")? A bare year ("the Inflation Reduction Act of 2022") does not."""
+    return bool(_quarters(text) or _PERIOD_WORDS_RE.search(text) or _dates(text))
+
+
 def report_of(asked: str, label: str) -> str:
     """Is a document whose name is `label` ("2023 Q3 AMZN.pdf") the report of the quarter `asked`
     names ("Q3 2022", "the second quarter")? "same" (or either names none), "later" (the same

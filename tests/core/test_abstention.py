@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from edgechat.core.answering.answer import CLOSEST, NOT_IN_DOCUMENTS, WITHHELD
+from edgechat.core.answering.answer import CLOSEST, NO_FIGURE, NOT_IN_DOCUMENTS, WITHHELD
 from edgechat.core.engine import Engine
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, RagRequest, StopReason, Support
 from tests.helpers import make_corpus
@@ -115,12 +115,30 @@ def test_a_wrong_headline_is_withheld_even_with_a_true_sentence_after_it(engine)
 
 def test_one_unsupported_sentence_after_supported_ones_is_flagged_not_withheld(engine):
     client = ScriptedClient("Mercury is the smallest planet and the closest to the Sun [1]. "
-                            "A year on Mercury lasts 88 Earth days. Its surface is covered in 40 lakes.")
+                            "A year on Mercury lasts 88 Earth days. Its surface is covered in frozen lakes.")
     _, r = _ask(engine, "Tell me about Mercury", client)
     assert not r.abstained and not r.grounded  # a claim is unsupported: not grounded
     assert [v.support for v in r.verdicts] == [Support.SUPPORTED, Support.SUPPORTED, Support.UNSUPPORTED]
-    assert r.verdicts[2].reason == "the figure 40 appears in no source"
     assert abs(r.support_ratio - 2 / 3) < 1e-9
+
+
+def test_a_sentence_with_a_figure_of_its_own_is_not_shown(engine):
+    # An answer that works out a figure no source has ("= 6.5") has gone wrong: only what the
+    # documents support is shown, and the sentence with the figure stays in the draft.
+    draft = ("Mercury is the smallest planet and the closest to the Sun [1]. "
+             "A year on Mercury lasts 88 Earth days. Its surface is covered in 40 lakes.")
+    _, r = _ask(engine, "Tell me about Mercury", ScriptedClient(draft))
+    assert not r.abstained and r.draft == draft and "40 lakes" not in r.text
+    assert [v.support for v in r.verdicts] == [Support.SUPPORTED, Support.SUPPORTED] and r.grounded
+    assert [v.reason for v in r.draft_verdicts][2] == "the figure 40 appears in no source"
+
+
+def test_an_amount_asked_for_and_left_only_in_an_invented_sentence_is_withheld(engine):
+    # What is left once the sentence with the invented figure is taken out gives no figure for the
+    # amount asked: nothing is shown as the answer.
+    draft = "Mercury is the closest planet to the Sun [1]. Therefore its year lasts 412 Earth days."
+    _, r = _ask(engine, "How many Earth days does a year on Mercury last?", ScriptedClient(draft))
+    assert r.abstained and r.text.startswith(NO_FIGURE) and r.draft == draft
 
 
 def test_a_subject_no_passage_mentions_is_named_and_the_model_not_asked(engine):
@@ -247,3 +265,31 @@ def test_an_answer_with_no_figure_to_an_amount_asked_for_is_no_answer(tmp_path, 
     assert not gives_no_figure("How many days does a trial last?", "A trial lasts thirty days [1].")
     assert not gives_no_figure("What is the default value of the option?", "It is FALSE [1].")
     assert not gives_no_figure("What were the drivers of the change in net sales?", "Weaker demand in Europe [1].")
+    # a table's unit and its period headings count nothing (seen: "Net sales information is as
+    # follows (in millions): Three Months Ended [2]" to "What were subscription services net sales?")
+    assert gives_no_figure("What were subscription services net sales in Q3 2023?",
+                           "Net sales information is as follows (in millions): Three Months Ended [2].")
+    assert not gives_no_figure("What were subscription services net sales in Q3 2023?",
+                               "They were $10,170 in millions [2].")
+
+
+def test_a_quoted_row_comes_with_the_headings_that_tell_its_columns_apart(tmp_path, embedder):
+    """A withheld answer quotes the row asked for; "Operating income 3,669 4,774" alone does not say
+    which figure is which quarter, so the column headings come on the line above it."""
+    from edgechat.core.answering.answer import UNCHECKED_WITH_ROW
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "quarterly-report.txt").write_text(
+        "Results of operations\n\nThe results of operations were as follows (in millions):\n"
+        "Three Months Ended March 31,\n2022 2023\nTotal net sales 116,444 127,358\n"
+        "Operating income 3,669 4,774\nNet income (loss) (3,844) 3,172\n", encoding="utf-8")
+    q = "What was the operating income in the quarter ended March 31, 2023?"
+    with Engine(tmp_path / "lib", embedder=embedder) as e:
+        e.index([docs])
+        _, r = _ask(e, q, ScriptedClient("The operating income was 3,669 million [1]."))  # 2022's column
+    assert r.abstained and r.text.startswith(UNCHECKED_WITH_ROW)
+    lines = r.text.splitlines()
+    row = next(i for i, line in enumerate(lines) if line.startswith("Operating income 3,669 4,774"))
+    assert lines[row - 1] == "Columns: Three Months Ended March 31, 2022 2023 [1]"
+    assert all(v.support != Support.UNSUPPORTED for v in r.verdicts)  # the headings line is EdgeChat's, no claim

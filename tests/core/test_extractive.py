@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import threading
 
 from hypothesis import given, settings
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.answering.citations import build_citations, marker_spans
 from edgechat.core.answering.extractive import (
+    COLUMNS,
     NO_MATCH_TEXT,
     ExtractiveClient,
     asked_rows,
@@ -70,10 +72,16 @@ def check_answer(answer: str, sources: list[Source]) -> None:
     assert result.unmatched == 0
     assert {c.number for c in result.citations} <= set(by_n)
     qs = quotes(answer)
-    assert 1 <= len(qs) <= 4
+    said = [(q, nums) for q, nums in qs if not q.startswith(COLUMNS)]
+    assert 1 <= len(said) <= 4
     for quote, nums in qs:
         assert len(nums) == 1
-        assert quote and quote in quote_text(by_n[nums[0]].content)
+        source = by_n[nums[0]]
+        if quote.startswith(COLUMNS):  # a quoted row's column headings, from its passage or its page's table
+            years = re.findall(r"\b(?:19|20)\d\d\b", quote)
+            assert years and all(y in f"{source.content} {source.table_header}" for y in years)
+        else:
+            assert quote and quote in quote_text(source.content)
 
 
 def test_implements_protocol():
@@ -330,6 +338,10 @@ def test_the_row_asked_for_is_quoted_with_its_tables_caption():
     caption = "were as follows (in millions): [2]"
     assert any(line.endswith(caption) for line in text.splitlines())
     assert text.index(caption) < text.index("Phones $ 39,669")
+    # and the headings that say which figure is which period, just above the row
+    lines = text.splitlines()
+    assert lines[lines.index("Phones $ 39,669 $ 40,665 $ 156,778 $ 162,863 [2]") - 1] == (
+        "Columns: Three Months Ended Nine Months Ended July 1, 2023 June 25, 2022 July 1, 2023 June 25, 2022 [2]")
     check_answer(text, sources)
     rows = asked_rows(question, sources)
     assert rows and rows[0][0].ordinal == 2 and rows[0][1].startswith("Phones $ 39,669")

@@ -54,8 +54,10 @@ def test_the_headings_tell_the_row_s_columns_apart(tmp_path, embedder):
     question = "What was Amazon's operating income in Q1 2023?"
     wrong = "Amazon's operating income in Q1 2023 was 3,669 million [1]."
     right = "Amazon's operating income in Q1 2023 was 4,774 million [1]."
-    # Without the headings the passage cannot tell 2022's column from 2023's.
-    assert verify(wrong, [plain], embedder.embed, question)[0].support == Support.SUPPORTED
+    # Without the headings the passage cannot tell 2022's column from 2023's: neither figure holds
+    # for the quarter asked.
+    assert verify(wrong, [plain], embedder.embed, question)[0].support == Support.UNSUPPORTED
+    assert verify(right, [plain], embedder.embed, question)[0].support == Support.UNSUPPORTED
     assert verify(wrong, [headed], embedder.embed, question)[0].support == Support.UNSUPPORTED
     assert verify(right, [headed], embedder.embed, question)[0].support == Support.SUPPORTED
     # The model reads them beside the passage.

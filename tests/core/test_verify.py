@@ -1080,10 +1080,30 @@ def test_a_company_s_figure_comes_from_that_company_s_document(embedder):
 
     apple = filing(1, "Basic earnings per share $ 1.27 $ 1.20\nDiluted earnings per share $ 1.26 $ 1.20",
                    "/filings/2023 Q3 AAPL.pdf", "2023 Q3 AAPL | Apple Inc. | Q3 2023 Form 10-Q")
-    amazon = filing(2, "Basic earnings per share $ 0.28 $ 0.96\nDiluted earnings per share $ 0.28 $ 0.94",
+    amazon = filing(2, "Three Months Ended September 30,\n2022 2023\n"
+                       "Basic earnings per share $ 0.28 $ 0.96\nDiluted earnings per share $ 0.28 $ 0.94",
                     "/filings/2023 Q3 AMZN.pdf", "2023 Q3 AMZN | AMAZON.COM, INC. | Form 10-Q")
     q = "What was Amazon's diluted earnings per share in Q3 2023?"
     [v] = verify("Amazon's diluted earnings per share in Q3 2023 was $1.26 [1].", [apple, amazon], embedder.embed, q)
     assert v.support == Support.UNSUPPORTED
     [v] = verify("Amazon's diluted earnings per share in Q3 2023 was $0.94 [2].", [apple, amazon], embedder.embed, q)
     assert v.support == Support.SUPPORTED and v.sources == [2]
+
+
+def test_a_claim_about_another_year_does_not_answer_the_year_asked(embedder):
+    """Seen on the filings: "What capital expenditures does Amazon expect for 2024?" answered
+    "Amazon expects cash capital expenditures to decrease in 2023 [1]": true, of another year."""
+    text = ("Cash capital expenditures were $13.7 billion and $13.1 billion during Q1 2022 and Q1 2023. We expect "
+            "cash capital expenditures to decrease in 2023, primarily due to lower spending on our fulfillment network.")
+    src = _src(1, text, "0001018724-23-000008", "/filings/2023 Q1 AMZN.pdf", 23)
+    claim = "Amazon expects cash capital expenditures to decrease in 2023, primarily due to lower spending [1]."
+    [v] = verify(claim, [src], embedder.embed, "What capital expenditures does Amazon expect for 2024?")
+    assert v.support == Support.UNSUPPORTED and "2023" in v.reason and "2024" in v.reason
+    [v] = verify(claim, [src], embedder.embed, "What capital expenditures does Amazon expect for 2023?")
+    assert v.support == Support.SUPPORTED
+    # a fiscal quarter named by its date is not another year's claim
+    table = ("Total net sales for the three months ended December 31, 2022 were $117,154 million.")
+    [v] = verify("Net sales for the three months ended December 31, 2022 were $117,154 million [1].",
+                 [_src(1, table, "0000320193-23-000006", "/filings/2023 Q1 AAPL.pdf", 4)], embedder.embed,
+                 "What were Apple's net sales in Q1 2023?")
+    assert v.support == Support.SUPPORTED

@@ -51,6 +51,7 @@ import types
 
 from edgechat.core.answering.citations import MARKER_RE, build_citations
 from edgechat.core.answering.extractive import (
+    COLUMNS,
     ExtractiveClient,
     amount_row,
     asked_rows,
@@ -60,7 +61,7 @@ from edgechat.core.answering.extractive import (
     unfound_amounts,
 )
 from edgechat.core.answering.focus import focus
-from edgechat.core.answering.verify import attribute, introduces, register_own_text, verify
+from edgechat.core.answering.verify import attribute, introduces, invents_a_figure, register_own_text, verify
 from edgechat.core.answering.wording import _YEAR_RE, figures
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.search.retrieval import keywords_of, stem
@@ -202,6 +203,13 @@ _COUNT_WORD_RE = re.compile(
     re.IGNORECASE)
 
 
+# Words of a count that count nothing: a table's unit ("(in millions)") and its period's heading
+# ("Three Months Ended").
+_NOT_A_COUNT_RE = re.compile(
+    r"\((?:dollars |amounts )?in (?:hundreds|thousands|millions|billions)\b[^)]*\)|\bin (?:thousands|millions|billions)\b"
+    r"|\b(?:three|six|nine|twelve) months ended\b", re.IGNORECASE)
+
+
 def gives_no_figure(question: str, text: str) -> bool:
     """Is `text` an answer without any figure to a question that asks for an amount outright ("Apple
     paid in dividends in Q3 2023." for "How much did Apple pay in dividends in Q3 2023?")? The
@@ -209,17 +217,21 @@ def gives_no_figure(question: str, text: str) -> bool:
     if not (_ASKS_AMOUNT_RE.search(question) and asks_for_figure(question)):
         return False
     asked = {f for f, _ in figures(question)}
-    text = MARKER_RE.sub(" ", text)
+    text = _NOT_A_COUNT_RE.sub(" ", MARKER_RE.sub(" ", text))
     if _COUNT_WORD_RE.search(text):  # "thirty days", "no restrictions"
         return False
     return not any(f not in asked and not _YEAR_RE.fullmatch(f) for f, _ in figures(text))
 
 
 def should_withhold(verdicts: Sequence[SentenceVerdict]) -> bool:
+    """Is the answer not to be shown as it was written: most of it unsupported, its first claim
+    unsupported, or any sentence giving a figure no source has (an answer that works out a figure
+    of its own has gone wrong, whatever else it says)?"""
     claims = [v for v in verdicts if v.support != Support.NO_CLAIM]
     if not claims:
         return False
-    return support_ratio(list(verdicts)) < MIN_SUPPORT_RATIO or claims[0].support == Support.UNSUPPORTED
+    return (support_ratio(list(verdicts)) < MIN_SUPPORT_RATIO or claims[0].support == Support.UNSUPPORTED
+            or any(invents_a_figure(v) for v in claims))
 
 
 class Answerer:
@@ -331,9 +343,15 @@ class Answerer:
                 # A kept part that only introduces what was left out ("Here's how EdgeChat keeps
                 # your documents private:") answers nothing: withheld like the rest.
                 says_something = any(not introduces(text[v.start:v.end]) for v in supported)
-                if claims and claims[0].support == Support.SUPPORTED and says_something:
+                kept = " ".join(text[v.start:v.end].strip() for v in supported)
+                if claims and claims[0].support == Support.SUPPORTED and says_something and gives_no_figure(
+                        request.query, kept):
+                    # What is left of an answer whose figure was its own gives no figure at all.
+                    abstained = True
+                    text = self._not_found(NO_FIGURE, request.query, sources)
+                elif claims and claims[0].support == Support.SUPPORTED and says_something:
                     # Only what the documents support is shown; the rest stays in the draft.
-                    text = " ".join(text[v.start:v.end].strip() for v in supported)
+                    text = kept
                     trimmed = sum(v.support == Support.UNSUPPORTED for v in verdicts)
                     verdicts = verify(text, sources, self.embed, request.query)
                     text, verdicts, added_spans = attribute(text, verdicts)
@@ -446,12 +464,16 @@ class Answerer:
             return sentence
         heading = CLOSEST
         if rows and sentence in (WITHHELD, MODEL_FOUND_NONE, NO_FIGURE):
-            first = [(q, n) for q, n in quotes
+            asked = [i for i, (q, n) in enumerate(quotes)
                      if any(n == s.ordinal and q in (row, caption) for s, row, caption in rows)]
+            # a row's "Columns: ..." line stays just above it
+            first = [quotes[j] for i in asked for j in (i - 1, i)
+                     if j == i or (j >= 0 and quotes[j][0].startswith(COLUMNS) and quotes[j][1] == quotes[i][1])]
+            first = list(dict.fromkeys(first))
             if first:
                 quotes = first + [qn for qn in quotes if qn not in first]
                 captions = {caption for _, _, caption in rows}
-                rows_quoted = sum(1 for q, _ in first if q not in captions)
+                rows_quoted = sum(1 for q, _ in first if q not in captions and not q.startswith(COLUMNS))
                 heading = ROW_FIRST if rows_quoted == 1 else ROWS_FIRST
                 if sentence != NO_FIGURE:  # the documents may well hold it: not "not found"
                     sentence = UNCHECKED_WITH_ROW

@@ -15,27 +15,21 @@ from collections.abc import Sequence
 from edgechat.core.answering.extractive import is_figure_row, row_cells
 from edgechat.core.answering.wording import _FIGURE_RE, _YEAR_RE, _norm_figure
 
-__all__ = ["HEADING_WORDS", "right_columns"]
+__all__ = ["HEADING_WORDS", "column_headings", "right_columns"]
 
 _HEADING_YEAR_RE = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d)")
 HEADING_WORDS = 8  # a line of column headings is short
 _GROUP_RE = re.compile(r"\b(three|six|nine|twelve) months ended\b", re.IGNORECASE)
 
 
-def right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures: set[str], years: set[str],
-                   latest: bool, above: str = "", told: bool = False, span: str | None = None,
-                   said: str = "") -> bool:  # fmt: skip
-    """Is each claimed figure of row `row` in a column of a year asked about? The column
-    headings are the lines between the caption and the row; they name a year per column
-    ("July 1, 2023 June 25, 2022 ..." or "2022 2023") when there are as many years as figures.
-    A passage that begins inside a table, or inside its headings, lacks some of them: then they
-    are `above`, the headings of the table it starts in (Source.table_header). `told`: False as
-    well when the headings do not tell each column's year.
-
-    Headings that group the columns ("Three Months Ended ... Six Months Ended ...") tell the
-    quarter's columns from the half-year's: a claim about a quarter (`span` "three") takes its
-    figure from the first kind, one about six months from the second. `said`: the claim, which may
-    be the row quoted word for word."""
+def column_headings(texts: Sequence[str], cap: int | None, row: int, above: str = "") -> tuple[str, list[str]]:
+    """The column headings of row `row` of a passage's sentences `texts` (`cap`: the index of its
+    table's caption, if any), and the row's figure cells, as a claim's figures are written. The
+    headings name a year per column ("July 1, 2023 June 25, 2022 ..." or "2022 2023"): they are
+    the lines between the caption and the row, else the nearest of them, else `above` (the
+    headings of the table a passage begins inside of, Source.table_header), else a caption that
+    names one date per column ("... ended December 31, 2022 and December 25, 2021 were as
+    follows"). "" when no text names as many years as the row has figures."""
     start = cap + 1 if cap is not None else max(0, row - 12)
     lines = [t for t in texts[start:row] if not is_figure_row(" ".join(t.split()))]
     if cap is not None and not any(_HEADING_YEAR_RE.search(t) for t in lines) and _HEADING_YEAR_RE.search(
@@ -54,20 +48,34 @@ def right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures
             lines.insert(0, line)
     found = [m for m in _FIGURE_RE.finditer(row_cells(texts[row])) if not _YEAR_RE.fullmatch(_norm_figure(m))]
     cells = [_norm_figure(m) for m in found]
-    if said and " ".join(texts[row].split()) in " ".join(said.split()):
-        return True  # the row quoted whole, every column: no one column is claimed
     amounts = [_norm_figure(m) for m in found if not m.group(3)]  # without a "Change" column's percentages
     years_said = max(len(_HEADING_YEAR_RE.findall(t)) for t in (" ".join(lines), above))
     if len(amounts) != len(cells) and len(amounts) == years_said:
         cells = amounts
-    heading_text = ""
-    for text in (" ".join(lines), above):
-        if len(_HEADING_YEAR_RE.findall(text)) == len(cells):
-            heading_text = text
-            break
+    tries = [" ".join(lines[i:]) for i in range(len(lines))] + [above, texts[cap] if cap is not None else ""]
+    return next((" ".join(t.split()) for t in tries if len(_HEADING_YEAR_RE.findall(t)) == len(cells)), ""), cells
+
+
+def right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures: set[str], years: set[str],
+                   latest: bool, above: str = "", told: bool = False, span: str | None = None,
+                   said: str = "") -> bool:  # fmt: skip
+    """Is each claimed figure of row `row` in a column of a year asked about? The column
+    headings (`column_headings`, `above` among them) name a year per column. `told`: False as
+    well when the headings do not tell each column's year.
+
+    Headings that group the columns ("Three Months Ended ... Six Months Ended ...") tell the
+    quarter's columns from the half-year's: a claim about a quarter (`span` "three") takes its
+    figure from the first kind, one about six months from the second. `said`: the claim, which may
+    be the row quoted word for word."""
+    if said and " ".join(texts[row].split()) in " ".join(said.split()):
+        return True  # the row quoted whole, every column: no one column is claimed
+    heading_text, cells = column_headings(texts, cap, row, above)
     heading = _HEADING_YEAR_RE.findall(heading_text)
     if not heading:
-        return not told  # no year per column to go by
+        # No year per column to go by: a claim about a period cannot be held to one of a row's
+        # several figures ("Stock-based compensation 5,209 7,127 8,459 ..." under headings the
+        # passage does not have).
+        return not told and not ((years or span) and len(set(cells)) > 1)
     groups = [g.lower() for g in _GROUP_RE.findall(heading_text)]
     per = len(cells) // len(groups) if len(groups) > 1 and len(cells) % len(groups) == 0 else 0
     group = [groups[i // per] if per else "" for i in range(len(cells))]

@@ -575,6 +575,26 @@ def _caption(cands: Sequence[_Candidate], row: _Candidate) -> _Candidate | None:
     return mine[j] if j is not None else None
 
 
+COLUMNS = "Columns:"
+
+
+def column_line(row: _Candidate) -> str:
+    """"Columns: Three Months Ended June 30, 2022 2023", said before a quoted table row whose
+    headings name a year per column (from its passage, or from its table's headings on the page):
+    a row alone ("Operating income 3,669 4,774") does not say which figure is which period. ""
+    when no headings tell. EdgeChat's own words: the answer's checks read it as no claim."""
+    from edgechat.core.answering.columns import column_headings  # columns reads rows as this module does
+
+    content = row.source.content if isinstance(row.source.content, str) else ""
+    texts = [content[s:e] for s, e in split_sentences(content)]
+    if not 0 <= row.position < len(texts):
+        return ""
+    heading, _ = column_headings(texts, table_caption(texts, row.position), row.position, row.source.table_header)
+    if not heading:
+        return ""
+    return f"{COLUMNS} {heading}"
+
+
 def _question(messages: Sequence[ChatMessage]) -> str:
     for m in reversed(messages):
         if m.role == Role.USER and not m.pinned:
@@ -609,7 +629,13 @@ class ExtractiveClient:
         if rows is None:  # a row asked for may be in a source past the top ones (an amount's row added)
             rows = asked_rows(question, sources)
         top += [holder for holder, _, _ in rows if holder not in top]
-        return [(c.text, c.source.ordinal) for c in _select(question, top, self._embed, rows)]
+        out: list[tuple[str, int]] = []
+        for c in _select(question, top, self._embed, rows):
+            heading = column_line(c) if is_figure_row(c.text) else ""
+            if heading and (heading, c.source.ordinal) not in out:
+                out.append((heading, c.source.ordinal))  # which column is which period, before its rows
+            out.append((c.text, c.source.ordinal))
+        return out
 
     def stream(
         self,

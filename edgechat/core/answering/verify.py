@@ -121,6 +121,7 @@ from edgechat.core.answering.wording import (
     _YES_NO_RE,
 )
 from edgechat.core.answering.extractive import (
+    COLUMNS,
     is_figure_row,
     row_cells,
     row_label,
@@ -132,7 +133,7 @@ from edgechat.core.indexing.context import LABEL_KEY
 from edgechat.core.records import Evidence, SentenceVerdict, Source, Support
 from edgechat.core.search.retrieval import STOPWORDS, stem
 
-__all__ = ["MIN_COVERAGE", "MIN_SIMILARITY", "STRONG_SIMILARITY", "attribute", "verify"]
+__all__ = ["MIN_COVERAGE", "MIN_SIMILARITY", "STRONG_SIMILARITY", "attribute", "invents_a_figure", "verify"]
 
 MIN_COVERAGE = 0.65  # share of the sentence's content terms one or two adjacent source sentences hold
 MIN_SIMILARITY = 0.5  # ... and the cosine of the best of those source sentences
@@ -533,7 +534,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     `joined`: the sentence goes on the line of the one before (a quote on a line of its own stands
     alone)."""
     clean = MARKER_RE.sub(" ", sentence).strip()
-    if clean in _OWN_TEXT:
+    if clean in _OWN_TEXT or clean.startswith(f"{COLUMNS} "):  # EdgeChat's words; a quoted row's column headings
         return _Check(Support.NO_CLAIM)
     # read as the sources are read: "Don’t" is "Don't", or its denial goes unseen
     body = _LIST_ENUM_RE.sub("", clean.translate(_PDF_MARKS))
@@ -574,10 +575,17 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         number, j = quoted
         ix = next(ix for ix in index if ix.source.ordinal == number)
         return _Check(Support.SUPPORTED, sources=[number], evidence=[Evidence(number, *ix.spans[j])])
+    said_years = {f for f, _ in figures(body) if _YEAR_RE.fullmatch(f)}
+    if asked.years and said_years and not said_years & asked.years and not _dates(body):
+        # "Amazon expects cash capital expenditures to decrease in 2023" to "... expect for 2024?":
+        # true of another year, and no answer to this one. (A date, "the quarter ended December
+        # 31, 2022", may be how a fiscal year's quarter is named.)
+        return _Check(Support.UNSUPPORTED, reason=f"it speaks of {' and '.join(sorted(said_years))}, "
+                                                  f"not of {' or '.join(sorted(asked.years))} as asked")
     all_figures = set().union(*(ix.figures for ix in index)) if index else set()
     for norm, written in figs:
         if norm not in all_figures:
-            return _Check(Support.UNSUPPORTED, reason=f"the figure {written} appears in no source")
+            return _Check(Support.UNSUPPORTED, reason=_INVENTED.format(written))
     for counted in _counted(body) - asked.terms:
         if not any(counted in ix.words for ix in index):
             return _Check(Support.UNSUPPORTED, reason=f"no source counts {counted} (a figure said with what it counts)")
@@ -751,6 +759,15 @@ FRAGMENT_WORDS = 3
 NOUN_PHRASE_WORDS = 6
 _NOUN_PHRASE_RE = re.compile(r"^\W*(?:the|a|an)\b", re.IGNORECASE)
 _ENDS_CLAUSE_RE = re.compile(r"\b(?:is|are|was|were|has|have|does|do)\b", re.IGNORECASE)
+
+
+_INVENTED = "the figure {} appears in no source"
+
+
+def invents_a_figure(verdict: SentenceVerdict) -> bool:
+    """Does the sentence give a figure no source has ("= $6.5 billion", worked out by the writer)?"""
+    head, tail = _INVENTED.split("{}")
+    return verdict.support == Support.UNSUPPORTED and verdict.reason.startswith(head) and verdict.reason.endswith(tail)
 
 
 def verify(

@@ -343,15 +343,15 @@ class Answerer:
                 # A kept part that only introduces what was left out ("Here's how EdgeChat keeps
                 # your documents private:") answers nothing: withheld like the rest.
                 says_something = any(not introduces(text[v.start:v.end]) for v in supported)
-                kept = " ".join(text[v.start:v.end].strip() for v in supported)
+                supported_text = " ".join(text[v.start:v.end].strip() for v in supported)
                 if claims and claims[0].support == Support.SUPPORTED and says_something and gives_no_figure(
-                        request.query, kept):
+                        request.query, supported_text):
                     # What is left of an answer whose figure was its own gives no figure at all.
                     abstained = True
                     text = self._not_found(NO_FIGURE, request.query, sources)
                 elif claims and claims[0].support == Support.SUPPORTED and says_something:
                     # Only what the documents support is shown; the rest stays in the draft.
-                    text = kept
+                    text = supported_text
                     trimmed = sum(v.support == Support.UNSUPPORTED for v in verdicts)
                     verdicts = verify(text, sources, self.embed, request.query)
                     text, verdicts, added_spans = attribute(text, verdicts)

@@ -153,3 +153,15 @@ def test_the_quarter_s_columns_are_told_from_the_half_year_s(embedder):
     # no one column.
     assert support("Services 20,907 19,821 5 % 41,673 39,337 6 % [1]", changes, q) == Support.SUPPORTED
     assert support("Services 20,907 19,821 41,673 39,337 [1]", statement, q) == Support.SUPPORTED
+
+
+def test_headings_that_run_on_into_the_table_s_rows_are_not_headings():
+    """Seen on a cash flow statement: the page's "headings" ran on into its first rows, with as
+    many years as the row has figures; quoted as the row's columns they said nothing true."""
+    from edgechat.core.answering.columns import column_headings
+
+    texts = ["Supplemental cash flow disclosure:", "Cash paid for interest $ 2,590 $ 1,910"]
+    run_on = "June 25, 2022 Cash, cash equivalents and restricted cash, beginning balances $ 24,977 $ 35,929 2021"
+    assert column_headings(texts, 0, 1, run_on)[0] == ""
+    assert column_headings(texts, 0, 1, "Nine Months Ended July 1, 2023 June 25, 2022")[0] == (
+        "Nine Months Ended July 1, 2023 June 25, 2022")

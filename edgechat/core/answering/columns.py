@@ -46,14 +46,24 @@ def column_headings(texts: Sequence[str], cap: int | None, row: int, above: str 
             if line.endswith(".") or len(line.split()) > HEADING_WORDS:
                 break
             lines.insert(0, line)
-    found = [m for m in _FIGURE_RE.finditer(row_cells(texts[row])) if not _YEAR_RE.fullmatch(_norm_figure(m))]
+    found = [m for m in _FIGURE_RE.finditer(row_cells(texts[row]))  # a year is no cell; "1,910" is not a year
+             if "," in m.group(1) or not _YEAR_RE.fullmatch(_norm_figure(m))]
     cells = [_norm_figure(m) for m in found]
     amounts = [_norm_figure(m) for m in found if not m.group(3)]  # without a "Change" column's percentages
     years_said = max(len(_HEADING_YEAR_RE.findall(t)) for t in (" ".join(lines), above))
     if len(amounts) != len(cells) and len(amounts) == years_said:
         cells = amounts
     tries = [" ".join(lines[i:]) for i in range(len(lines))] + [above, texts[cap] if cap is not None else ""]
-    return next((" ".join(t.split()) for t in tries if len(_HEADING_YEAR_RE.findall(t)) == len(cells)), ""), cells
+    return next((" ".join(t.split()) for t in tries
+                 if len(_HEADING_YEAR_RE.findall(t)) == len(cells) and _only_dates(t)), ""), cells
+
+
+def _only_dates(text: str) -> bool:
+    """Are the only figures of `text` years and days of a month, as in column headings? Headings
+    found on the page may run on into the table's first rows ("... 2022 Cash, cash equivalents and
+    restricted cash, beginning balances $ 24,977 $ 35,929"): those are not headings."""
+    return all(_YEAR_RE.fullmatch(f) or (f.isdigit() and int(f) <= 31)
+               for f in (_norm_figure(m) for m in _FIGURE_RE.finditer(text)))
 
 
 def right_columns(texts: Sequence[str], cap: int | None, row: int, claim_figures: set[str], years: set[str],

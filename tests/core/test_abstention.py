@@ -293,3 +293,30 @@ def test_a_quoted_row_comes_with_the_headings_that_tell_its_columns_apart(tmp_pa
     row = next(i for i, line in enumerate(lines) if line.startswith("Operating income 3,669 4,774"))
     assert lines[row - 1] == "Columns: Three Months Ended March 31, 2022 2023 [1]"
     assert all(v.support != Support.UNSUPPORTED for v in r.verdicts)  # the headings line is EdgeChat's, no claim
+
+
+def test_a_figure_of_something_else_than_the_amount_asked_is_no_answer(tmp_path, embedder):
+    """Seen on a filing: "How much did Apple pay for property, plant and equipment ...?" answered
+    "Apple paid 365 million shares of its common stock ...": supported word for word nearly, and a
+    figure of something else."""
+    from edgechat.core.answering.answer import OTHER_AMOUNT, misses_the_amount
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "quarterly-report.txt").write_text(
+        "Share repurchases\n\nDuring the nine months ended July 1, 2023, the Company repurchased 365 million shares of "
+        "its common stock for $56.1 billion.\n\nCash flows for the nine months were as follows (in millions):\n"
+        "Payments for acquisition of property, plant and equipment $ (8,796) $ (8,001)\n", encoding="utf-8")
+    q = "How much did the Company pay for property, plant and equipment in the nine months ended July 1, 2023?"
+    with Engine(tmp_path / "lib", embedder=embedder) as e:
+        e.index([docs])
+        _, r = _ask(e, q, ScriptedClient("The Company repurchased 365 million shares of its common stock during the "
+                                         "nine months ended July 1, 2023 [1]."))
+    assert r.abstained and r.text.startswith(OTHER_AMOUNT)
+    assert "Payments for acquisition of property, plant and equipment $ (8,796) $ (8,001) [1]" in r.text.splitlines()
+    assert misses_the_amount(q, "It paid 365 million shares [1].")
+    assert not misses_the_amount(q, "Payments for property, plant and equipment were $8,796 million [1].")
+    # what tables call the amount asked for names it too: revenue is net sales, earnings net income
+    assert not misses_the_amount("What was Apple's revenue in Q3 2023?", "Total net sales were $81,797 million [1].")
+    assert not misses_the_amount("How much did Apple earn in Q3 2023?", "Net income was $19,881 million [1].")
+    assert not misses_the_amount("Why did revenue fall?", "Fewer phones were sold [1].")  # no amount asked

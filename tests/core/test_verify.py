@@ -1107,3 +1107,38 @@ def test_a_claim_about_another_year_does_not_answer_the_year_asked(embedder):
                  [_src(1, table, "0000320193-23-000006", "/filings/2023 Q1 AAPL.pdf", 4)], embedder.embed,
                  "What were Apple's net sales in Q1 2023?")
     assert v.support == Support.SUPPORTED
+
+
+def test_the_size_of_a_change_is_not_the_amount(embedder):
+    """Seen on the filings: "International segment net sales in Q3 2023 was $1.4 billion", from
+    "Changes in foreign exchange rates increased International net sales by $1.4 billion"."""
+    text = ("Changes in foreign exchange rates increased International net sales by $1.4 billion for Q3 2023, and "
+            "reduced International net sales by $1.1 billion for the nine months ended September 30, 2023.")
+    src = _src(1, text, "0001018724-23-000018", "/filings/2023 Q3 AMZN.pdf", 24)
+    q = "What were Amazon's International segment net sales in Q3 2023?"
+    [v] = verify("International segment net sales in Q3 2023 were $1.4 billion [1].", [src], embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify("Foreign exchange rates increased International net sales by $1.4 billion in Q3 2023 [1].", [src],
+                 embedder.embed, q)
+    assert v.support == Support.SUPPORTED
+
+
+def test_a_claim_that_names_no_company_is_of_the_company_asked_about(embedder):
+    """Seen on the filings: "What dividend per share did Amazon pay in 2023?" answered "Dividend
+    per share paid in 2023 was 0.23", from Apple's report: the claim names no company, the
+    question does."""
+    from edgechat.core.indexing.context import LABEL_KEY
+
+    text = "In 2023 the Company paid a dividend per share of $0.23 to its shareholders."
+    apple = Source(1, text, "2023 Q1 AAPL", "/filings/2023 Q1 AAPL.pdf", 0.9, 5, 0, len(text),
+                   metadata={LABEL_KEY: "2023 Q1 AAPL | Apple Inc. | Form 10-Q"})
+    amazon = Source(2, "Amazon.com does not pay dividends.", "2023 Q1 AMZN", "/filings/2023 Q1 AMZN.pdf", 0.8, 3, 0, 34,
+                    metadata={LABEL_KEY: "2023 Q1 AMZN | AMAZON.COM, INC. | Form 10-Q"})
+    claim = "The dividend per share paid in 2023 was $0.23 [1]."
+    [v] = verify(claim, [apple, amazon], embedder.embed, "What dividend per share did Amazon pay in 2023?")
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify(claim, [apple, amazon], embedder.embed, "What dividend per share did Apple pay in 2023?")
+    assert v.support == Support.SUPPORTED
+    # a question about two companies leaves the claim's company to the claim
+    [v] = verify(claim, [apple, amazon], embedder.embed, "Did Apple or Amazon pay a dividend per share in 2023?")
+    assert v.support == Support.SUPPORTED

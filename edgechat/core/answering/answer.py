@@ -54,6 +54,8 @@ from edgechat.core.answering.extractive import (
     COLUMNS,
     ExtractiveClient,
     amount_row,
+    amount_terms,
+    column_line,
     asked_rows,
     asks_for_figure,
     of_the_report,
@@ -62,7 +64,7 @@ from edgechat.core.answering.extractive import (
 )
 from edgechat.core.answering.focus import focus
 from edgechat.core.answering.verify import attribute, introduces, invents_a_figure, register_own_text, verify
-from edgechat.core.answering.wording import _YEAR_RE, figures
+from edgechat.core.answering.wording import _YEAR_RE, _names, figures
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.search.retrieval import keywords_of, stem
 from edgechat.core.search.pipeline import RagPipeline
@@ -102,8 +104,9 @@ ROWS_FIRST = "The table rows that match the question, then the closest passages:
 MODEL_FOUND_NONE = ("Your documents don't seem to say: the model found no answer in the passages closest "
                     "to this question.")
 NO_FIGURE = "The model's answer is not shown: it gives no figure for the amount you asked about."
+OTHER_AMOUNT = "The model's answer is not shown: its figure is not of the amount you asked about."
 register_own_text(NOTHING_FOUND, NOT_IN_DOCUMENTS, WITHHELD, CLOSEST, MODEL_FOUND_NONE, DONT_KNOW,
-                  UNCHECKED_WITH_ROW, ROW_FIRST, ROWS_FIRST, NO_FIGURE)
+                  UNCHECKED_WITH_ROW, ROW_FIRST, ROWS_FIRST, NO_FIGURE, OTHER_AMOUNT)
 # The model saying it cannot answer, in the prompt's words (DONT_KNOW) or its own.
 _DONT_KNOW_RE = re.compile(
     r"\b(?:do not|don't|cannot|can't|can not) (?:know|answer|find|determine|tell)\b"
@@ -223,6 +226,17 @@ def gives_no_figure(question: str, text: str) -> bool:
     return not any(f not in asked and not _YEAR_RE.fullmatch(f) for f, _ in figures(text))
 
 
+def misses_the_amount(question: str, text: str) -> bool:
+    """Is `text` a figure of something else than the amount `question` asks for outright ("Apple
+    paid 365 million shares of its common stock" to "How much did Apple pay for property, plant and
+    equipment?"): it names none of what the amount is of?"""
+    if not (_ASKS_AMOUNT_RE.search(question) and asks_for_figure(question)):
+        return False
+    names = [n.split("'")[0].split("\u2019")[0] for n in _names(question)]
+    wanted = amount_terms(question, names)
+    return bool(wanted) and not wanted & amount_terms(MARKER_RE.sub(" ", text))
+
+
 def should_withhold(verdicts: Sequence[SentenceVerdict]) -> bool:
     """Is the answer not to be shown as it was written: most of it unsupported, its first claim
     unsupported, or any sentence giving a figure no source has (an answer that works out a figure
@@ -328,14 +342,17 @@ class Answerer:
             verdicts = verify(text, sources, self.embed, request.query)
             claims_nothing = all(v.support == Support.NO_CLAIM for v in verdicts)
             no_figure = is_model and gives_no_figure(request.query, text)
-            if is_model and (says_it_does_not_know(text, verdicts) or claims_nothing or no_figure):
+            other_amount = is_model and not no_figure and misses_the_amount(request.query, text)
+            if is_model and (says_it_does_not_know(text, verdicts) or claims_nothing or no_figure or other_amount):
                 # The model found no answer (or wrote nothing that states anything: a page footer,
-                # "Here is an example:"; or no figure for the amount asked): say so plainly and
-                # quote the closest passages.
+                # "Here is an example:"; or no figure for the amount asked, or one of something
+                # else): say so plainly and quote the closest passages.
                 abstained = True
                 draft, draft_verdicts = text, verdicts
-                text = self._not_found(NO_FIGURE if no_figure and not claims_nothing else MODEL_FOUND_NONE,
-                                       request.query, sources)
+                opening = MODEL_FOUND_NONE
+                if not claims_nothing and (no_figure or other_amount):
+                    opening = NO_FIGURE if no_figure else OTHER_AMOUNT
+                text = self._not_found(opening, request.query, sources)
             elif is_model and should_withhold(verdicts):
                 supported = [v for v in verdicts if v.support == Support.SUPPORTED]
                 claims = [v for v in verdicts if v.support != Support.NO_CLAIM]
@@ -463,18 +480,19 @@ class Answerer:
         if not quotes:
             return sentence
         heading = CLOSEST
-        if rows and sentence in (WITHHELD, MODEL_FOUND_NONE, NO_FIGURE):
-            asked = [i for i, (q, n) in enumerate(quotes)
-                     if any(n == s.ordinal and q in (row, caption) for s, row, caption in rows)]
-            # a row's "Columns: ..." line stays just above it
-            first = [quotes[j] for i in asked for j in (i - 1, i)
-                     if j == i or (j >= 0 and quotes[j][0].startswith(COLUMNS) and quotes[j][1] == quotes[i][1])]
+        if rows and sentence in (WITHHELD, MODEL_FOUND_NONE, NO_FIGURE, OTHER_AMOUNT):
+            by_number = {s.ordinal: s for s in sources}
+            first = []
+            for q, n in quotes:
+                if any(n == s.ordinal and q in (row, caption) for s, row, caption in rows):
+                    columns = column_line(by_number[n], q) if q not in {c for _, _, c in rows} else ""
+                    first += [(columns, n), (q, n)] if columns else [(q, n)]  # its columns just above the row
             first = list(dict.fromkeys(first))
             if first:
                 quotes = first + [qn for qn in quotes if qn not in first]
                 captions = {caption for _, _, caption in rows}
                 rows_quoted = sum(1 for q, _ in first if q not in captions and not q.startswith(COLUMNS))
                 heading = ROW_FIRST if rows_quoted == 1 else ROWS_FIRST
-                if sentence != NO_FIGURE:  # the documents may well hold it: not "not found"
+                if sentence in (WITHHELD, MODEL_FOUND_NONE):  # the documents may well hold it: not "not found"
                     sentence = UNCHECKED_WITH_ROW
         return sentence + "\n\n" + heading + "\n" + "\n".join(f"{q} [{n}]" for q, n in quotes)

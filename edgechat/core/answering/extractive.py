@@ -433,6 +433,25 @@ def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candida
     return picks
 
 
+# The words of an amount question that do not say what the amount is of: its verbs, its period.
+_NOT_OF_THE_AMOUNT = frozenset(_terms(
+    "how much many what which was were is are did does do pay paid spend spent make made generate generated have had "
+    "report reported amount company quarter quarterly year fiscal month months ended end ending period three six nine "
+    "twelve first second third fourth january february march april may june july august september october november "
+    "december"))
+_QUARTER_TOKEN_RE = re.compile(r"^(?:q[1-4]|[1-4]q|fy\d*|\d+)$")
+
+
+def amount_terms(question: str, names: Sequence[str] = ()) -> set[str]:
+    """What the amount `question` asks for is of, as terms ("property", "plant", "equipment" for
+    "How much did Apple pay for property, plant and equipment in Q3 2023?"), with what tables
+    call it ("revenue": net sales); not its verbs, its period or the `names` it gives (the
+    company's). Empty when it says nothing more."""
+    terms = _terms(question) - _NOT_OF_THE_AMOUNT - _terms(" ".join(names))
+    terms = {t for t in terms if not _QUARTER_TOKEN_RE.match(t)}
+    return terms.union(*(_ROW_NAMES.get(t, set()) for t in terms))
+
+
 _RATIO_LABEL_RE = re.compile(r"^(?:as an? )?(?:percentage|percent|share|%)\s+of\b", re.IGNORECASE)
 
 
@@ -578,21 +597,36 @@ def _caption(cands: Sequence[_Candidate], row: _Candidate) -> _Candidate | None:
 COLUMNS = "Columns:"
 
 
-def column_line(row: _Candidate) -> str:
+def column_line(source: Source, row: int | str) -> str:
     """"Columns: Three Months Ended June 30, 2022 2023", said before a quoted table row whose
     headings name a year per column (from its passage, or from its table's headings on the page):
-    a row alone ("Operating income 3,669 4,774") does not say which figure is which period. ""
-    when no headings tell. EdgeChat's own words: the answer's checks read it as no claim."""
+    a row alone ("Operating income 3,669 4,774") does not say which figure is which period. `row`:
+    the row's index among the passage's sentences, or the row as quoted. "" when no headings
+    tell. EdgeChat's own words: the answer's checks read it as no claim."""
     from edgechat.core.answering.columns import column_headings  # columns reads rows as this module does
 
-    content = row.source.content if isinstance(row.source.content, str) else ""
+    content = source.content if isinstance(source.content, str) else ""
     texts = [content[s:e] for s, e in split_sentences(content)]
-    if not 0 <= row.position < len(texts):
+    if isinstance(row, str):
+        row = next((i for i, t in enumerate(texts) if quote_text(t) == row), -1)
+    if not 0 <= row < len(texts):
         return ""
-    heading, _ = column_headings(texts, table_caption(texts, row.position), row.position, row.source.table_header)
-    if not heading:
-        return ""
-    return f"{COLUMNS} {heading}"
+    heading, _ = column_headings(texts, table_caption(texts, row), row, source.table_header)
+    return f"{COLUMNS} {_heading_span(heading)}" if heading else ""
+
+
+_HEADING_START_RE = re.compile(r"\b(?:(?:three|six|nine|twelve) months ended|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|"
+                               r"oct|nov|dec)[a-z]*\.? \d{1,2},|(?:19|20)\d\d\b)", re.IGNORECASE)
+_HEADING_END_RE = re.compile(r"(?:19|20)\d\d(?!.*(?:19|20)\d\d)")
+
+
+def _heading_span(heading: str) -> str:
+    """Headings as a reader needs them: from the first period they name to the last year, without
+    the page's running text or the caption run into them ("Table of Contents AMAZON.COM, INC.
+    ... (unaudited) Three Months Ended June 30, ... 2022 2023 North America")."""
+    start = _HEADING_START_RE.search(heading)
+    end = _HEADING_END_RE.search(heading)
+    return heading[start.start():end.end()] if start and end and end.end() > start.start() else heading
 
 
 def _question(messages: Sequence[ChatMessage]) -> str:
@@ -631,7 +665,7 @@ class ExtractiveClient:
         top += [holder for holder, _, _ in rows if holder not in top]
         out: list[tuple[str, int]] = []
         for c in _select(question, top, self._embed, rows):
-            heading = column_line(c) if is_figure_row(c.text) else ""
+            heading = column_line(c.source, c.position) if is_figure_row(c.text) else ""
             if heading and (heading, c.source.ordinal) not in out:
                 out.append((heading, c.source.ordinal))  # which column is which period, before its rows
             out.append((c.text, c.source.ordinal))

@@ -246,6 +246,8 @@ def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
         return False
     if number_words and not _same_periods(ix.sentence_texts[j], claim.body, claim.figures):
         return False
+    if (claim.figures & _changes(ix.sentence_texts[j])) - _changes(claim.body):
+        return False  # "increased International net sales by $1.4 billion": a change, not the sales
     if j == 0 and ix.cut and _quarters(claim.body) and not names_any_period(ix.sentence_texts[j]):
         return False  # "[During the six months ended April 1, 2023, the Company] repurchased 262 million shares"
     row = is_figure_row(" ".join(ix.sentence_texts[j].split()))
@@ -255,6 +257,25 @@ def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
                                  claim.years, claim.latest, ix.source.table_header, span=claim.span, said=claim.body):
         return False  # a table row read as a sentence: its figure must still be from the right column
     return not words or len(words & ix.terms[j]) >= MIN_COVERAGE * len(words)
+
+
+_ABOUT = r"(?:about\s+|approximately\s+|nearly\s+|roughly\s+|almost\s+)?"
+_BY_RE = re.compile(rf"\bby\s+{_ABOUT}$|\b(?:increase|decrease|decline|growth|reduction|rise|drop|change)s?\s+of\s+"
+                    rf"{_ABOUT}$", re.IGNORECASE)
+_CHANGE_RE = re.compile(r"\b(?:increase[sd]?|decrease[sd]?|reduce[sd]?|grew|grow[sn]?|rose|fell|decline[sd]?|"
+                        r"improve[sd]?|up|down|higher|lower|changes?|changed|impact(?:ed)?|affect(?:ed)?|growth|"
+                        r"reduction|rise|drop)\b", re.IGNORECASE)
+
+
+def _changes(text: str) -> set[str]:
+    """The figures `text` gives as the size of a change ("increased ... net sales by $1.4 billion",
+    "an increase of 5%"): not the amount itself."""
+    out = set()
+    for m in _FIGURE_RE.finditer(text):
+        before = text[max(0, m.start() - 80):m.start()]
+        if _BY_RE.search(before) and _CHANGE_RE.search(before):
+            out.add(_norm_figure(m))
+    return out
 
 
 _WH_RE = re.compile(r"^\W*(?:what|which|where|who|whom|whose|when|how|why)\b", re.IGNORECASE)
@@ -283,6 +304,17 @@ def _opening_name(body: str) -> list[str]:
 
 def _names_word(text: str, word: str) -> bool:
     return bool(text) and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+
+
+def _subjects(names: Sequence[str], index: Sequence[_SourceIndex]) -> set[str]:
+    """The `names` that name some source's document: its title or file name ("Maxima" for
+    maximabook-2004.pdf), or its identity ("Amazon" for AMAZON.COM, INC.'s filing)."""
+    return {t for t in names if len(t) >= 3 and any(
+        ix.label.startswith(t) or f" {t}" in ix.label or _names_word(ix.identity, t) for ix in index)}
+
+
+def _one(names: set[str]) -> set[str]:
+    return names if len(names) == 1 else set()
 
 
 def _of_subjects(ix: _SourceIndex, subjects: set[str], said: str) -> bool:
@@ -504,6 +536,7 @@ class _Asked:
     ordinals: frozenset[str] = frozenset()  # "in the third quarter": an answer may say it back
     yes_no: bool = False  # "will R still match it?": answered by yes or no
     text: str = ""  # lower case, spaces collapsed: where code it writes ("like exp(9/4)") is found
+    names: frozenset[str] = frozenset()  # the names it gives, lower case, bare ("amazon" for "Amazon's")
 
     @classmethod
     def of(cls, question: str) -> _Asked:
@@ -514,7 +547,8 @@ class _Asked:
                    terms=frozenset(_claim_terms(question)), words=frozenset(_source_words(question, "")),
                    latest=bool(_LATEST_RE.search(question)), wh=bool(_WH_RE.match(question)),
                    ranks=frozenset(_ranks(question)), ordinals=frozenset(_ordinals(question)),
-                   yes_no=bool(_YES_NO_Q_RE.match(question)), text=" ".join(question.lower().split()))
+                   yes_no=bool(_YES_NO_Q_RE.match(question)), text=" ".join(question.lower().split()),
+                   names=frozenset(_POSSESSIVE_RE.sub("", n).lower() for n in [*_names(question), *_opening_name(question)]))
 
     def writes(self, code: str) -> bool:
         """Does the question itself write this piece of code ("exp(9/4)", or the call "exp")?"""
@@ -643,9 +677,9 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         sequence=[t for t in _term_sequence(body) if t not in asked.terms],
         # a name that is the name of some source's document (maximabook-2004.pdf: "Maxima"): the
         # evidence must come from that document or say the name
-        subjects={t for t in (_POSSESSIVE_RE.sub("", n).lower() for n in [*names, *_opening_name(body)])
-                  if len(t) >= 3 and any(ix.label.startswith(t) or f" {t}" in ix.label or _names_word(ix.identity, t)
-                                         for ix in index)},
+        subjects=_subjects([_POSSESSIVE_RE.sub("", n).lower() for n in [*names, *_opening_name(body)]], index)
+        # "Dividend per share paid in 2023 was 0.23" to "What dividend did Amazon pay?": of Amazon
+        or _one(_subjects(sorted(asked.names), index)),
         acronyms=_acronyms(body),
         providers=_providers(body, labels) - _providers(asked.text, labels),
         titles=_titles_as_content(body, titles) - _titles_as_content(question, titles),

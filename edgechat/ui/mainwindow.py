@@ -440,7 +440,7 @@ class MainWindow(QMainWindow):
         else:
             text = f"The library at {self.library} could not be opened:\n\n{message}"
             title = "The library could not be opened"
-        self.controller.block(text.split("\n\n")[0])
+        self.controller.block(" ".join(text.split("\n\n")[:2]))  # what went wrong and why, on one line
         self.chat.set_notice(f"<b>{title}.</b> {message}")
         self.chat.input.setEnabled(False)
         self.chat.send_button.setEnabled(False)

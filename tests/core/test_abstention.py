@@ -293,6 +293,8 @@ def test_a_quoted_row_comes_with_the_headings_that_tell_its_columns_apart(tmp_pa
     row = next(i for i, line in enumerate(lines) if line.startswith("Operating income 3,669 4,774"))
     assert lines[row - 1] == "Columns: Three Months Ended March 31, 2022 2023 [1]"
     assert all(v.support != Support.UNSUPPORTED for v in r.verdicts)  # the headings line is EdgeChat's, no claim
+    [columns] = [v for v in r.verdicts if r.text[v.start:v.end].startswith("Columns:")]
+    assert columns.support == Support.NO_CLAIM and columns.markers_written == [1] and columns.wrong_markers == []
 
 
 def test_a_figure_of_something_else_than_the_amount_asked_is_no_answer(tmp_path, embedder):

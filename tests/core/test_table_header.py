@@ -165,3 +165,11 @@ def test_headings_that_run_on_into_the_table_s_rows_are_not_headings():
     assert column_headings(texts, 0, 1, run_on)[0] == ""
     assert column_headings(texts, 0, 1, "Nine Months Ended July 1, 2023 June 25, 2022")[0] == (
         "Nine Months Ended July 1, 2023 June 25, 2022")
+
+
+def test_a_footnote_mark_after_a_row_s_label_is_no_column():
+    """Amazon's "Online stores (1) $ 51,129 $ 51,096": two columns, 2022 and 2023, not three."""
+    from edgechat.core.answering.columns import column_headings
+
+    texts = ["Net Sales:", "Three Months Ended March 31,", "2022 2023", "Online stores (1) $ 51,129 $ 51,096"]
+    assert column_headings(texts, 0, 3) == ("Three Months Ended March 31, 2022 2023", ["51129", "51096"])

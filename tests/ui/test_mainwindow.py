@@ -429,6 +429,10 @@ def test_a_locked_library_is_reported(qtbot, make_window, tmp_path):
         assert title == "The library is in use"
         assert "open in another EdgeChat" in text
         assert not w.chat.input.isEnabled()
+        # a question that still reaches the chat says what is wrong and what to do, not only that
+        w.controller.ask("How hot is Venus?")
+        note = w.controller.turns[-1].note
+        assert "open in another EdgeChat" in note and "Only one EdgeChat may use a library" in note
         for box in w.findChildren(__import__("PySide6.QtWidgets", fromlist=["QMessageBox"]).QMessageBox):
             box.close()
     finally:

@@ -19,6 +19,7 @@ __all__ = ["HEADING_WORDS", "column_headings", "right_columns"]
 
 _HEADING_YEAR_RE = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d)")
 HEADING_WORDS = 8  # a line of column headings is short
+_FOOTNOTE_RE = re.compile(r"^(?:\(\d\)\s*)+")  # a footnote's mark after a row's label
 _GROUP_RE = re.compile(r"\b(three|six|nine|twelve) months ended\b", re.IGNORECASE)
 
 
@@ -46,7 +47,8 @@ def column_headings(texts: Sequence[str], cap: int | None, row: int, above: str 
             if line.endswith(".") or len(line.split()) > HEADING_WORDS:
                 break
             lines.insert(0, line)
-    found = [m for m in _FIGURE_RE.finditer(row_cells(texts[row]))  # a year is no cell; "1,910" is not a year
+    cells_text = _FOOTNOTE_RE.sub("", row_cells(texts[row]))  # "Online stores (1) $ 51,129 $ 51,096"
+    found = [m for m in _FIGURE_RE.finditer(cells_text)  # a year is no cell; "1,910" is not a year
              if "," in m.group(1) or not _YEAR_RE.fullmatch(_norm_figure(m))]
     cells = [_norm_figure(m) for m in found]
     amounts = [_norm_figure(m) for m in found if not m.group(3)]  # without a "Change" column's percentages

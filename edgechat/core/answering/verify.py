@@ -568,8 +568,13 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     `joined`: the sentence goes on the line of the one before (a quote on a line of its own stands
     alone)."""
     clean = MARKER_RE.sub(" ", sentence).strip()
-    if clean in _OWN_TEXT or clean.startswith(f"{COLUMNS} "):  # EdgeChat's words; a quoted row's column headings
+    if clean in _OWN_TEXT:
         return _Check(Support.NO_CLAIM)
+    if clean.startswith(f"{COLUMNS} "):
+        # A quoted row's column headings, in EdgeChat's words: no claim, and its marker says where
+        # they are from (not a citation the source fails to bear out).
+        cited = {n for _, _, nums in marker_spans(sentence) for n in nums}
+        return _Check(Support.NO_CLAIM, sources=sorted(cited & {ix.source.ordinal for ix in index}))
     # read as the sources are read: "Don’t" is "Don't", or its denial goes unseen
     body = _LIST_ENUM_RE.sub("", clean.translate(_PDF_MARKS))
     if _FENCE_RE.match(body) or (_COMMENT_RE.match(body) and len(body.split()) <= COMMENT_WORDS + 1):

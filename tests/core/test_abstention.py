@@ -251,6 +251,7 @@ def test_an_answer_with_no_figure_to_an_amount_asked_for_is_no_answer(tmp_path, 
     (docs / "quarterly-report.txt").write_text(
         "Results of the quarter\n\nThe Company paid dividends to its shareholders during the quarter.\n\n"
         "Cash flows for the quarter ended June 30, 2023 were as follows (in millions):\n"
+        "Three Months Ended\nJune 30, 2023 June 25, 2022\n"
         "Payments for dividends $ (3,758) $ (3,811)\nRepurchases of common stock (17,478) (21,865)\n"
         "Proceeds from issuance of term debt 5,228 5,465\n", encoding="utf-8")
     q = "How much did the Company pay in dividends during the quarter?"
@@ -322,3 +323,12 @@ def test_a_figure_of_something_else_than_the_amount_asked_is_no_answer(tmp_path,
     assert not misses_the_amount("What was Apple's revenue in Q3 2023?", "Total net sales were $81,797 million [1].")
     assert not misses_the_amount("How much did Apple earn in Q3 2023?", "Net income was $19,881 million [1].")
     assert not misses_the_amount("Why did revenue fall?", "Fewer phones were sold [1].")  # no amount asked
+    # the company whose documents these are is not what the amount is of; a product is
+    from edgechat.core.indexing.context import LABEL_KEY
+    from edgechat.core.records import Source
+
+    filing = [Source(1, "...", "0000320193-23-000064", "/f/2023 Q2 AAPL.pdf", 0.9, 1, 0, 3,
+                     metadata={LABEL_KEY: "2023 Q2 AAPL | Apple Inc. | Form 10-Q"})]
+    iphone = "How much revenue did Apple make from iPhone in the quarter ended April 1, 2023?"
+    assert not misses_the_amount(iphone, "Apple made $51,334 from iPhone in the quarter [1].", filing)
+    assert misses_the_amount(iphone, "Apple repurchased 133 million shares in the quarter [1].", filing)

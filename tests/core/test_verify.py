@@ -1142,3 +1142,18 @@ def test_a_claim_that_names_no_company_is_of_the_company_asked_about(embedder):
     # a question about two companies leaves the claim's company to the claim
     [v] = verify(claim, [apple, amazon], embedder.embed, "Did Apple or Amazon pay a dividend per share in 2023?")
     assert v.support == Support.SUPPORTED
+
+
+def test_the_quarter_ended_a_date_is_the_three_months_column(embedder):
+    """Seen on a filing: "Apple's net income for the quarter ended July 1, 2023 was $74,039", the
+    nine months' column; "the quarter ended" names a quarter as "Q3" does."""
+    text = ("The following table shows the computation of basic and diluted earnings per share for the three- and "
+            "nine-month periods ended July 1, 2023 and June 25, 2022 \n(net income in millions and shares in "
+            "thousands): \nThree Months Ended Nine Months Ended \nJuly 1, \n2023 \nJune 25, \n2022 \nJuly 1, \n2023 \n"
+            "June 25, \n2022 \nNumerator: \nNet income $ 19,881 $ 19,442 $ 74,039 $ 79,082 \nDenominator:")
+    src = _src(1, text, "0000320193-23-000077", "/filings/2023 Q3 AAPL.pdf", 12)
+    q = "What was Apple's net income for the quarter ended July 1, 2023?"
+    [v] = verify("Apple's net income for the quarter ended July 1, 2023 was $74,039 [1].", [src], embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify("Apple's net income for the quarter ended July 1, 2023 was $19,881 [1].", [src], embedder.embed, q)
+    assert v.support == Support.SUPPORTED

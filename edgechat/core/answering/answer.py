@@ -65,6 +65,7 @@ from edgechat.core.answering.extractive import (
 from edgechat.core.answering.focus import focus
 from edgechat.core.answering.verify import attribute, introduces, invents_a_figure, register_own_text, verify
 from edgechat.core.answering.wording import _YEAR_RE, _names, figures
+from edgechat.core.indexing.context import LABEL_KEY
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.search.retrieval import keywords_of, stem
 from edgechat.core.search.pipeline import RagPipeline
@@ -226,14 +227,16 @@ def gives_no_figure(question: str, text: str) -> bool:
     return not any(f not in asked and not _YEAR_RE.fullmatch(f) for f, _ in figures(text))
 
 
-def misses_the_amount(question: str, text: str) -> bool:
+def misses_the_amount(question: str, text: str, sources: Sequence[Source] = ()) -> bool:
     """Is `text` a figure of something else than the amount `question` asks for outright ("Apple
     paid 365 million shares of its common stock" to "How much did Apple pay for property, plant and
-    equipment?"): it names none of what the amount is of?"""
+    equipment?"): it names none of what the amount is of? The company whose documents `sources`
+    are (Apple, by their names or identity) is not what the amount is of; a product (iPhone) is."""
     if not (_ASKS_AMOUNT_RE.search(question) and asks_for_figure(question)):
         return False
+    documents = " ".join(f"{s.title} {s.path} {(s.metadata or {}).get(LABEL_KEY, '')}" for s in sources).lower()
     names = [n.split("'")[0].split("\u2019")[0] for n in _names(question)]
-    wanted = amount_terms(question, names)
+    wanted = amount_terms(question, [n for n in names if n.lower() in documents])
     return bool(wanted) and not wanted & amount_terms(MARKER_RE.sub(" ", text))
 
 
@@ -342,7 +345,7 @@ class Answerer:
             verdicts = verify(text, sources, self.embed, request.query)
             claims_nothing = all(v.support == Support.NO_CLAIM for v in verdicts)
             no_figure = is_model and gives_no_figure(request.query, text)
-            other_amount = is_model and not no_figure and misses_the_amount(request.query, text)
+            other_amount = is_model and not no_figure and misses_the_amount(request.query, text, sources)
             if is_model and (says_it_does_not_know(text, verdicts) or claims_nothing or no_figure or other_amount):
                 # The model found no answer (or wrote nothing that states anything: a page footer,
                 # "Here is an example:"; or no figure for the amount asked, or one of something

@@ -553,9 +553,10 @@ def period_span(text: str) -> str | None:
     m = _SPAN_RE.search(text)
     if m:
         return m.group(1).lower() if m.group(1) else "six" if m.group(2).lower().startswith(("first", "half")) else None
-    return "three" if _quarters(text) else None
+    return "three" if _quarters(text) or _QUARTER_WORD_RE.search(text) else None
 
 
+_QUARTER_WORD_RE = re.compile(r"\bquarter(?:ly)?\b", re.IGNORECASE)  # "the quarter ended July 1, 2023"
 _PERIOD_WORDS_RE = re.compile(r"\b(?:quarters?|months?|weeks?|years? ended|fiscal|as of|year-to-date)\b", re.IGNORECASE)
 
 

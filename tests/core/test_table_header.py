@@ -173,3 +173,13 @@ def test_a_footnote_mark_after_a_row_s_label_is_no_column():
 
     texts = ["Net Sales:", "Three Months Ended March 31,", "2022 2023", "Online stores (1) $ 51,129 $ 51,096"]
     assert column_headings(texts, 0, 3) == ("Three Months Ended March 31, 2022 2023", ["51129", "51096"])
+
+
+def test_a_change_column_written_in_parentheses_is_no_period():
+    """Apple's "Americas $ 49,278 $ 51,496 (4)%": two periods and their change."""
+    from edgechat.core.answering.columns import column_headings
+
+    texts = ["Three Months Ended", "December 31,", "2022", "December 25,", "2021 Change",
+             "Net sales by reportable segment:", "Americas $ 49,278 $ 51,496 (4)%"]
+    assert column_headings(texts, 5, 6) == ("Three Months Ended December 31, 2022 December 25, 2021 Change",
+                                            ["49278", "51496"])

@@ -1157,3 +1157,19 @@ def test_the_quarter_ended_a_date_is_the_three_months_column(embedder):
     assert v.support == Support.UNSUPPORTED
     [v] = verify("Apple's net income for the quarter ended July 1, 2023 was $19,881 [1].", [src], embedder.embed, q)
     assert v.support == Support.SUPPORTED
+
+
+def test_figures_given_in_pairs_are_each_of_its_own_period(embedder):
+    """Seen on a filing: "Amazon used $9.4 billion in financing activities in Q3 2023", from
+    "... of $9.4 billion and $9.2 billion in Q3 2022 and Q3 2023": the first figure is the first
+    period's."""
+    text = ("Cash outflows from financing activities resulted from payments of long-term debt, finance leases, and "
+            "financing obligations of $9.4 billion and $9.2 billion in Q3 2022 and Q3 2023, and $34.2 billion and "
+            "$26.5 billion for the nine months ended September 30, 2022 and 2023.")
+    src = _src(1, text, "0001018724-23-000018", "/filings/2023 Q3 AMZN.pdf", 22)
+    q = "How much cash did Amazon use in financing activities in Q3 2023?"
+    for figure, support in (("$9.4 billion", Support.UNSUPPORTED), ("$9.2 billion", Support.SUPPORTED),
+                            ("$26.5 billion", Support.UNSUPPORTED)):  # the nine months', not the quarter's
+        [v] = verify(f"Amazon's cash outflows from financing activities in Q3 2023 were {figure} [1].", [src],
+                     embedder.embed, q)
+        assert v.support == support, figure

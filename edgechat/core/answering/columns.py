@@ -51,7 +51,8 @@ def column_headings(texts: Sequence[str], cap: int | None, row: int, above: str 
     found = [m for m in _FIGURE_RE.finditer(cells_text)  # a year is no cell; "1,910" is not a year
              if "," in m.group(1) or not _YEAR_RE.fullmatch(_norm_figure(m))]
     cells = [_norm_figure(m) for m in found]
-    amounts = [_norm_figure(m) for m in found if not m.group(3)]  # without a "Change" column's percentages
+    # without a "Change" column's percentages ("5 %", "(4)%")
+    amounts = [_norm_figure(m) for m in found if not m.group(3) and not cells_text.startswith(")%", m.end())]
     years_said = max(len(_HEADING_YEAR_RE.findall(t)) for t in (" ".join(lines), above))
     if len(amounts) != len(cells) and len(amounts) == years_said:
         cells = amounts

@@ -98,6 +98,7 @@ from edgechat.core.answering.wording import (
     _PDF_MARKS,
     _providers,
     names_any_period,
+    paired_periods,
     names_period,
     period_span,
     report_of,
@@ -248,6 +249,8 @@ def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
         return False
     if (claim.figures & _changes(ix.sentence_texts[j])) - _changes(claim.body):
         return False  # "increased International net sales by $1.4 billion": a change, not the sales
+    if not _paired_right(paired_periods(ix.sentence_texts[j]), claim):
+        return False  # "$9.4 billion and $9.2 billion in Q3 2022 and Q3 2023": 9.4 is not Q3 2023's
     if j == 0 and ix.cut and _quarters(claim.body) and not names_any_period(ix.sentence_texts[j]):
         return False  # "[During the six months ended April 1, 2023, the Company] repurchased 262 million shares"
     row = is_figure_row(" ".join(ix.sentence_texts[j].split()))
@@ -257,6 +260,22 @@ def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
                                  claim.years, claim.latest, ix.source.table_header, span=claim.span, said=claim.body):
         return False  # a table row read as a sentence: its figure must still be from the right column
     return not words or len(words & ix.terms[j]) >= MIN_COVERAGE * len(words)
+
+
+def _paired_right(pairs: dict[str, tuple[str, str | None]], claim: "_Claim") -> bool:
+    """Is each of the claim's figures that the evidence pairs with a period ("$9.4 billion and $9.2
+    billion in Q3 2022 and Q3 2023") of the year and length the claim is about? A fiscal year's
+    quarter is dated a year before: Apple's Q1 2023 is the later of "December 31, 2022 and December
+    25, 2021"."""
+    for f in claim.figures & pairs.keys():
+        year, span = pairs[f]
+        if span and claim.span and span != claim.span:
+            return False
+        latest = all(year >= y for y, s in pairs.values() if s == span)
+        fiscal = latest and any(y.isdigit() and int(y) == int(year) + 1 for y in claim.years)
+        if claim.years and year not in claim.years and not fiscal:
+            return False
+    return True
 
 
 _ABOUT = r"(?:about\s+|approximately\s+|nearly\s+|roughly\s+|almost\s+)?"

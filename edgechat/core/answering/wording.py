@@ -557,6 +557,28 @@ def period_span(text: str) -> str | None:
 
 
 _QUARTER_WORD_RE = re.compile(r"\bquarter(?:ly)?\b", re.IGNORECASE)  # "the quarter ended July 1, 2023"
+
+_PAIR_FIGURE = r"\(?\$?\s?\(?\d[\d,]*(?:\.\d+)?\)?%?(?:\s(?:billion|million|thousand))?"
+_PAIR_PERIOD = r"(?:(?:Q[1-4]|[A-Z][a-z]+\.?\s\d{1,2},)\s+)?((?:19|20)\d\d)\b"
+# "$9.4 billion and $9.2 billion in Q3 2022 and Q3 2023", "... for the nine months ended September
+# 30, 2022 and 2023", "... as of December 31, 2022 and September 30, 2023"
+_PAIR_RE = re.compile(
+    rf"({_PAIR_FIGURE})\s+and\s+({_PAIR_FIGURE}),?\s+(?:in|during|for|as\s+of|at|on)\s+(?:the\s+)?"
+    rf"((?:[a-z]+\s+){{0,4}}?){_PAIR_PERIOD}\s+and\s+{_PAIR_PERIOD}")
+
+
+def paired_periods(text: str) -> dict[str, tuple[str, str | None]]:
+    """The figures a sentence gives in pairs with the periods they are of, in the same order
+    ("$9.4 billion and $9.2 billion in Q3 2022 and Q3 2023": 9.4 is Q3 2022's): figure -> (year,
+    "three" / "six" / "nine" / "twelve" or None)."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for m in _PAIR_RE.finditer(text):
+        span = period_span(m.group(0)[m.start(3) - m.start():])
+        for figure, year in ((m.group(1), m.group(4)), (m.group(2), m.group(5))):
+            found = _FIGURE_RE.search(figure)
+            if found:
+                out.setdefault(_norm_figure(found), (year, span))
+    return out
 _PERIOD_WORDS_RE = re.compile(r"\b(?:quarters?|months?|weeks?|years? ended|fiscal|as of|year-to-date)\b", re.IGNORECASE)
 
 

@@ -1173,3 +1173,26 @@ def test_figures_given_in_pairs_are_each_of_its_own_period(embedder):
         [v] = verify(f"Amazon's cash outflows from financing activities in Q3 2023 were {figure} [1].", [src],
                      embedder.embed, q)
         assert v.support == support, figure
+
+
+def test_a_part_s_figure_is_not_the_total_s(embedder):
+    """Seen on a filing: "Apple's Wearables, Home and Accessories net sales in Q1 2023 were
+    $117,154", the Total net sales row, supported by it because the question's words were free; and
+    by a passage that began in the middle of that row, "net sales $ 117,154 $ 123,945"."""
+    table = ("Net sales disaggregated by significant products and services for the three months ended December 31, "
+             "2022 and December 25, 2021 were as follows (in millions):\nThree Months Ended\nDecember 31,\n2022\n"
+             "December 25,\n2021\niPhone $ 65,775 $ 71,628\nMac 7,735 10,852\nWearables, Home and Accessories 13,482 "
+             "14,701\nServices 20,766 19,516\nTotal net sales $ 117,154 $ 123,945\n")
+    whole = _src(1, table, "0000320193-23-000006", "/filings/2023 Q1 AAPL.pdf", 10)
+    cut_text = "net sales $ 117,154 $ 123,945 (5)%\n(1) Products net sales include hardware."
+    cut = Source(2, cut_text, "0000320193-23-000006", "/filings/2023 Q1 AAPL.pdf", 0.8, 17, 1200, 1200 + len(cut_text))
+    q = "What were Apple's Wearables, Home and Accessories net sales in Q1 2023?"
+    [v] = verify("Apple's Wearables, Home and Accessories net sales in Q1 2023 were $117,154 [1].", [whole, cut],
+                 embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify("Apple's Wearables, Home and Accessories net sales in Q1 2023 were $13,482 [1].", [whole, cut],
+                 embedder.embed, q)
+    assert v.support == Support.SUPPORTED
+    [v] = verify("Apple's total net sales in Q1 2023 were $117,154 [1].", [whole], embedder.embed,
+                 "What were Apple's total net sales in Q1 2023?")
+    assert v.support == Support.SUPPORTED

@@ -374,13 +374,18 @@ def _row_support(ix: _SourceIndex, claim: "_Claim", terms: set[str], asked: set[
         return None  # "Amazon's diluted earnings per share" from Apple's report
     words = {_POSSESSIVE_RE.sub("", t) for t in terms if not t.isdigit()}  # "Amazon's" names Amazon
     asked = {_POSSESSIVE_RE.sub("", t) for t in asked}
+    rows = [" ".join(text.split()) for text in ix.sentence_texts]
+    labels = [{t for t in _terms(row_label(row)) if not t.isdigit()} if is_figure_row(row) else set() for row in rows]
+    named = [label - _UNSAID_LABEL_TERMS for label in labels if label and label - _UNSAID_LABEL_TERMS <= words]
     for j, text in enumerate(ix.sentence_texts):
-        row = " ".join(text.split())
+        row = rows[j]
         if ix.furniture[j] or not claim.figures <= ix.sentence_figures[j] or not is_figure_row(row):
             continue
-        label = {t for t in _terms(row_label(row)) if not t.isdigit()}
-        if not label or not label - _UNSAID_LABEL_TERMS <= words:
-            continue
+        label = labels[j]
+        if not label or not label - _UNSAID_LABEL_TERMS <= words or (j == 0 and ix.cut):
+            continue  # (a passage cut mid-row has lost the row's label's start: "[Total] net sales 117,154")
+        if "total" in label and "total" not in words and any(n and not n <= label for n in named):
+            continue  # "Wearables ... net sales were $117,154": the claim names a part; "Total net sales" is the whole
         cap = table_caption(ix.sentence_texts, j)
         said = ix.terms[j] | ix.label_terms | (ix.terms[cap] if cap is not None else set())
         if not {t for t in words if t in _NUMBER_WORDS} <= said | asked:

@@ -127,3 +127,17 @@ def test_the_quotes_come_from_the_report_asked_about():
     # a question naming no report quotes both
     assert {n for _, n in ExtractiveClient().answer_sentences("What cash flows did Amazon disclose?", [later, own])} \
         == {1, 2}
+
+
+def test_a_row_cut_from_its_label_is_not_the_row_asked_for():
+    """Seen on a filing: a passage began in the middle of "Total net sales", and its "net sales $
+    117,154 $ 123,945 (5)%" was quoted as the row that matches "Services net sales"."""
+    cut = "net sales $ 117,154 $ 123,945 (5)%\n(3) Services net sales include sales from advertising and cloud services."
+    whole = "Net sales by category (in millions):\nServices 20,766 19,516\nTotal net sales $ 117,154 $ 123,945\n"
+    sources = [Source(1, cut, "2023 Q1 AAPL", "/f/2023 Q1 AAPL.pdf", 0.9, 17, 4000, 4000 + len(cut)),
+               Source(2, whole, "2023 Q1 AAPL", "/f/2023 Q1 AAPL.pdf", 0.8, 10, 0, len(whole))]
+    rows = asked_rows("How much were Apple's Services net sales in Q1 2023?", sources)
+    assert [r[1] for r in rows] == ["Services 20,766 19,516"]
+    # the same text at the start of a document is a row with its label whole
+    first = Source(1, cut, "notes", "/f/notes.txt", 0.9, 1, 0, len(cut))
+    assert [r[1] for r in asked_rows("What were net sales?", [first])] == ["net sales $ 117,154 $ 123,945 (5)%"]

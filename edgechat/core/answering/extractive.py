@@ -263,17 +263,29 @@ class _Candidate:
     caption: str = ""  # a table row's: the sentence that introduces its table
 
 
+_CUT_STARTS = frozenset("abcdefghijklmnopqrstuvwxyz,.;:)")
+
+
+def begins_cut(source: Source) -> bool:
+    """Does the passage begin in the middle of a sentence (or of a table row: "net sales $ 117,154",
+    what is left of "Total net sales")? Its first sentence has lost its start."""
+    content = source.content if isinstance(source.content, str) else ""
+    return source.start > 0 and content.lstrip()[:1] in _CUT_STARTS
+
+
 def _candidates(sources: Sequence[Source]) -> list[_Candidate]:
     out: list[_Candidate] = []
     for rank, source in enumerate(sources):
         content = source.content if isinstance(source.content, str) else ""
         skip = boilerplate_spans(content)
+        cut = begins_cut(source)
         for position, (s, e) in enumerate(split_sentences(content)):
             text = quote_text(content[s:e])
             if not text:
                 continue
             junk = any(a < e and s < b for a, b in skip)
-            out.append(_Candidate(source, rank, position, text, _terms(text), junk or _is_noise(text), boilerplate=junk))
+            noise = junk or _is_noise(text) or (cut and position == 0 and is_figure_row(text))  # a row without its label's start
+            out.append(_Candidate(source, rank, position, text, _terms(text), noise, boilerplate=junk))
     for c in out:
         if not c.noise and is_figure_row(c.text) and _running_line(c.text, c.source):
             c.noise = True
@@ -400,6 +412,10 @@ def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candida
     for terms in labels:
         for t in terms:
             df[t] = df.get(t, 0) + 1
+    parts: dict[int, bool] = {}  # a source holds a row, not a total, that the question names whole
+    for c, terms in zip(rows, labels):
+        if terms and "total" not in terms and terms <= said:
+            parts[id(c.source)] = True
     picks: list[_Candidate] = []
     covered: set[str] = set()
     most = MAX_ASKED_ROWS if _TWO_AMOUNTS_RE.search(question) else 1
@@ -413,6 +429,8 @@ def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candida
                 continue
             if (terms & _QUALIFIERS) - said or (terms & _AMOUNT_NOUNS and not terms & _AMOUNT_NOUNS & query):
                 continue
+            if "total" in terms and "total" not in said and parts.get(id(c.source)):
+                continue  # "Services net sales": the Services row of the table, not its "Total net sales"
             # What the question says decides; a word it only implies ("revenue": "net sales")
             # counts for a tenth, enough to pick a row that names nothing else the question says.
             idf = {t: math.log(1 + len(rows) / df[t]) for t in new}

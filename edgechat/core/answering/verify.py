@@ -123,6 +123,7 @@ from edgechat.core.answering.wording import (
 )
 from edgechat.core.answering.extractive import (
     COLUMNS,
+    begins_cut,
     is_figure_row,
     row_cells,
     row_label,
@@ -223,7 +224,7 @@ def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
             haystack=f"{content} {label}".lower(),
             label=label.lower(),
             label_terms=_terms(re.sub(r"[-_.]+", " ", label)),
-            cut=src.start > 0 and content.lstrip()[:1] in _CUT_STARTS,
+            cut=begins_cut(src),
             identity=str((src.metadata or {}).get(LABEL_KEY, "")).lower(),
         ))
         ix = out[-1]
@@ -343,7 +344,6 @@ def _of_subjects(ix: _SourceIndex, subjects: set[str], said: str) -> bool:
     return all(t in ix.label or _names_word(ix.identity, t) or t in said for t in subjects)
 
 
-_CUT_STARTS = frozenset("abcdefghijklmnopqrstuvwxyz,.;:)")
 
 
 def _said(ix: _SourceIndex, window: Sequence[int]) -> str:

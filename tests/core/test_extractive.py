@@ -14,10 +14,10 @@ from edgechat.core.answering.extractive import (
     ExtractiveClient,
     asked_rows,
     asks_for_figure,
-    is_figure_row,
     quote_text,
     split_sentences,
 )
+from edgechat.core.answering.columns import is_figure_row
 from edgechat.core.answering.prompt import build_messages, render_context
 from edgechat.core.records import ChatMessage, ChatOptions, Role, Source
 

@@ -1,4 +1,4 @@
-"""Which column of a table row a figure is from.
+"""Table rows as a PDF's text gives them, and which column of a row a figure is from.
 
 A filing's table row holds several figures ("Operating income 3,669 4,774 12,233 10,488"); its
 column headings, above it, say which is which ("Three Months Ended ... Six Months Ended", "March 31,
@@ -12,10 +12,41 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from edgechat.core.answering.extractive import is_figure_row, row_cells
 from edgechat.core.answering.wording import _FIGURE_RE, _YEAR_RE, _norm_figure
 
-__all__ = ["HEADING_WORDS", "column_headings", "right_columns"]
+__all__ = ["HEADING_WORDS", "column_headings", "is_figure_row", "right_columns", "row_cells", "row_label"]
+
+# A table row as a PDF's text gives it: a label, then two or more figures ("iPhone $ 39,669
+# $ 40,665", "Other income/(expense), net (265) (10)", "Services 21,213 19,604 8 %").
+_FIGURE_CELL_RE = re.compile(r"^\(?[-\u2212]?\$?\d(?:[\d,]*\d)?(?:\.\d+)?\)?%?$")
+_CELL_FILLER = frozenset({"$", "%", "\u2014", "\u2013", "-", "(", ")", "|"})  # "|": Markdown and Word tables
+_YEAR_CELL_RE = re.compile(r"^(?:19|20)\d\d$")
+
+
+def is_figure_row(line: str) -> bool:
+    """Is `line` a table row of figures: a label with a word in it, then at least two figure
+    cells (not all of them years), and nothing else?"""
+    label = row_label(line)
+    figures = [t for t in line.split()[len(label.split()):] if t not in _CELL_FILLER]
+    if len(figures) < 2 or all(_YEAR_CELL_RE.match(t) for t in figures):
+        return False
+    return any(sum(ch.isalpha() for ch in w) >= 2 for w in label.split())
+
+
+def row_label(row: str) -> str:
+    """A table row's label: its words before the figures ("Research and development")."""
+    tokens = row.split()
+    i = len(tokens)
+    while i > 0 and (tokens[i - 1] in _CELL_FILLER or _FIGURE_CELL_RE.match(tokens[i - 1])):
+        i -= 1
+    return " ".join(tokens[:i])
+
+
+def row_cells(row: str) -> str:
+    """A table row's figures: its text after the label ("$ 7,709 $ 6,306")."""
+    label = row_label(row)
+    return " ".join(row.split()[len(label.split()):])
+
 
 _HEADING_YEAR_RE = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d)")
 HEADING_WORDS = 8  # a line of column headings is short

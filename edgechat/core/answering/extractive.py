@@ -25,12 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgechat.core.answering.citations import MARKER_RE
+from edgechat.core.answering.columns import column_headings, is_figure_row, row_cells, row_label
 from edgechat.core.answering.wording import report_of
 from edgechat.core.indexing.context import boilerplate_spans, named_cells
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, Source, StopReason
 
-__all__ = ["ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "asked_rows", "asks_for_figure", "is_figure_row",
-           "quote_text", "row_cells", "row_label", "split_sentences", "table_caption"]
+__all__ = ["COLUMNS", "ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "asked_rows", "asks_for_figure",
+           "begins_cut", "column_line", "quote_text", "split_sentences", "table_caption"]
 
 NO_MATCH_TEXT = "Nothing in your library matched this question, so I cannot answer it from your documents."
 NO_TEXT_TEXT = "The passages that matched this question contain no readable sentences to quote."
@@ -113,23 +114,6 @@ def _is_header_line(line: str, previous: str | None, following: str | None) -> b
         return False
     nxt = (following or "").lstrip()
     return not (nxt[:1].islower())
-
-
-# A table row as a PDF's text gives it: a label, then two or more figures ("iPhone $ 39,669
-# $ 40,665", "Other income/(expense), net (265) (10)", "Services 21,213 19,604 8 %").
-_FIGURE_CELL_RE = re.compile(r"^\(?[-\u2212]?\$?\d(?:[\d,]*\d)?(?:\.\d+)?\)?%?$")
-_CELL_FILLER = frozenset({"$", "%", "\u2014", "\u2013", "-", "(", ")", "|"})  # "|": Markdown and Word tables
-_YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
-
-
-def is_figure_row(line: str) -> bool:
-    """Is `line` a table row of figures: a label with a word in it, then at least two figure
-    cells (not all of them years), and nothing else?"""
-    label = row_label(line)
-    figures = [t for t in line.split()[len(label.split()):] if t not in _CELL_FILLER]
-    if len(figures) < 2 or all(_YEAR_RE.match(t) for t in figures):
-        return False
-    return any(sum(ch.isalpha() for ch in w) >= 2 for w in label.split())
 
 
 def _blocks(text: str) -> list[tuple[int, int]]:
@@ -570,21 +554,6 @@ def row_search_words(amount: str) -> str:
     return f"{amount} {_ROW_WORDS.get(amount, '')}".strip()
 
 
-def row_label(row: str) -> str:
-    """A table row's label: its words before the figures ("Research and development")."""
-    tokens = row.split()
-    i = len(tokens)
-    while i > 0 and (tokens[i - 1] in _CELL_FILLER or _FIGURE_CELL_RE.match(tokens[i - 1])):
-        i -= 1
-    return " ".join(tokens[:i])
-
-
-def row_cells(row: str) -> str:
-    """A table row's figures: its text after the label ("$ 7,709 $ 6,306")."""
-    label = row_label(row)
-    return " ".join(row.split()[len(label.split()):])
-
-
 def table_caption(sentences: Sequence[str], row: int) -> int | None:
     """Which of `sentences` (a passage's, in order) introduces the table that `sentences[row]`
     is a row of: going back over the table's other rows and its short column headings, the
@@ -621,8 +590,6 @@ def column_line(source: Source, row: int | str) -> str:
     a row alone ("Operating income 3,669 4,774") does not say which figure is which period. `row`:
     the row's index among the passage's sentences, or the row as quoted. "" when no headings
     tell. EdgeChat's own words: the answer's checks read it as no claim."""
-    from edgechat.core.answering.columns import column_headings  # columns reads rows as this module does
-
     content = source.content if isinstance(source.content, str) else ""
     texts = [content[s:e] for s, e in split_sentences(content)]
     if isinstance(row, str):

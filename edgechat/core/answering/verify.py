@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_spans
-from edgechat.core.answering.columns import right_columns
+from edgechat.core.answering.columns import is_figure_row, right_columns, row_cells, row_label
 from edgechat.core.answering.wording import (
     _acronyms,
     _advice_verbs,
@@ -124,9 +124,6 @@ from edgechat.core.answering.wording import (
 from edgechat.core.answering.extractive import (
     COLUMNS,
     begins_cut,
-    is_figure_row,
-    row_cells,
-    row_label,
     source_label,
     split_sentences,
     table_caption,

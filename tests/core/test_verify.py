@@ -1196,3 +1196,19 @@ def test_a_part_s_figure_is_not_the_total_s(embedder):
     [v] = verify("Apple's total net sales in Q1 2023 were $117,154 [1].", [whole], embedder.embed,
                  "What were Apple's total net sales in Q1 2023?")
     assert v.support == Support.SUPPORTED
+
+
+def test_a_row_under_another_sub_heading_is_not_the_one_named(embedder):
+    """Seen on a filing: "Apple's Japan net sales in Q3 2023 was $35,383", the Net sales row under
+    "Americas:"; the question's "Japan" was free in the claim."""
+    table = ("The following table shows information by reportable segment for the three- and nine-month periods "
+             "ended July 1, 2023 and June 25, 2022 (in millions):\nThree Months Ended Nine Months Ended\nJuly 1,\n2023\n"
+             "June 25,\n2022\nJuly 1,\n2023\nJune 25,\n2022\nAmericas:\nNet sales $ 35,383 $ 37,472 $ 122,445 $ 129,850\n"
+             "Operating income $ 13,117 $ 13,914 $ 44,908 $ 48,778\nJapan:\nNet sales $ 4,821 $ 5,446 $ 18,752 $ 20,277\n"
+             "Operating income $ 2,055 $ 2,188 $ 8,467 $ 9,206\n")
+    src = _src(1, table, "0000320193-23-000077", "/filings/2023 Q3 AAPL.pdf", 14)
+    q = "What was Apple's Japan net sales in Q3 2023?"
+    [v] = verify("Apple's Japan net sales in Q3 2023 was $35,383 [1].", [src], embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify("Apple's Japan net sales in Q3 2023 was $4,821 [1].", [src], embedder.embed, q)
+    assert v.support == Support.SUPPORTED

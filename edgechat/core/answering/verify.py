@@ -374,6 +374,9 @@ def _row_support(ix: _SourceIndex, claim: "_Claim", terms: set[str], asked: set[
     rows = [" ".join(text.split()) for text in ix.sentence_texts]
     labels = [{t for t in _terms(row_label(row)) if not t.isdigit()} if is_figure_row(row) else set() for row in rows]
     named = [label - _UNSAID_LABEL_TERMS for label in labels if label and label - _UNSAID_LABEL_TERMS <= words]
+    # the sub-headings the claim names ("Japan:"): a row under another ("Americas:") is not its row
+    heads = {k for k, row in enumerate(rows) if row.endswith(":") and len(row.split()) <= SUBHEADING_WORDS
+             and ix.terms[k] and ix.terms[k] <= words}
     for j, text in enumerate(ix.sentence_texts):
         row = rows[j]
         if ix.furniture[j] or not claim.figures <= ix.sentence_figures[j] or not is_figure_row(row):
@@ -384,6 +387,8 @@ def _row_support(ix: _SourceIndex, claim: "_Claim", terms: set[str], asked: set[
         if "total" in label and "total" not in words and any(n and not n <= label for n in named):
             continue  # "Wearables ... net sales were $117,154": the claim names a part; "Total net sales" is the whole
         cap = table_caption(ix.sentence_texts, j)
+        if heads and cap not in heads:
+            continue  # "Japan net sales" from the "Net sales" row under "Americas:"
         said = ix.terms[j] | ix.label_terms | (ix.terms[cap] if cap is not None else set())
         if not {t for t in words if t in _NUMBER_WORDS} <= said | asked:
             continue  # "nine months" where the table and the question say nothing of nine months
@@ -816,6 +821,7 @@ def _is_fragment(sentence: str) -> bool:
 
 
 FRAGMENT_WORDS = 3
+SUBHEADING_WORDS = 4  # "Greater China:", "Rest of Asia Pacific:": a table's sub-heading names a part
 NOUN_PHRASE_WORDS = 6
 _NOUN_PHRASE_RE = re.compile(r"^\W*(?:the|a|an)\b", re.IGNORECASE)
 _ENDS_CLAUSE_RE = re.compile(r"\b(?:is|are|was|were|has|have|does|do)\b", re.IGNORECASE)

@@ -52,6 +52,16 @@ def _ask(engine: Engine, question: str, client: ScriptedClient):
     return updates, updates[-1].response
 
 
+def _ask_report(tmp_path, embedder, report: str, question: str, draft: str):
+    """`draft` written to `question` over a library of one quarterly report whose text is `report`."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "quarterly-report.txt").write_text(report, encoding="utf-8")
+    with Engine(tmp_path / "lib", embedder=embedder) as e:
+        e.index([docs])
+        return _ask(e, question, ScriptedClient(draft))[1]
+
+
 def test_nothing_relevant_says_so_with_quotes_and_no_model_call(engine):
     client = ScriptedClient("The 2018 World Cup was won by France [1].")
     updates, r = _ask(engine, "Who won the 2018 football world cup?", client)
@@ -279,16 +289,11 @@ def test_a_quoted_row_comes_with_the_headings_that_tell_its_columns_apart(tmp_pa
     which figure is which quarter, so the column headings come on the line above it."""
     from edgechat.core.answering.answer import UNCHECKED_WITH_ROW
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "quarterly-report.txt").write_text(
-        "Results of operations\n\nThe results of operations were as follows (in millions):\n"
-        "Three Months Ended March 31,\n2022 2023\nTotal net sales 116,444 127,358\n"
-        "Operating income 3,669 4,774\nNet income (loss) (3,844) 3,172\n", encoding="utf-8")
-    q = "What was the operating income in the quarter ended March 31, 2023?"
-    with Engine(tmp_path / "lib", embedder=embedder) as e:
-        e.index([docs])
-        _, r = _ask(e, q, ScriptedClient("The operating income was 3,669 million [1]."))  # 2022's column
+    report = ("Results of operations\n\nThe results of operations were as follows (in millions):\n"
+              "Three Months Ended March 31,\n2022 2023\nTotal net sales 116,444 127,358\n"
+              "Operating income 3,669 4,774\nNet income (loss) (3,844) 3,172\n")
+    r = _ask_report(tmp_path, embedder, report, "What was the operating income in the quarter ended March 31, 2023?",
+                    "The operating income was 3,669 million [1].")  # 2022's column
     assert r.abstained and r.text.startswith(UNCHECKED_WITH_ROW)
     lines = r.text.splitlines()
     row = next(i for i, line in enumerate(lines) if line.startswith("Operating income 3,669 4,774"))
@@ -304,17 +309,12 @@ def test_a_figure_of_something_else_than_the_amount_asked_is_no_answer(tmp_path,
     figure of something else."""
     from edgechat.core.answering.answer import OTHER_AMOUNT, misses_the_amount
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "quarterly-report.txt").write_text(
-        "Share repurchases\n\nDuring the nine months ended July 1, 2023, the Company repurchased 365 million shares of "
-        "its common stock for $56.1 billion.\n\nCash flows for the nine months were as follows (in millions):\n"
-        "Payments for acquisition of property, plant and equipment $ (8,796) $ (8,001)\n", encoding="utf-8")
+    report = ("Share repurchases\n\nDuring the nine months ended July 1, 2023, the Company repurchased 365 million "
+              "shares of its common stock for $56.1 billion.\n\nCash flows for the nine months were as follows (in "
+              "millions):\nPayments for acquisition of property, plant and equipment $ (8,796) $ (8,001)\n")
     q = "How much did the Company pay for property, plant and equipment in the nine months ended July 1, 2023?"
-    with Engine(tmp_path / "lib", embedder=embedder) as e:
-        e.index([docs])
-        _, r = _ask(e, q, ScriptedClient("The Company repurchased 365 million shares of its common stock during the "
-                                         "nine months ended July 1, 2023 [1]."))
+    r = _ask_report(tmp_path, embedder, report, q, "The Company repurchased 365 million shares of its common stock "
+                    "during the nine months ended July 1, 2023 [1].")
     assert r.abstained and r.text.startswith(OTHER_AMOUNT)
     assert "Payments for acquisition of property, plant and equipment $ (8,796) $ (8,001) [1]" in r.text.splitlines()
     assert misses_the_amount(q, "It paid 365 million shares [1].")

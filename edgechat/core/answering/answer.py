@@ -55,9 +55,9 @@ from edgechat.core.answering.extractive import (
     ExtractiveClient,
     amount_row,
     amount_terms,
-    column_line,
     asked_rows,
     asks_for_figure,
+    column_line,
     of_the_report,
     row_search_words,
     unfound_amounts,
@@ -485,15 +485,15 @@ class Answerer:
         heading = CLOSEST
         if rows and sentence in (WITHHELD, MODEL_FOUND_NONE, NO_FIGURE, OTHER_AMOUNT):
             by_number = {s.ordinal: s for s in sources}
+            captions = {caption for _, _, caption in rows}
             first = []
             for q, n in quotes:
                 if any(n == s.ordinal and q in (row, caption) for s, row, caption in rows):
-                    columns = column_line(by_number[n], q) if q not in {c for _, _, c in rows} else ""
+                    columns = column_line(by_number[n], q) if q not in captions else ""
                     first += [(columns, n), (q, n)] if columns else [(q, n)]  # its columns just above the row
             first = list(dict.fromkeys(first))
             if first:
                 quotes = first + [qn for qn in quotes if qn not in first]
-                captions = {caption for _, _, caption in rows}
                 rows_quoted = sum(1 for q, _ in first if q not in captions and not q.startswith(COLUMNS))
                 heading = ROW_FIRST if rows_quoted == 1 else ROWS_FIRST
                 if sentence in (WITHHELD, MODEL_FOUND_NONE):  # the documents may well hold it: not "not found"

@@ -14,13 +14,13 @@ from collections.abc import Sequence
 
 from edgechat.core.answering.wording import _FIGURE_RE, _YEAR_RE, _norm_figure
 
-__all__ = ["HEADING_WORDS", "column_headings", "is_figure_row", "right_columns", "row_cells", "row_label"]
+__all__ = ["HEADING_WORDS", "column_headings", "is_figure_row", "right_columns", "row_cells", "row_label",
+           "total_of_a_named_part"]
 
 # A table row as a PDF's text gives it: a label, then two or more figures ("iPhone $ 39,669
 # $ 40,665", "Other income/(expense), net (265) (10)", "Services 21,213 19,604 8 %").
 _FIGURE_CELL_RE = re.compile(r"^\(?[-\u2212]?\$?\d(?:[\d,]*\d)?(?:\.\d+)?\)?%?$")
 _CELL_FILLER = frozenset({"$", "%", "\u2014", "\u2013", "-", "(", ")", "|"})  # "|": Markdown and Word tables
-_YEAR_CELL_RE = re.compile(r"^(?:19|20)\d\d$")
 
 
 def is_figure_row(line: str) -> bool:
@@ -28,7 +28,7 @@ def is_figure_row(line: str) -> bool:
     cells (not all of them years), and nothing else?"""
     label = row_label(line)
     figures = [t for t in line.split()[len(label.split()):] if t not in _CELL_FILLER]
-    if len(figures) < 2 or all(_YEAR_CELL_RE.match(t) for t in figures):
+    if len(figures) < 2 or all(_YEAR_RE.fullmatch(t) for t in figures):
         return False
     return any(sum(ch.isalpha() for ch in w) >= 2 for w in label.split())
 
@@ -46,6 +46,14 @@ def row_cells(row: str) -> str:
     """A table row's figures: its text after the label ("$ 7,709 $ 6,306")."""
     label = row_label(row)
     return " ".join(row.split()[len(label.split()):])
+
+
+def total_of_a_named_part(label: set[str], said: set[str], labels: Sequence[set[str]]) -> bool:
+    """Is the row labelled `label` (its terms) a table's total ("Total net sales") while `said` (a
+    question's or a claim's terms) names one of its parts whole: another of the table's row
+    `labels`, not a total ("Services net sales": the Services row)?"""
+    return "total" in label and "total" not in said and any(
+        other and "total" not in other and not other <= label and other <= said for other in labels)
 
 
 _HEADING_YEAR_RE = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d)")

@@ -25,7 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgechat.core.answering.citations import MARKER_RE
-from edgechat.core.answering.columns import column_headings, is_figure_row, row_cells, row_label
+from edgechat.core.answering.columns import (
+    column_headings,
+    is_figure_row,
+    row_cells,
+    row_label,
+    total_of_a_named_part,
+)
 from edgechat.core.answering.wording import report_of
 from edgechat.core.indexing.context import boilerplate_spans, named_cells
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, Source, StopReason
@@ -396,10 +402,9 @@ def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candida
     for terms in labels:
         for t in terms:
             df[t] = df.get(t, 0) + 1
-    parts: dict[int, bool] = {}  # a source holds a row, not a total, that the question names whole
+    tables: dict[int, list[set[str]]] = {}  # each source's row labels
     for c, terms in zip(rows, labels):
-        if terms and "total" not in terms and terms <= said:
-            parts[id(c.source)] = True
+        tables.setdefault(id(c.source), []).append(terms)
     picks: list[_Candidate] = []
     covered: set[str] = set()
     most = MAX_ASKED_ROWS if _TWO_AMOUNTS_RE.search(question) else 1
@@ -413,7 +418,7 @@ def _rows_asked_for(question: str, clean: Sequence[_Candidate]) -> list[_Candida
                 continue
             if (terms & _QUALIFIERS) - said or (terms & _AMOUNT_NOUNS and not terms & _AMOUNT_NOUNS & query):
                 continue
-            if "total" in terms and "total" not in said and parts.get(id(c.source)):
+            if total_of_a_named_part(terms, said, tables[id(c.source)]):
                 continue  # "Services net sales": the Services row of the table, not its "Total net sales"
             # What the question says decides; a word it only implies ("revenue": "net sales")
             # counts for a tenth, enough to pick a row that names nothing else the question says.

@@ -54,7 +54,13 @@ from typing import Any
 import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_spans
-from edgechat.core.answering.columns import is_figure_row, right_columns, row_cells, row_label
+from edgechat.core.answering.columns import (
+    is_figure_row,
+    right_columns,
+    row_cells,
+    row_label,
+    total_of_a_named_part,
+)
 from edgechat.core.answering.wording import (
     _acronyms,
     _advice_verbs,
@@ -98,8 +104,8 @@ from edgechat.core.answering.wording import (
     _PDF_MARKS,
     _providers,
     names_any_period,
-    paired_periods,
     names_period,
+    paired_periods,
     period_span,
     report_of,
     _quarters,
@@ -341,8 +347,6 @@ def _of_subjects(ix: _SourceIndex, subjects: set[str], said: str) -> bool:
     return all(t in ix.label or _names_word(ix.identity, t) or t in said for t in subjects)
 
 
-
-
 def _said(ix: _SourceIndex, window: Sequence[int]) -> str:
     return " ".join(ix.sentence_texts[j] for j in window)
 
@@ -373,7 +377,7 @@ def _row_support(ix: _SourceIndex, claim: "_Claim", terms: set[str], asked: set[
     asked = {_POSSESSIVE_RE.sub("", t) for t in asked}
     rows = [" ".join(text.split()) for text in ix.sentence_texts]
     labels = [{t for t in _terms(row_label(row)) if not t.isdigit()} if is_figure_row(row) else set() for row in rows]
-    named = [label - _UNSAID_LABEL_TERMS for label in labels if label and label - _UNSAID_LABEL_TERMS <= words]
+    named = [label - _UNSAID_LABEL_TERMS for label in labels]  # the rows as a claim names them
     # the sub-headings the claim names ("Japan:"): a row under another ("Americas:") is not its row
     heads = {k for k, row in enumerate(rows) if row.endswith(":") and len(row.split()) <= SUBHEADING_WORDS
              and ix.terms[k] and ix.terms[k] <= words}
@@ -384,7 +388,7 @@ def _row_support(ix: _SourceIndex, claim: "_Claim", terms: set[str], asked: set[
         label = labels[j]
         if not label or not label - _UNSAID_LABEL_TERMS <= words or (j == 0 and ix.cut):
             continue  # (a passage cut mid-row has lost the row's label's start: "[Total] net sales 117,154")
-        if "total" in label and "total" not in words and any(n and not n <= label for n in named):
+        if total_of_a_named_part(label, words, named):
             continue  # "Wearables ... net sales were $117,154": the claim names a part; "Total net sales" is the whole
         cap = table_caption(ix.sentence_texts, j)
         if heads and cap not in heads:

@@ -332,3 +332,22 @@ def test_a_figure_of_something_else_than_the_amount_asked_is_no_answer(tmp_path,
     iphone = "How much revenue did Apple make from iPhone in the quarter ended April 1, 2023?"
     assert not misses_the_amount(iphone, "Apple made $51,334 from iPhone in the quarter [1].", filing)
     assert misses_the_amount(iphone, "Apple repurchased 133 million shares in the quarter [1].", filing)
+
+
+def test_amounts_given_as_of_something_are_of_that():
+    """Seen on a filing (round 13): "What were Amazon's total liabilities as of June 30, 2023?"
+    answered with the question's words and a sentence about unearned revenue: "total liabilities
+    ... were $2.9 billion and $2.7 billion of unearned revenue ...". The amounts say what they are
+    of, and it is not what was asked."""
+    from edgechat.core.answering.answer import misses_the_amount
+
+    q = "What were Amazon's total liabilities as of June 30, 2023?"
+    assert misses_the_amount(q, "Amazon's total liabilities as of June 30, 2023 were $2.9 billion and $2.7 billion of "
+                                "unearned revenue as of December 31, 2022 and June 30, 2023 [1].")
+    assert not misses_the_amount(q, "Amazon's total liabilities as of June 30, 2023 were $282,241 million [1].")
+    assert not misses_the_amount(q, "Amazon had $282.2 billion of total liabilities at June 30, 2023 [1].")
+    # "of which" says what part, not what of; an amount not given "of" anything leaves the whole sentence
+    assert not misses_the_amount("How much unearned revenue did Amazon have?", "Total unearned revenue was $16.1 "
+                                 "billion, of which $10.9 billion was recognized as revenue [1].")
+    assert not misses_the_amount("How much cash and cash equivalents did Amazon hold?",
+                                 "Amazon had $50.1 billion of cash and cash equivalents [1].")

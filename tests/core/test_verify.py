@@ -1212,3 +1212,33 @@ def test_a_row_under_another_sub_heading_is_not_the_one_named(embedder):
     assert v.support == Support.UNSUPPORTED
     [v] = verify("Apple's Japan net sales in Q3 2023 was $4,821 [1].", [src], embedder.embed, q)
     assert v.support == Support.SUPPORTED
+
+
+def test_a_row_figure_said_as_a_count_of_years_is_not_the_rows(embedder):
+    """Seen on a filing (round 14): "Therefore, the long-term debt is 7,216 years", the Term debt
+    row of a balance sheet in millions of dollars."""
+    table = ("CONDENSED CONSOLIDATED BALANCE SHEETS (In millions)\nJuly 1,\n2023\nSeptember 24,\n2022\n"
+             "Current liabilities:\nAccounts payable $ 46,699 $ 64,115\nTerm debt 7,216 11,128\n"
+             "Total current liabilities 124,963 153,982\n")
+    src = _src(1, table, "0000320193-23-000077", "/filings/2023 Q3 AAPL.pdf", 6)
+    q = "How much term debt did Apple have as of July 1, 2023?"
+    [v] = verify("Apple's term debt as of July 1, 2023 was 7,216 years [1].", [src], embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify("Apple's term debt as of July 1, 2023 was $7,216 million [1].", [src], embedder.embed, q)
+    assert v.support == Support.SUPPORTED
+
+
+def test_where_the_writer_read_it_is_not_part_of_the_claim(embedder):
+    """Seen on a filing (round 14): "According to the table, Amazon held 34,170 inventories at
+    March 31, 2023", right, withheld because "according" and "table" were words to find."""
+    table = ("CONSOLIDATED BALANCE SHEETS (in millions, except per share data)\nDecember 31, 2022 March 31, 2023\n"
+             "ASSETS\nCurrent assets:\nCash and cash equivalents $ 53,888 $ 49,343\nMarketable securities 16,138 15,062\n"
+             "Inventories 34,405 34,170\nTotal current assets 146,791 136,221\n")
+    src = _src(1, table, "0001018724-23-000008", "/filings/2023 Q1 AMZN.pdf", 3)
+    q = "How much inventory did Amazon hold at March 31, 2023?"
+    [v] = verify("According to the table, Amazon held 34,170 inventories at March 31, 2023 [1].", [src],
+                 embedder.embed, q)
+    assert v.support == Support.SUPPORTED
+    [v] = verify("According to the table, Amazon held 34,405 inventories at March 31, 2023 [1].", [src],
+                 embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED  # the December column

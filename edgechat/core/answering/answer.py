@@ -227,17 +227,39 @@ def gives_no_figure(question: str, text: str) -> bool:
     return not any(f not in asked and not _YEAR_RE.fullmatch(f) for f, _ in figures(text))
 
 
+_MONEY = r"[$\u20ac\u00a3\u00a5]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:thousand|million|billion|trillion)\b)?"
+_MONEY_RE = re.compile(_MONEY, re.IGNORECASE)
+# "$2.9 billion and $2.7 billion of unearned revenue as of ...": figures that say what they are of.
+_FIGURES_OF_RE = re.compile(
+    rf"{_MONEY}(?:\s*(?:,\s*and|,|and|or)\s*{_MONEY})*\s+of\s+(?!which\b|whom\b|the\s+[$\d])"
+    r"((?:[A-Za-z][\w'-]*\s*){1,6}?)(?=\s*(?:\bas of\b|\b(?:in|for|during|at|was|were|from|on)\b|\band\s+[$\d]|[.;:\[(]|,\s|$))",
+    re.IGNORECASE)
+
+
+def _what_figures_are_of(text: str) -> str:
+    """The words that say what `text`'s amounts are of: when every amount is given as "<amount>
+    of <what>", only the <what>s (the model's "total liabilities were $2.9 billion and $2.7
+    billion of unearned revenue" is about unearned revenue, whatever it calls it first); else
+    the whole text."""
+    spans = [(m.start(), m.end(), m.group(1)) for m in _FIGURES_OF_RE.finditer(text)]
+    amounts = [m.start() for m in _MONEY_RE.finditer(text)]
+    if not spans or not all(any(lo <= a < hi for lo, hi, _ in spans) for a in amounts):
+        return text
+    return " ".join(what for _, _, what in spans)
+
+
 def misses_the_amount(question: str, text: str, sources: Sequence[Source] = ()) -> bool:
     """Is `text` a figure of something else than the amount `question` asks for outright ("Apple
     paid 365 million shares of its common stock" to "How much did Apple pay for property, plant and
     equipment?"): it names none of what the amount is of? The company whose documents `sources`
-    are (Apple, by their names or identity) is not what the amount is of; a product (iPhone) is."""
+    are (Apple, by their names or identity) is not what the amount is of; a product (iPhone) is.
+    Amounts given as "<amount> of <what>" are of the <what> (`_what_figures_are_of`)."""
     if not (_ASKS_AMOUNT_RE.search(question) and asks_for_figure(question)):
         return False
     documents = " ".join(f"{s.title} {s.path} {(s.metadata or {}).get(LABEL_KEY, '')}" for s in sources).lower()
     names = [n.split("'")[0].split("\u2019")[0] for n in _names(question)]
     wanted = amount_terms(question, [n for n in names if n.lower() in documents])
-    return bool(wanted) and not wanted & amount_terms(MARKER_RE.sub(" ", text))
+    return bool(wanted) and not wanted & amount_terms(_what_figures_are_of(MARKER_RE.sub(" ", text)))
 
 
 def should_withhold(verdicts: Sequence[SentenceVerdict]) -> bool:

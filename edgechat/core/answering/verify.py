@@ -159,6 +159,11 @@ Embed = Callable[[list[str]], Any]
 _OWN_TEXT: set[str] = set()
 
 
+_ACCORDING_RE = re.compile(r"^\W*(?:according to|as (?:shown|stated|given) in|based on) (?:the|this) (?:table|note|"
+                           r"documents?|sources?|passages?|filing|report|information|context)(?: provided| given| above)?"
+                           r",?\s*", re.IGNORECASE)
+
+
 def register_own_text(*sentences: str) -> None:
     """Fixed sentences EdgeChat itself writes ("not found in your documents"): NO_CLAIM."""
     _OWN_TEXT.update(s.strip() for s in sentences)
@@ -357,6 +362,11 @@ def _unit_above(ix: _SourceIndex, row: int) -> str:
     return _table_unit(" ".join(ix.sentence_texts[max(0, row - 40) : row])) or _table_unit(ix.source.table_header)
 
 
+def _bare(term: str) -> str:
+    """A term without its possessive, counted as other terms are ("apple's" -> "appl")."""
+    return stem(_POSSESSIVE_RE.sub("", term)) if _POSSESSIVE_RE.search(term) else term
+
+
 def _row_support(ix: _SourceIndex, claim: "_Claim", terms: set[str], asked: set[str],
                  told: bool = False) -> list[int] | None:  # fmt: skip
     """A claim about figures said by a table row: [caption, row] (or [row]) of `ix` when the
@@ -373,8 +383,8 @@ def _row_support(ix: _SourceIndex, claim: "_Claim", terms: set[str], asked: set[
     its comparative column)."""
     if not _of_subjects(ix, claim.subjects, " ".join(ix.sentence_texts)):
         return None  # "Amazon's diluted earnings per share" from Apple's report
-    words = {_POSSESSIVE_RE.sub("", t) for t in terms if not t.isdigit()}  # "Amazon's" names Amazon
-    asked = {_POSSESSIVE_RE.sub("", t) for t in asked}
+    words = {_bare(t) for t in terms if not t.isdigit()}  # "Amazon's" names Amazon
+    asked = {_bare(t) for t in asked}
     rows = [" ".join(text.split()) for text in ix.sentence_texts]
     labels = [{t for t in _terms(row_label(row)) if not t.isdigit()} if is_figure_row(row) else set() for row in rows]
     named = [label - _UNSAID_LABEL_TERMS for label in labels]  # the rows as a claim names them
@@ -394,6 +404,8 @@ def _row_support(ix: _SourceIndex, claim: "_Claim", terms: set[str], asked: set[
         if heads and cap not in heads:
             continue  # "Japan net sales" from the "Net sales" row under "Americas:"
         said = ix.terms[j] | ix.label_terms | (ix.terms[cap] if cap is not None else set())
+        if not claim.counted <= said | _terms(ix.source.table_header):
+            continue  # "7,216 years" from "Term debt 7,216 11,128" (in millions of dollars)
         if not {t for t in words if t in _NUMBER_WORDS} <= said | asked:
             continue  # "nine months" where the table and the question say nothing of nine months
         if len(words - said - asked) > 1:
@@ -441,6 +453,7 @@ class _Claim:
     latest: bool = False  # the question asks about the latest period
     span: str | None = None  # "three" (a quarter), "six", "nine" or "twelve" months, as it or the question says
     ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
+    counted: set[str] = field(default_factory=set)  # what its figures count ("years"): the evidence must say it
 
 
 def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[str], cov: float,
@@ -537,6 +550,8 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         return False, ""  # "in the second and third periods": the evidence says no such period
     if claim.figures and not any(_holds_figures(ix, j, claim) for j in window):
         return False, "figures"
+    if claim.counted and not claim.counted <= covered:
+        return False, "figures"  # "the long-term debt is 7,216 years": the sentence with 7,216 counts no years
     if claim.idents or claim.calls or claim.before:
         said = " ".join(ix.sentence_texts[j] for j in window).lower() + " " + ix.label
         if not _names_in(said, claim.idents, claim.calls) or (
@@ -607,6 +622,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         return _Check(Support.NO_CLAIM, sources=sorted(cited & {ix.source.ordinal for ix in index}))
     # read as the sources are read: "Don’t" is "Don't", or its denial goes unseen
     body = _LIST_ENUM_RE.sub("", clean.translate(_PDF_MARKS))
+    # "According to the table, Amazon held 34,170 ...": where the writer read it, not part of the claim
+    body = _ACCORDING_RE.sub("", body) or body
     if _FENCE_RE.match(body) or (_COMMENT_RE.match(body) and len(body.split()) <= COMMENT_WORDS + 1):
         return _Check(Support.NO_CLAIM)  # a fence; a comment or heading that names a step
     if introduces(body) and len(body.split()) <= INTRO_WORDS and not figures(body) and not _identifiers(body):
@@ -721,6 +738,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         code_words=_code_line_words(body),
         says_back=asked.yes_no and bool(_YES_NO_RE.match(body)) and terms - asked.terms <= {"yes", "no"},
         ordinals=_ordinals(body) - asked.ordinals,
+        counted=_counted(body) - asked.terms,
     )
     figures_apart = False  # some source says it, but not with its figures
     names_apart = False  # ... or not where it names the code names the claim gives

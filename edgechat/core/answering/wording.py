@@ -368,9 +368,10 @@ def _stance_of_another(claim: str, evidence: str) -> bool:
     return False
 
 
-# A count said with what it counts: "5,433 units" is not "Inventories 5,433" (in millions of dollars).
+# A count said with what it counts: "5,433 units" is not "Inventories 5,433" (in millions of dollars),
+# nor "7,216 years" the row "Term debt 7,216 11,128".
 _COUNTED_RE = re.compile(r"\d(?:[\d,.]*\d)?\s*(?:million|billion|thousand)?\s+(units?|shares?|employees?|customers?|users?"
-                         r"|people|stores?|items?|devices?|subscribers?|members?|vehicles?|orders?|packages?|files?)\b",
+                         r"|people|stores?|items?|devices?|subscribers?|members?|vehicles?|orders?|packages?|files?|years?|days?|hours?)\b",
                          re.IGNORECASE)
 
 

@@ -183,3 +183,30 @@ def test_a_change_column_written_in_parentheses_is_no_period():
              "Net sales by reportable segment:", "Americas $ 49,278 $ 51,496 (4)%"]
     assert column_headings(texts, 5, 6) == ("Three Months Ended December 31, 2022 December 25, 2021 Change",
                                             ["49278", "51496"])
+
+
+def test_headings_written_a_date_part_per_line_are_read_whole(tmp_path):
+    """Seen on a filing (round 15): Apple's segment table puts each column's date on two lines
+    ("July 1," / "2023"), nine heading lines in all; a passage that began under "Rest of Asia
+    Pacific:" was given "2022 July 1, 2023 June 25, 2022 Americas", which tells no column's
+    period, so a right answer was withheld."""
+    page = ("The following table shows information by reportable segment (in millions):\n"
+            "Three Months Ended Nine Months Ended\nJuly 1,\n2023\nJune 25,\n2022\nJuly 1,\n2023\nJune 25,\n2022\n"
+            "Americas:\nNet sales $ 35,383 $ 37,472 $ 122,445 $ 129,850\nOperating income $ 13,117 $ 13,914 $ 44,908 $ 48,778\n"
+            "Rest of Asia Pacific:\nNet sales $ 5,630 $ 6,150 $ 23,284 $ 23,002\n"
+            "Operating income $ 2,328 $ 2,367 $ 9,447 $ 9,185\n")
+    cut = page.index("Rest of Asia Pacific:")
+    chunks = [Chunk(16, 0, cut, page[:cut]), Chunk(16, cut, len(page), page[cut:])]
+    store = Store(tmp_path / "lib")
+    try:
+        store.put_file("/docs/2023 Q3 AAPL.pdf", None, 1, 1.0, "cd" * 32, chunks,
+                       np.ones((len(chunks), 384), dtype=np.float32), title="", fmt="pdf", pages=20, metadata={})
+        rows = store.chunk_rows([r[0] for r in store.db.execute("SELECT chunk_id FROM chunks")])
+        second = max(rows.values(), key=lambda c: c.start)
+        header = store.table_header(second)
+        assert "Three Months Ended Nine Months Ended July 1, 2023 June 25, 2022 July 1, 2023 June 25, 2022" in header
+        # a chunk's context header, read at indexing, keeps its six lines (its text is embedded)
+        from edgechat.core.indexing.context import find_tables
+        assert find_tables(page)[0].header == "2022 July 1, 2023 June 25, 2022 Americas"
+    finally:
+        store.close()

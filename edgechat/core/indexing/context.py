@@ -310,9 +310,10 @@ class Table:
     header: str  # caption and column-header lines, one line
 
 
-def find_tables(text: str, min_rows: int = 3) -> list[Table]:
+def find_tables(text: str, min_rows: int = 3, head_lines: int = 6, max_chars: int = MAX_TABLE_CHARS) -> list[Table]:
     """Runs of table rows (label-only lines of up to 2 allowed between rows), with the short
-    lines just above the first row as the table's header."""
+    lines just above the first row (up to `head_lines` of them, `max_chars` in all) as the
+    table's header."""
     lines: list[tuple[int, int, str]] = []
     pos = 0
     for ln in text.splitlines(keepends=True):
@@ -343,7 +344,7 @@ def find_tables(text: str, min_rows: int = 3) -> list[Table]:
         if rows >= min_rows:
             head: list[str] = []
             k = first - 1
-            while k >= 0 and len(head) < 6:
+            while k >= 0 and len(head) < head_lines:
                 s = lines[k][2]
                 words = len(s.split())
                 if not s or _SENTENCE_END.search(s) and not s.startswith("(") or words > (24 if s.startswith("(") else 12):
@@ -351,7 +352,7 @@ def find_tables(text: str, min_rows: int = 3) -> list[Table]:
                 head.insert(0, s)
                 k -= 1
             start = lines[k + 1][0] if head else lines[first][0]
-            header = _clean(" ".join(head))[:MAX_TABLE_CHARS]
+            header = _clean(" ".join(head))[:max_chars]
             tables.append(Table(start, lines[first][0], lines[last][1], header))
         i = last + 1
     return tables

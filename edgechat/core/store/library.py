@@ -43,6 +43,10 @@ from edgechat.core.store.vectors import ChromaVectorIndex, VectorIndex
 
 log = logging.getLogger(__name__)
 
+# The most lines above a table's first row read as its headings at question time, and their
+# characters (a chunk's context header takes fewer).
+HEADING_LINES = 12
+HEADING_CHARS = 300
 SCHEMA_VERSION = 2  # 2: chunks_fts gained the columns name and context (migrated on open)
 
 # The lexical index's columns: the chunk's text (boilerplate lines left out), the document's title,
@@ -787,7 +791,10 @@ class Store:
             if 0 <= start < end and len(text) >= end - start:
                 before[start:end] = text[: end - start]
         prefix = "".join(before)
-        for t in find_tables(prefix + c.text):
+        # More heading lines than a chunk's context header takes: a filing's dates come one line
+        # per word pair ("July 1," / "2023"), and four columns' dates under "Three Months Ended
+        # Nine Months Ended" take nine lines.
+        for t in find_tables(prefix + c.text, head_lines=HEADING_LINES, max_chars=HEADING_CHARS):
             if t.start < c.start < t.end:  # in its rows, or in its headings (some of them cut off)
                 return t.header
         return ""

@@ -3,6 +3,8 @@ the real embedder."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 
 from edgechat.core.answering.citations import build_citations
@@ -1242,3 +1244,64 @@ def test_where_the_writer_read_it_is_not_part_of_the_claim(embedder):
     [v] = verify("According to the table, Amazon held 34,405 inventories at March 31, 2023 [1].", [src],
                  embedder.embed, q)
     assert v.support == Support.UNSUPPORTED  # the December column
+
+
+def test_a_bare_cause_is_about_what_the_question_names(embedder):
+    """Seen on a filing (round 16): "Why did Apple's Mac net sales decrease in Q3 2023?" answered
+    "Because the year-over-year net sales decrease consisted primarily of lower net sales of iPad
+    and iPhone ...": the filing's sentence about total net sales, word for word, and no answer
+    about the Mac."""
+    text = ("Mac\nMac net sales decreased during the third quarter of 2023 compared to the same quarter in 2022 due "
+            "primarily to lower net sales of laptops.\nQuarterly Highlights\nThe Company's total net sales decreased "
+            "1% or $1.2 billion during the third quarter of 2023 compared to the same quarter in 2022. The year-over-year "
+            "net sales decrease consisted primarily of lower net sales of iPad and iPhone, partially offset by higher "
+            "net sales of Services.\n")
+    from edgechat.core.indexing.context import LABEL_KEY
+
+    src = dataclasses.replace(_src(1, text, "0000320193-23-000077", "/filings/2023 Q3 AAPL.pdf", 17),
+                              metadata={LABEL_KEY: "2023 Q3 AAPL | Apple Inc. | Form 10-Q"})
+    q = "Why did Apple's Mac net sales decrease in Q3 2023?"
+    [v] = verify("Because the year-over-year net sales decrease consisted primarily of lower net sales of iPad and "
+                 "iPhone, partially offset by higher net sales of Services [1].", [src], embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED and "mac" in v.reason
+    [v] = verify("Because of lower net sales of laptops [1].", [src], embedder.embed, q)
+    assert v.support == Support.SUPPORTED
+
+
+def test_a_period_of_months_the_claim_adds_must_be_the_evidences(embedder):
+    """Seen on a filing (round 16): "iPhone net sales decreased during the second quarter and first
+    nine months of 2023", where the filing says flat in the quarter and down over the first six
+    months."""
+    text = ("iPhone\niPhone net sales were relatively flat during the second quarter of 2023 compared to the second "
+            "quarter of 2022. Year-over-year iPhone net sales decreased during the first six months of 2023 due "
+            "primarily to lower net sales from the Company's new iPhone models launched in the fourth quarter of 2022.\n")
+    src = _src(1, text, "0000320193-23-000064", "/filings/2023 Q2 AAPL.pdf", 19)
+    q = "What was the change in Apple's iPhone net sales in Q2 2023 compared with Q2 2022?"
+    [v] = verify("Apple's iPhone net sales decreased during the second quarter and first nine months of 2023 compared "
+                 "to the same periods in 2022 due primarily to lower net sales from the Company's new iPhone models "
+                 "[1].", [src], embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED and "nine" in v.reason
+    [v] = verify("Apple's iPhone net sales decreased during the first six months of 2023 due primarily to lower net "
+                 "sales from the Company's new iPhone models [1].", [src], embedder.embed, q)
+    assert v.support == Support.SUPPORTED
+
+
+def test_a_bare_cause_must_be_the_cause_of_the_change_asked_about(embedder):
+    """Seen on a filing (round 11, re-checked): "Why did Amazon's fulfillment costs increase in Q1
+    2023?" answered "Because payment processing costs are based on the gross purchase price of
+    underlying transactions": the filing's reason why sellers' sales cost more to process."""
+    text = ("Additionally, sales by our sellers have higher payment processing and related transaction costs as a "
+            "percentage of net sales compared to our retail sales because payment processing costs are based on the "
+            "gross purchase price of underlying transactions. The increase in fulfillment costs in absolute dollars in "
+            "Q1 2023, compared to the comparable prior year period, is primarily due to increased sales and investments "
+            "in our fulfillment network.\n")
+    from edgechat.core.indexing.context import LABEL_KEY
+
+    src = dataclasses.replace(_src(1, text, "0001018724-23-000008", "/filings/2023 Q1 AMZN.pdf", 24),
+                              metadata={LABEL_KEY: "2023 Q1 AMZN | AMAZON.COM, INC. | Form 10-Q"})
+    q = "Why did Amazon's fulfillment costs increase in Q1 2023?"
+    [v] = verify("Because payment processing costs are based on the gross purchase price of underlying transactions [1].",
+                 [src], embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify("Because of increased sales and investments in the fulfillment network [1].", [src], embedder.embed, q)
+    assert v.support == Support.SUPPORTED

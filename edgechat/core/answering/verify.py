@@ -106,6 +106,7 @@ from edgechat.core.answering.wording import (
     names_any_period,
     names_period,
     paired_periods,
+    month_spans,
     period_span,
     report_of,
     _quarters,
@@ -159,6 +160,9 @@ Embed = Callable[[list[str]], Any]
 _OWN_TEXT: set[str] = set()
 
 
+_BARE_CAUSE_RE = re.compile(r"^\W*(?:because|(?:primarily |mainly |largely )?(?:due|owing) to|this (?:is|was) "
+                            r"(?:primarily |mainly |largely )?(?:due to|because))\b", re.IGNORECASE)
+_QUARTER_NAME_RE = re.compile(r"^(?:q[1-4]|[1-4]q|fy\d*|h[12])$")  # names in a question that are periods
 _ACCORDING_RE = re.compile(r"^\W*(?:according to|as (?:shown|stated|given) in|based on) (?:the|this) (?:table|note|"
                            r"documents?|sources?|passages?|filing|report|information|context)(?: provided| given| above)?"
                            r",?\s*", re.IGNORECASE)
@@ -454,6 +458,11 @@ class _Claim:
     span: str | None = None  # "three" (a quarter), "six", "nine" or "twelve" months, as it or the question says
     ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
     counted: set[str] = field(default_factory=set)  # what its figures count ("years"): the evidence must say it
+    spans: set[str] = field(default_factory=set)  # "nine" (months) ... that the question does not say
+    cause_of_asked_change: set[str] = field(default_factory=set)  # "Because of ..." to "Why did Mac net sales
+    # decrease?": the change the question asks the cause of ("down")
+    asked_subject: set[str] = field(default_factory=set)  # ... and what changed, as the question's terms ("mac", "net", "sale")
+    asked_names: set[str] = field(default_factory=set)  # a bare phrase's question's names ("Mac"): its evidence's too
 
 
 def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[str], cov: float,
@@ -472,6 +481,15 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         return False, ""
     if claim.fragment and (cov < FRAGMENT_COVERAGE or not _terms(claim.body) <= covered):
         return False, ""  # a bare phrase: the sentence that says it must say nearly all the question asks
+    said_text = " ".join(ix.sentence_texts[j] for j in window)
+    if claim.asked_names:
+        said_words = set().union(*(_source_words(ix.sentence_texts[j], source_label(ix.source)) for j in window))
+        if not all(n in said_words or stem(n) in said_words or n in f"{ix.label} {ix.identity}"
+                   for n in claim.asked_names):
+            return False, "asked"  # "Because the ... decrease consisted of lower net sales of iPad" to "Why did
+            # Mac net sales decrease?": a sentence about total net sales, not about the Mac
+    if claim.spans and not claim.spans <= month_spans(said_text):
+        return False, "period"  # "decreased during the second quarter and first nine months": the evidence says six
     if claim.negated:
         # The sentence that says most of the claim must deny it too: in a pair, a "not" in the
         # other sentence is about something else ("the answer is no ... package skeleton" against
@@ -486,7 +504,14 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         return False, ""  # "disables the system() calls" from "This enables the int system(string s) calls"
     if claim.ways and ways and all(_turned(claim.ways, w) for w in ways):
         return False, ""  # "decreased" is not "the growth in"
-    if claim.cause and not _changed_before_cause(claim.body) and any(
+    if claim.cause_of_asked_change:
+        # "Because of lower net sales of laptops" to "Why did Mac net sales decrease?": the evidence must
+        # give it as the cause of the change the question asks about ("Mac net sales decreased ... due
+        # primarily to"), not of another ("sales by our sellers have higher payment processing ...
+        # costs ... because ..." to "Why did fulfillment costs increase?")
+        if not any(_causes_the_asked_change(ix, j, claim) for j in window):
+            return False, ""
+    elif claim.cause and not _changed_before_cause(claim.body) and any(
             _CAUSE_RE.search(ix.sentence_texts[j]) and _changed_before_cause(ix.sentence_texts[j]) for j in window):
         return False, ""  # "operating income was primarily due to increased sales": the evidence's cause is its increase's
     if claim.certain and any(_MAYBE_RE.search(ix.sentence_texts[j]) for j in window):
@@ -558,6 +583,18 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
                 claim.before and not _names_what_before(ix, window[0], said, claim.before)):
             return False, "names"
     return True, ""
+
+
+def _causes_the_asked_change(ix: _SourceIndex, j: int, claim: _Claim) -> bool:
+    """Does source sentence `j` give the claim's cause as the cause of the question's change: the
+    question's subject and a change its way before the cause, the claim's cause after it?"""
+    text = ix.sentence_texts[j]
+    m = _CAUSE_RE.search(text)
+    if m is None or len(claim.cause & ix.terms[j]) < CAUSE_COVERAGE * len(claim.cause):
+        return False
+    before = text[: m.start()]
+    subject = {t for t in claim.asked_subject if _POSSESSIVE_RE.sub("", t) not in f"{ix.label} {ix.identity}"}
+    return bool(claim.cause_of_asked_change & _directions(before)) and subject <= _terms(before)
 
 
 def _names_what_before(ix: _SourceIndex, j: int, said: str, before: Sequence[str]) -> bool:
@@ -739,8 +776,18 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         says_back=asked.yes_no and bool(_YES_NO_RE.match(body)) and terms - asked.terms <= {"yes", "no"},
         ordinals=_ordinals(body) - asked.ordinals,
         counted=_counted(body) - asked.terms,
+        spans=month_spans(body) - month_spans(asked.text),
+        cause_of_asked_change=_directions(asked.text) if _BARE_CAUSE_RE.match(body) else set(),
+        asked_subject={t for t in asked.terms - asked.years if not _QUARTER_NAME_RE.match(t) and not t.isdigit()
+                       and not _directions(t)} if _BARE_CAUSE_RE.match(body) else set(),
+        # a bare phrase, or a bare cause ("Because ...") answering "Why did Mac net sales ...?": about
+        # what the question names
+        asked_names=({n for n in asked.names if not _QUARTER_NAME_RE.match(n)}
+                     if question or _BARE_CAUSE_RE.match(body) else set()),
     )
     figures_apart = False  # some source says it, but not with its figures
+    asked_apart = False  # ... or not of what the question names
+    period_apart = False  # ... or of another length of period
     names_apart = False  # ... or not where it names the code names the claim gives
     found: list[tuple[float, int, list[int]]] = []  # (score, number, sentence indices)
     scores: dict[int, tuple[float, float]] = {}
@@ -767,6 +814,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                 best_cov, best_sim = max(best_cov, cov), max(best_sim, sim)
                 ok, apart = _accepts(claim, ix, window, covered, cov, sim if sims is not None else None)
                 figures_apart |= apart == "figures"
+                asked_apart |= apart == "asked"
+                period_apart |= apart == "period"
                 names_apart |= apart == "names"
                 if ok:
                     score = cov + sim - 0.05 * (len(window) - 1)  # one sentence beats a pair
@@ -790,6 +839,14 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         written = ", ".join(w for _, w in figs)
         return _Check(Support.UNSUPPORTED, scores=scores,
                       reason=f"the sources say it, but not with the figure(s) {written} in the same place")
+    if not found and asked_apart:
+        # the question's names that no document is named by ("Mac", not "Apple")
+        missing = [n for n in sorted(claim.asked_names) if not any(n in f"{ix.label} {ix.identity}" for ix in index)]
+        named = " and ".join(f"\u201c{n}\u201d" for n in missing or sorted(claim.asked_names))
+        return _Check(Support.UNSUPPORTED, scores=scores, reason=f"the sources say it, but not of {named}, as asked")
+    if not found and period_apart:
+        return _Check(Support.UNSUPPORTED, scores=scores,
+                      reason=f"the sources say it, but not of {' or '.join(sorted(claim.spans))} months")
     if not found and names_apart:
         named = ", ".join([*idents, *(f"{c}()" for c in calls)]) or "what the sentence before named"
         return _Check(Support.UNSUPPORTED, scores=scores,

@@ -547,6 +547,13 @@ def _periods(text: str) -> set[str]:
 _SPAN_RE = re.compile(r"\b(three|six|nine|twelve) months\b|\b(first half|half-year|year[- ]to[- ]date)\b", re.IGNORECASE)
 
 
+def month_spans(text: str) -> set[str]:
+    """Every period length `text` names in months ("nine" for "the first nine months", "six" for
+    "the first half"); quarters are not counted here."""
+    return {(m.group(1) or "six").lower() if m.group(1) or m.group(2).lower().startswith(("first", "half")) else ""
+            for m in _SPAN_RE.finditer(text)} - {""}
+
+
 def period_span(text: str) -> str | None:
     """How long a period `text` is about: "three" for a quarter ("Q2 2023", "the second quarter",
     "three months ended"), "six" ("six months", "the first half"), "nine", "twelve"; None when it

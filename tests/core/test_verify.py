@@ -1305,3 +1305,51 @@ def test_a_bare_cause_must_be_the_cause_of_the_change_asked_about(embedder):
     assert v.support == Support.UNSUPPORTED
     [v] = verify("Because of increased sales and investments in the fulfillment network [1].", [src], embedder.embed, q)
     assert v.support == Support.SUPPORTED
+
+
+def test_a_bare_cause_to_a_why_question_must_be_a_cause_in_the_evidence(embedder):
+    """Seen on filings (round 17): "Why did Amazon's International segment operating loss change in
+    Q1 2023?" answered "Because the international segment accounted for 23% of our consolidated
+    revenues", and "Why did Amazon's shipping costs change?" answered "Because shipping costs ...
+    were $19.9 billion and $21.8 billion": true sentences that give no cause, made into one."""
+    from edgechat.core.indexing.context import LABEL_KEY
+
+    text = ("Our international segment accounted for 23% of our consolidated revenues. The decrease in International "
+            "operating loss in absolute dollars in Q1 2023, compared to the comparable prior year period, is primarily "
+            "due to increased unit sales and cost structure productivity.\n")
+    src = dataclasses.replace(_src(1, text, "0001018724-23-000008", "/filings/2023 Q1 AMZN.pdf", 26),
+                              metadata={LABEL_KEY: "2023 Q1 AMZN | AMAZON.COM, INC. | Form 10-Q"})
+    q = "Why did Amazon's International segment operating loss change in Q1 2023?"
+    [v] = verify("Because the international segment accounted for 23% of our consolidated revenues [1].", [src],
+                 embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify("Because of increased unit sales and cost structure productivity [1].", [src], embedder.embed, q)
+    assert v.support == Support.SUPPORTED
+
+
+def test_a_claim_that_one_thing_caused_another_needs_a_sentence_that_says_so(embedder):
+    """A cause and an effect found in two neighbouring sentences are not a causal claim's evidence."""
+    text = ("Weakness in foreign currencies relative to the U.S. dollar had an unfavorable impact on total net sales. "
+            "The year-over-year net sales decrease consisted primarily of lower net sales of iPhone and Mac.\n")
+    said = ("The weakness in foreign currencies had an unfavorable impact on total net sales; the decrease consisted "
+            "primarily of lower net sales of iPhone and Mac.\n")
+    claim = "The weakness in foreign currencies contributed to lower net sales of iPhone and Mac [1]."
+    assert _support(embedder, claim, text) == Support.UNSUPPORTED
+    assert _support(embedder, claim, said) == Support.SUPPORTED
+
+
+def test_a_bare_cause_of_another_amount_s_change_is_not_the_cause_asked_for(embedder):
+    """Seen on a filing (round 17, re-checked): "Why did Amazon's net income increase in Q3 2023
+    compared with Q3 2022?" answered with the reason AWS operating income rose ("compared" is the
+    question's way of asking, not what changed)."""
+    from edgechat.core.indexing.context import LABEL_KEY
+
+    text = ("The increase in AWS operating income in absolute dollars in Q3 2023, compared to the comparable prior year "
+            "period, is primarily due to increased sales and cost structure productivity.\n")
+    src = dataclasses.replace(_src(1, text, "0001018724-23-000018", "/filings/2023 Q3 AMZN.pdf", 27),
+                              metadata={LABEL_KEY: "2023 Q3 AMZN | AMAZON.COM, INC. | Form 10-Q"})
+    claim = "Because of increased sales and cost structure productivity [1]."
+    [v] = verify(claim, [src], embedder.embed, "Why did Amazon's net income increase in Q3 2023 compared with Q3 2022?")
+    assert v.support == Support.UNSUPPORTED
+    [v] = verify(claim, [src], embedder.embed, "Why did AWS operating income increase in Q3 2023 compared with Q3 2022?")
+    assert v.support == Support.SUPPORTED

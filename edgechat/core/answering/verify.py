@@ -150,6 +150,7 @@ MIN_COVERAGE_STRONG = 0.4  # ... still holding 40 % of the terms
 MIN_CLAIM_TERMS = 2
 RESTATED_MIN = 3  # a claim that says this many of the question's words (two: one of them) ...
 RESTATED_COVERAGE = 2 / 3  # ... must have evidence that says this share of them
+SUBJECT_COVERAGE = 0.66  # a bare cause's evidence: this share of what the question asks about before its "due to"
 CAUSE_COVERAGE = 0.8  # a claim's cause ("due to ..."): this share of its terms in the evidence sentences
 MISSING_RUN = 3  # this many of a claim's words in a row that its evidence does not say: a phrase of its own
 FRAGMENT_COVERAGE = 0.75  # a bare phrase read with its question: that much of both in one source sentence
@@ -162,6 +163,10 @@ _OWN_TEXT: set[str] = set()
 
 _BARE_CAUSE_RE = re.compile(r"^\W*(?:because|(?:primarily |mainly |largely )?(?:due|owing) to|this (?:is|was) "
                             r"(?:primarily |mainly |largely )?(?:due to|because))\b", re.IGNORECASE)
+_CHANGE_WORD_RE = re.compile(r"^(?:chang|vari|fluctu|affect|impact|mov|differ|shift|compar|versus|relat)")  # "why did it change", "compared with": not what changed
+_FORWARD_CAUSE_RE = re.compile(r"\b(?:contribut\w* to|led to|lead(?:s|ing)? to|result(?:s|ed|ing)? in|caus(?:e|es|ed|ing)\b(?! by)"
+                               r"|dr(?:ove|ives|iven|iving)\b(?! by)|(?:had|has|have) an? (?:\w+ )?(?:impact|effect) on"
+                               r"|(?:impact|affect)(?:s|ed)?\b(?! by))", re.IGNORECASE)
 _QUARTER_NAME_RE = re.compile(r"^(?:q[1-4]|[1-4]q|fy\d*|h[12])$")  # names in a question that are periods
 _ACCORDING_RE = re.compile(r"^\W*(?:according to|as (?:shown|stated|given) in|based on) (?:the|this) (?:table|note|"
                            r"documents?|sources?|passages?|filing|report|information|context)(?: provided| given| above)?"
@@ -459,8 +464,9 @@ class _Claim:
     ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
     counted: set[str] = field(default_factory=set)  # what its figures count ("years"): the evidence must say it
     spans: set[str] = field(default_factory=set)  # "nine" (months) ... that the question does not say
-    cause_of_asked_change: set[str] = field(default_factory=set)  # "Because of ..." to "Why did Mac net sales
-    # decrease?": the change the question asks the cause of ("down")
+    bare_cause: bool = False  # "Because of ..." to "Why did Mac net sales decrease?"
+    asked_ways: set[str] = field(default_factory=set)  # the change the question asks the cause of ("down")
+    forward_cause: bool = False  # "X contributed to / led to / caused Y": one source sentence must say so
     asked_subject: set[str] = field(default_factory=set)  # ... and what changed, as the question's terms ("mac", "net", "sale")
     asked_names: set[str] = field(default_factory=set)  # a bare phrase's question's names ("Mac"): its evidence's too
 
@@ -504,7 +510,7 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         return False, ""  # "disables the system() calls" from "This enables the int system(string s) calls"
     if claim.ways and ways and all(_turned(claim.ways, w) for w in ways):
         return False, ""  # "decreased" is not "the growth in"
-    if claim.cause_of_asked_change:
+    if claim.bare_cause:
         # "Because of lower net sales of laptops" to "Why did Mac net sales decrease?": the evidence must
         # give it as the cause of the change the question asks about ("Mac net sales decreased ... due
         # primarily to"), not of another ("sales by our sellers have higher payment processing ...
@@ -514,6 +520,11 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
     elif claim.cause and not _changed_before_cause(claim.body) and any(
             _CAUSE_RE.search(ix.sentence_texts[j]) and _changed_before_cause(ix.sentence_texts[j]) for j in window):
         return False, ""  # "operating income was primarily due to increased sales": the evidence's cause is its increase's
+    if claim.forward_cause and not any(
+            (_CAUSE_RE.search(ix.sentence_texts[j]) or _FORWARD_CAUSE_RE.search(ix.sentence_texts[j]))
+            and len(claim.terms & ix.terms[j]) >= CAUSE_COVERAGE * len(claim.terms) for j in window):
+        return False, ""  # "The weakness in foreign currencies contributed to lower net sales of iPhone and Mac":
+        # one sentence on the currencies' impact on total net sales, the next on what the decrease consisted of
     if claim.certain and any(_MAYBE_RE.search(ix.sentence_texts[j]) for j in window):
         return False, ""  # "has entered into" is not "may enter into"
     if claim.ranks and not claim.ranks <= set().union(*(_ranks(ix.sentence_texts[j]) for j in window)):
@@ -594,7 +605,8 @@ def _causes_the_asked_change(ix: _SourceIndex, j: int, claim: _Claim) -> bool:
         return False
     before = text[: m.start()]
     subject = {t for t in claim.asked_subject if _POSSESSIVE_RE.sub("", t) not in f"{ix.label} {ix.identity}"}
-    return bool(claim.cause_of_asked_change & _directions(before)) and subject <= _terms(before)
+    return ((not claim.asked_ways or bool(claim.asked_ways & _directions(before)))
+            and len(subject & _terms(before)) >= SUBJECT_COVERAGE * len(subject))
 
 
 def _names_what_before(ix: _SourceIndex, j: int, said: str, before: Sequence[str]) -> bool:
@@ -614,6 +626,7 @@ class _Asked:
     words: frozenset[str] = frozenset()  # its words, as names are looked up
     latest: bool = False  # about the latest period ("the most recent 10-Q")
     wh: bool = False  # what, which, how ...: a sentence that only says it back answers nothing
+    why: bool = False  # asks for a cause ("Why did ...?")
     ranks: frozenset[str] = frozenset()  # "the most severe": a claim that says it back is not ranking
     ordinals: frozenset[str] = frozenset()  # "in the third quarter": an answer may say it back
     yes_no: bool = False  # "will R still match it?": answered by yes or no
@@ -628,6 +641,7 @@ class _Asked:
                    dates=frozenset(_dates(question)),
                    terms=frozenset(_claim_terms(question)), words=frozenset(_source_words(question, "")),
                    latest=bool(_LATEST_RE.search(question)), wh=bool(_WH_RE.match(question)),
+                   why=bool(re.match(r"^\W*why\b", question, re.IGNORECASE)),
                    ranks=frozenset(_ranks(question)), ordinals=frozenset(_ordinals(question)),
                    yes_no=bool(_YES_NO_Q_RE.match(question)), text=" ".join(question.lower().split()),
                    names=frozenset(_POSSESSIVE_RE.sub("", n).lower() for n in [*_names(question), *_opening_name(question)]))
@@ -777,9 +791,11 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         ordinals=_ordinals(body) - asked.ordinals,
         counted=_counted(body) - asked.terms,
         spans=month_spans(body) - month_spans(asked.text),
-        cause_of_asked_change=_directions(asked.text) if _BARE_CAUSE_RE.match(body) else set(),
+        bare_cause=bool(_BARE_CAUSE_RE.match(body)) and (asked.why or bool(_directions(asked.text))),
+        asked_ways=_directions(asked.text),
         asked_subject={t for t in asked.terms - asked.years if not _QUARTER_NAME_RE.match(t) and not t.isdigit()
-                       and not _directions(t)} if _BARE_CAUSE_RE.match(body) else set(),
+                       and not _directions(t) and not _CHANGE_WORD_RE.match(t)} if _BARE_CAUSE_RE.match(body) else set(),
+        forward_cause=bool(_FORWARD_CAUSE_RE.search(body)),
         # a bare phrase, or a bare cause ("Because ...") answering "Why did Mac net sales ...?": about
         # what the question names
         asked_names=({n for n in asked.names if not _QUARTER_NAME_RE.match(n)}

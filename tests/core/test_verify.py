@@ -1353,3 +1353,22 @@ def test_a_bare_cause_of_another_amount_s_change_is_not_the_cause_asked_for(embe
     assert v.support == Support.UNSUPPORTED
     [v] = verify(claim, [src], embedder.embed, "Why did AWS operating income increase in Q3 2023 compared with Q3 2022?")
     assert v.support == Support.SUPPORTED
+
+
+def test_a_figure_of_another_length_of_period_is_not_the_one_asked_for(embedder):
+    """Seen on a filing (round 17): "How much did Apple return to shareholders through dividends in
+    the nine months ended July 1, 2023?" answered "the Company's quarterly cash dividend was $0.24
+    per share": true, of a quarter."""
+    text = ("The Company's quarterly cash dividend was $0.24 per share. During the nine months ended July 1, 2023, "
+            "the Company paid dividends and dividend equivalents of $11.4 billion.\n")
+    q = "How much did Apple return to shareholders through dividends in the nine months ended July 1, 2023?"
+    [v] = verify("The table shows that the Company's quarterly cash dividend was $0.24 per share [1].", [_src(1, text)],
+                 embedder.embed, q)
+    assert v.support == Support.UNSUPPORTED and "nine" in v.reason
+    [v] = verify("During the nine months ended July 1, 2023, the Company paid dividends and dividend equivalents of "
+                 "$11.4 billion [1].", [_src(1, text)], embedder.embed, q)
+    assert v.support == Support.SUPPORTED
+    # a quarter's figure to a question about the quarter
+    [v] = verify("The table shows that the Company's quarterly cash dividend was $0.24 per share [1].", [_src(1, text)],
+                 embedder.embed, "What was Apple's quarterly dividend per share in Q3 2023?")
+    assert v.support == Support.SUPPORTED

@@ -108,6 +108,7 @@ from edgechat.core.answering.wording import (
     paired_periods,
     month_spans,
     period_span,
+    spans_said,
     report_of,
     _quarters,
     _ranks,
@@ -719,6 +720,12 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         # 31, 2022", may be how a fiscal year's quarter is named.)
         return _Check(Support.UNSUPPORTED, reason=f"it speaks of {' and '.join(sorted(said_years))}, "
                                                   f"not of {' or '.join(sorted(asked.years))} as asked")
+    asked_span, said_spans = period_span(asked.text), spans_said(body)
+    if figs and asked_span and said_spans and asked_span not in said_spans:
+        # "The Company's quarterly cash dividend was $0.24 per share" to "How much did Apple pay in
+        # dividends in the nine months ended July 1, 2023?": a figure of another length of period
+        return _Check(Support.UNSUPPORTED, reason=f"it gives a figure for {' or '.join(sorted(said_spans))} months, "
+                                                  f"not for the {asked_span} months asked about")
     all_figures = set().union(*(ix.figures for ix in index)) if index else set()
     for norm, written in figs:
         if norm not in all_figures:

@@ -554,6 +554,12 @@ def month_spans(text: str) -> set[str]:
             for m in _SPAN_RE.finditer(text)} - {""}
 
 
+def spans_said(text: str) -> set[str]:
+    """Every period length `text` speaks of: its months ("nine") and "three" for a quarter it
+    names ("Q3 2023", "the third quarter", "quarterly")."""
+    return month_spans(text) | ({"three"} if _quarters(text) or _QUARTER_WORD_RE.search(text) else set())
+
+
 def period_span(text: str) -> str | None:
     """How long a period `text` is about: "three" for a quarter ("Q2 2023", "the second quarter",
     "three months ended"), "six" ("six months", "the first half"), "nine", "twelve"; None when it

@@ -141,3 +141,21 @@ def test_a_row_cut_from_its_label_is_not_the_row_asked_for():
     # the same text at the start of a document is a row with its label whole
     first = Source(1, cut, "notes", "/f/notes.txt", 0.9, 1, 0, len(cut))
     assert [r[1] for r in asked_rows("What were net sales?", [first])] == ["net sales $ 117,154 $ 123,945 (5)%"]
+
+
+def test_the_row_quoted_is_from_the_company_asked_about():
+    """Seen on a filing (round 18): "What was Amazon's effective tax rate in Q2 2023?" quoted Apple's
+    "Effective tax rate 14.9 % 17.0 % ..." row as the row that matches the question."""
+    from edgechat.core.indexing.context import LABEL_KEY
+
+    apple = Source(1, "Effective tax rate 14.9 % 17.0 % 15.4 % 16.4 %\nStatutory federal income tax rate 21 % 21 % "
+                      "21 % 21 %\nIncome before taxes 28,382 30,139 68,353 66,941\n", "0000320193-23-000064",
+                   "/f/2023 Q2 AAPL.pdf", 0.9, 14, 0, 100, metadata={LABEL_KEY: "2023 Q2 AAPL | Apple Inc. | Form 10-Q"})
+    amazon = Source(2, "Provision for income taxes (2,279) (1,991) (2,190) (3,465)\nIncome before taxes 7,556 9,612 "
+                       "(4,356) 14,281\nNet income 6,750 3,172 (2,028) 10,000\n", "0001018724-23-000012",
+                    "/f/2023 Q2 AMZN.pdf", 0.8, 18, 0, 100, metadata={LABEL_KEY: "2023 Q2 AMZN | AMAZON.COM, INC. | Form 10-Q"})
+    assert asked_rows("What was Amazon's effective tax rate in Q2 2023?", [apple, amazon]) == []
+    [(source, row, _)] = asked_rows("What was Apple's effective tax rate in Q2 2023?", [apple, amazon])
+    assert source is apple and row.startswith("Effective tax rate 14.9 %")
+    # no company named: any document's row
+    assert asked_rows("What was the effective tax rate in Q2 2023?", [apple, amazon])

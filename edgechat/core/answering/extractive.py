@@ -32,8 +32,8 @@ from edgechat.core.answering.columns import (
     row_label,
     total_of_a_named_part,
 )
-from edgechat.core.answering.wording import report_of
-from edgechat.core.indexing.context import boilerplate_spans, named_cells
+from edgechat.core.answering.wording import _names, report_of
+from edgechat.core.indexing.context import LABEL_KEY, boilerplate_spans, named_cells
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, Source, StopReason
 
 __all__ = ["COLUMNS", "ExtractiveClient", "NO_MATCH_TEXT", "NO_TEXT_TEXT", "asked_rows", "asks_for_figure",
@@ -483,6 +483,7 @@ def asked_rows(question: str, sources: Sequence[Source]) -> list[tuple[Source, s
     # "in Q1 2023": a row of Q1 2023's report, else of Q1 2024's (its comparative column); never
     # of the report whose file name says it is Q2's or Q1 2022's.
     rows: list[_Candidate] = []
+    sources = of_the_company(question, sources)
     for report in ("same", "later"):
         mine = [s for s in sources if report_of(question, source_label(s)) == report]
         rows = rows or _rows_asked_for(question, [c for c in _candidates(mine) if not c.noise])
@@ -494,6 +495,20 @@ def of_the_report(question: str, sources: Sequence[Source]) -> list[Source]:
     is among them (not the Q3 2023 report's sentences about its own quarter); else all."""
     own = [s for s in sources if report_of(question, source_label(s)) == "same"]
     return own or list(sources)
+
+
+def of_the_company(question: str, sources: Sequence[Source]) -> list[Source]:
+    """The sources of the one company `question` names ("Amazon's effective tax rate": Amazon's
+    filings, not Apple's), when it names one that some sources' documents are of; else all."""
+    def whose(s: Source) -> str:
+        return f"{source_label(s)} {(s.metadata or {}).get(LABEL_KEY, '')}".lower()
+
+    named = {n.split("'")[0].split("\u2019")[0].lower() for n in _names(question)}
+    companies = {n for n in named if len(n) > 2 and not _QUARTER_TOKEN_RE.match(n) and any(n in whose(s) for s in sources)}
+    if len(companies) != 1:
+        return list(sources)
+    [company] = companies
+    return [s for s in sources if company in whose(s)]
 
 
 def source_label(source: Source) -> str:

@@ -20,6 +20,18 @@ def _src(n: int, text: str, title: str = "", path: str = "", page: int = 1) -> S
                   start=0, end=len(text))
 
 
+_COMPANIES = {"AAPL": "Apple Inc.", "AMZN": "AMAZON.COM, INC."}
+
+
+def _filing(text: str, accession: str, name: str, page: int) -> Source:
+    """A passage of a 10-Q ("2023 Q3 AAPL.pdf") whose document is known to be the company's, as
+    indexing records it."""
+    from edgechat.core.indexing.context import LABEL_KEY
+
+    identity = f"{name} | {_COMPANIES[name.split()[-1]]} | Form 10-Q"
+    return dataclasses.replace(_src(1, text, accession, f"/filings/{name}.pdf", page), metadata={LABEL_KEY: identity})
+
+
 def _support(embedder, answer: str, text: str, question: str = "") -> Support:
     """The verdict on the one sentence `answer`, against one source holding `text`."""
     [v] = verify(answer, [_src(1, text)], embedder.embed, question)
@@ -1256,10 +1268,7 @@ def test_a_bare_cause_is_about_what_the_question_names(embedder):
             "1% or $1.2 billion during the third quarter of 2023 compared to the same quarter in 2022. The year-over-year "
             "net sales decrease consisted primarily of lower net sales of iPad and iPhone, partially offset by higher "
             "net sales of Services.\n")
-    from edgechat.core.indexing.context import LABEL_KEY
-
-    src = dataclasses.replace(_src(1, text, "0000320193-23-000077", "/filings/2023 Q3 AAPL.pdf", 17),
-                              metadata={LABEL_KEY: "2023 Q3 AAPL | Apple Inc. | Form 10-Q"})
+    src = _filing(text, "0000320193-23-000077", "2023 Q3 AAPL", 17)
     q = "Why did Apple's Mac net sales decrease in Q3 2023?"
     [v] = verify("Because the year-over-year net sales decrease consisted primarily of lower net sales of iPad and "
                  "iPhone, partially offset by higher net sales of Services [1].", [src], embedder.embed, q)
@@ -1295,10 +1304,7 @@ def test_a_bare_cause_must_be_the_cause_of_the_change_asked_about(embedder):
             "gross purchase price of underlying transactions. The increase in fulfillment costs in absolute dollars in "
             "Q1 2023, compared to the comparable prior year period, is primarily due to increased sales and investments "
             "in our fulfillment network.\n")
-    from edgechat.core.indexing.context import LABEL_KEY
-
-    src = dataclasses.replace(_src(1, text, "0001018724-23-000008", "/filings/2023 Q1 AMZN.pdf", 24),
-                              metadata={LABEL_KEY: "2023 Q1 AMZN | AMAZON.COM, INC. | Form 10-Q"})
+    src = _filing(text, "0001018724-23-000008", "2023 Q1 AMZN", 24)
     q = "Why did Amazon's fulfillment costs increase in Q1 2023?"
     [v] = verify("Because payment processing costs are based on the gross purchase price of underlying transactions [1].",
                  [src], embedder.embed, q)
@@ -1312,13 +1318,10 @@ def test_a_bare_cause_to_a_why_question_must_be_a_cause_in_the_evidence(embedder
     Q1 2023?" answered "Because the international segment accounted for 23% of our consolidated
     revenues", and "Why did Amazon's shipping costs change?" answered "Because shipping costs ...
     were $19.9 billion and $21.8 billion": true sentences that give no cause, made into one."""
-    from edgechat.core.indexing.context import LABEL_KEY
-
     text = ("Our international segment accounted for 23% of our consolidated revenues. The decrease in International "
             "operating loss in absolute dollars in Q1 2023, compared to the comparable prior year period, is primarily "
             "due to increased unit sales and cost structure productivity.\n")
-    src = dataclasses.replace(_src(1, text, "0001018724-23-000008", "/filings/2023 Q1 AMZN.pdf", 26),
-                              metadata={LABEL_KEY: "2023 Q1 AMZN | AMAZON.COM, INC. | Form 10-Q"})
+    src = _filing(text, "0001018724-23-000008", "2023 Q1 AMZN", 26)
     q = "Why did Amazon's International segment operating loss change in Q1 2023?"
     [v] = verify("Because the international segment accounted for 23% of our consolidated revenues [1].", [src],
                  embedder.embed, q)
@@ -1342,12 +1345,9 @@ def test_a_bare_cause_of_another_amount_s_change_is_not_the_cause_asked_for(embe
     """Seen on a filing (round 17, re-checked): "Why did Amazon's net income increase in Q3 2023
     compared with Q3 2022?" answered with the reason AWS operating income rose ("compared" is the
     question's way of asking, not what changed)."""
-    from edgechat.core.indexing.context import LABEL_KEY
-
     text = ("The increase in AWS operating income in absolute dollars in Q3 2023, compared to the comparable prior year "
             "period, is primarily due to increased sales and cost structure productivity.\n")
-    src = dataclasses.replace(_src(1, text, "0001018724-23-000018", "/filings/2023 Q3 AMZN.pdf", 27),
-                              metadata={LABEL_KEY: "2023 Q3 AMZN | AMAZON.COM, INC. | Form 10-Q"})
+    src = _filing(text, "0001018724-23-000018", "2023 Q3 AMZN", 27)
     claim = "Because of increased sales and cost structure productivity [1]."
     [v] = verify(claim, [src], embedder.embed, "Why did Amazon's net income increase in Q3 2023 compared with Q3 2022?")
     assert v.support == Support.UNSUPPORTED

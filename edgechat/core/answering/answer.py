@@ -58,14 +58,14 @@ from edgechat.core.answering.extractive import (
     asked_rows,
     asks_for_figure,
     column_line,
+    document_names,
     of_the_report,
     row_search_words,
     unfound_amounts,
 )
 from edgechat.core.answering.focus import focus
 from edgechat.core.answering.verify import attribute, introduces, invents_a_figure, register_own_text, verify
-from edgechat.core.answering.wording import _YEAR_RE, _names, figures
-from edgechat.core.indexing.context import LABEL_KEY
+from edgechat.core.answering.wording import _YEAR_RE, figures
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.search.retrieval import keywords_of, stem
 from edgechat.core.search.pipeline import RagPipeline
@@ -256,9 +256,7 @@ def misses_the_amount(question: str, text: str, sources: Sequence[Source] = ()) 
     Amounts given as "<amount> of <what>" are of the <what> (`_what_figures_are_of`)."""
     if not (_ASKS_AMOUNT_RE.search(question) and asks_for_figure(question)):
         return False
-    documents = " ".join(f"{s.title} {s.path} {(s.metadata or {}).get(LABEL_KEY, '')}" for s in sources).lower()
-    names = [n.split("'")[0].split("\u2019")[0] for n in _names(question)]
-    wanted = amount_terms(question, [n for n in names if n.lower() in documents])
+    wanted = amount_terms(question, document_names(question, sources))
     return bool(wanted) and not wanted & amount_terms(_what_figures_are_of(MARKER_RE.sub(" ", text)))
 
 

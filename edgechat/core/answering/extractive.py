@@ -446,7 +446,7 @@ _NOT_OF_THE_AMOUNT = frozenset(_terms(
     "report reported amount company quarter quarterly year fiscal month months ended end ending period three six nine "
     "twelve first second third fourth january february march april may june july august september october november "
     "december"))
-_QUARTER_TOKEN_RE = re.compile(r"^(?:q[1-4]|[1-4]q|fy\d*|\d+)$")
+PERIOD_TOKEN_RE = re.compile(r"^(?:q[1-4]|[1-4]q|h[12]|fy\d*|\d+)$")  # "q3", "fy2023", "h1": a period, not a thing
 
 
 def amount_terms(question: str, names: Sequence[str] = ()) -> set[str]:
@@ -455,7 +455,7 @@ def amount_terms(question: str, names: Sequence[str] = ()) -> set[str]:
     call it ("revenue": net sales); not its verbs, its period or the `names` it gives (the
     company's). Empty when it says nothing more."""
     terms = _terms(question) - _NOT_OF_THE_AMOUNT - _terms(" ".join(names))
-    terms = {t for t in terms if not _QUARTER_TOKEN_RE.match(t)}
+    terms = {t for t in terms if not PERIOD_TOKEN_RE.match(t)}
     return terms.union(*(_ROW_NAMES.get(t, set()) for t in terms))
 
 
@@ -497,18 +497,26 @@ def of_the_report(question: str, sources: Sequence[Source]) -> list[Source]:
     return own or list(sources)
 
 
+def _whose(source: Source) -> str:
+    """What a source's document is named by: its title, path and identity ("apple inc."), lower case."""
+    return f"{source.title or ''} {source.path or ''} {(source.metadata or {}).get(LABEL_KEY, '')}".lower()
+
+
+def document_names(question: str, sources: Sequence[Source]) -> list[str]:
+    """The names `question` gives ("Apple's", "Q3") that name some source's document, bare and
+    lower case ("apple", "q3")."""
+    named = dict.fromkeys(n.split("'")[0].split("\u2019")[0].lower() for n in _names(question))
+    return [n for n in named if any(n in _whose(s) for s in sources)]
+
+
 def of_the_company(question: str, sources: Sequence[Source]) -> list[Source]:
     """The sources of the one company `question` names ("Amazon's effective tax rate": Amazon's
     filings, not Apple's), when it names one that some sources' documents are of; else all."""
-    def whose(s: Source) -> str:
-        return f"{source_label(s)} {(s.metadata or {}).get(LABEL_KEY, '')}".lower()
-
-    named = {n.split("'")[0].split("\u2019")[0].lower() for n in _names(question)}
-    companies = {n for n in named if len(n) > 2 and not _QUARTER_TOKEN_RE.match(n) and any(n in whose(s) for s in sources)}
+    companies = {n for n in document_names(question, sources) if len(n) > 2 and not PERIOD_TOKEN_RE.match(n)}
     if len(companies) != 1:
         return list(sources)
     [company] = companies
-    return [s for s in sources if company in whose(s)]
+    return [s for s in sources if company in _whose(s)]
 
 
 def source_label(source: Source) -> str:

@@ -131,6 +131,7 @@ from edgechat.core.answering.wording import (
 )
 from edgechat.core.answering.extractive import (
     COLUMNS,
+    PERIOD_TOKEN_RE,
     begins_cut,
     source_label,
     split_sentences,
@@ -164,11 +165,11 @@ _OWN_TEXT: set[str] = set()
 
 _BARE_CAUSE_RE = re.compile(r"^\W*(?:because|(?:primarily |mainly |largely )?(?:due|owing) to|this (?:is|was) "
                             r"(?:primarily |mainly |largely )?(?:due to|because))\b", re.IGNORECASE)
-_CHANGE_WORD_RE = re.compile(r"^(?:chang|vari|fluctu|affect|impact|mov|differ|shift|compar|versus|relat)")  # "why did it change", "compared with": not what changed
+# "why did it change", "compared with": the asking, not what changed
+_CHANGE_WORD_RE = re.compile(r"^(?:chang|vari|fluctu|affect|impact|mov|differ|shift|compar|versus|relat)")
 _FORWARD_CAUSE_RE = re.compile(r"\b(?:contribut\w* to|led to|lead(?:s|ing)? to|result(?:s|ed|ing)? in|caus(?:e|es|ed|ing)\b(?! by)"
                                r"|dr(?:ove|ives|iven|iving)\b(?! by)|(?:had|has|have) an? (?:\w+ )?(?:impact|effect) on"
                                r"|(?:impact|affect)(?:s|ed)?\b(?! by))", re.IGNORECASE)
-_QUARTER_NAME_RE = re.compile(r"^(?:q[1-4]|[1-4]q|fy\d*|h[12])$")  # names in a question that are periods
 _ACCORDING_RE = re.compile(r"^\W*(?:according to|as (?:shown|stated|given) in|based on) (?:the|this) (?:table|note|"
                            r"documents?|sources?|passages?|filing|report|information|context)(?: provided| given| above)?"
                            r",?\s*", re.IGNORECASE)
@@ -488,14 +489,13 @@ def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[st
         return False, ""
     if claim.fragment and (cov < FRAGMENT_COVERAGE or not _terms(claim.body) <= covered):
         return False, ""  # a bare phrase: the sentence that says it must say nearly all the question asks
-    said_text = " ".join(ix.sentence_texts[j] for j in window)
     if claim.asked_names:
         said_words = set().union(*(_source_words(ix.sentence_texts[j], source_label(ix.source)) for j in window))
         if not all(n in said_words or stem(n) in said_words or n in f"{ix.label} {ix.identity}"
                    for n in claim.asked_names):
             return False, "asked"  # "Because the ... decrease consisted of lower net sales of iPad" to "Why did
             # Mac net sales decrease?": a sentence about total net sales, not about the Mac
-    if claim.spans and not claim.spans <= month_spans(said_text):
+    if claim.spans and not claim.spans <= month_spans(" ".join(ix.sentence_texts[j] for j in window)):
         return False, "period"  # "decreased during the second quarter and first nine months": the evidence says six
     if claim.negated:
         # The sentence that says most of the claim must deny it too: in a pair, a "not" in the
@@ -768,6 +768,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         return _Check(Support.UNSUPPORTED, reason="there are no sources")
     labels = [ix.label for ix in index]
     titles = [ix.source.title or "" for ix in index]
+    bare_cause = bool(_BARE_CAUSE_RE.match(body))  # "Because ...": a cause with no subject of its own
     claim = _Claim(
         body=body, terms=terms, figures={norm for norm, _ in figs}, idents=idents, calls=calls,
         negated=_negated(body), ways=_directions(body),
@@ -798,15 +799,14 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         ordinals=_ordinals(body) - asked.ordinals,
         counted=_counted(body) - asked.terms,
         spans=month_spans(body) - month_spans(asked.text),
-        bare_cause=bool(_BARE_CAUSE_RE.match(body)) and (asked.why or bool(_directions(asked.text))),
+        bare_cause=bare_cause and (asked.why or bool(_directions(asked.text))),
         asked_ways=_directions(asked.text),
-        asked_subject={t for t in asked.terms - asked.years if not _QUARTER_NAME_RE.match(t) and not t.isdigit()
-                       and not _directions(t) and not _CHANGE_WORD_RE.match(t)} if _BARE_CAUSE_RE.match(body) else set(),
+        asked_subject={t for t in asked.terms - asked.years if not PERIOD_TOKEN_RE.match(t)
+                       and not _directions(t) and not _CHANGE_WORD_RE.match(t)} if bare_cause else set(),
         forward_cause=bool(_FORWARD_CAUSE_RE.search(body)),
         # a bare phrase, or a bare cause ("Because ...") answering "Why did Mac net sales ...?": about
         # what the question names
-        asked_names=({n for n in asked.names if not _QUARTER_NAME_RE.match(n)}
-                     if question or _BARE_CAUSE_RE.match(body) else set()),
+        asked_names={n for n in asked.names if not PERIOD_TOKEN_RE.match(n)} if question or bare_cause else set(),
     )
     figures_apart = False  # some source says it, but not with its figures
     asked_apart = False  # ... or not of what the question names

@@ -82,6 +82,36 @@ def summary(values: list[float]) -> dict:
     }
 
 
+class RecordingEmbedder:
+    """An embedder that keeps every batch of texts the indexer asked it to embed, so a ceiling can
+    embed exactly those texts (context headers included), in the same batches, alone."""
+
+    def __init__(self, embedder) -> None:
+        self._embedder = embedder
+        self.batches: list[list[str]] = []
+        self.calls: list[tuple[float, float]] = []  # perf_counter() at each call's start and end
+
+    def embed(self, texts):
+        self.batches.append(list(texts))
+        t = time.perf_counter()
+        try:
+            return self._embedder.embed(texts)
+        finally:
+            self.calls.append((t, time.perf_counter()))
+
+    def __getattr__(self, name: str):
+        return getattr(self._embedder, name)
+
+
+def replay_alone(embedder, batches: list[list[str]]) -> tuple[float, float]:
+    """Embed the recorded batches again, alone, in a tight loop: (wall seconds, CPU seconds of
+    this process). This is the ceiling an indexing run that made those calls is measured against."""
+    t, c = time.perf_counter(), time.process_time()
+    for texts in batches:
+        embedder.embed(texts)
+    return time.perf_counter() - t, time.process_time() - c
+
+
 def peak_rss_mb() -> float:
     """Peak resident memory of this process so far (Linux reports KiB, macOS bytes)."""
     r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

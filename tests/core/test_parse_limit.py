@@ -199,3 +199,30 @@ def test_the_limit_works_inside_a_daemonic_engine_process(tmp_path):
     proc.join(30)
     mb = slow.stat().st_size / 1e6
     assert (problem, detail) == (Problem.TOO_SLOW.value, f"parsing was stopped after 2 s (the limit for a {mb:.1f} MB file)")
+
+
+def test_an_open_engine_keeps_a_started_parse_worker_for_the_next_run(tmp_path, embedder):
+    """The app opens the engine at start-up; the first folder dropped then parses at once, in a
+    child started ahead, and each run that used a child leaves a fresh one for the next."""
+    docs = tmp_path / "docs"
+    write(docs / "planets.md", ASTRONOMY)
+    with Engine(tmp_path / "lib", embedder=embedder) as engine:
+        engine.open()
+        ahead = engine._spare_worker
+        assert ahead is not None and ahead._proc is not None and ahead._proc.is_alive()
+        summary = engine.index([docs])
+        assert summary.indexed == [str((docs / "planets.md").resolve())]
+        assert ahead.used and ahead.started == 1  # the run parsed in the child started ahead
+        deadline = time.monotonic() + 30  # the next one starts in a thread of its own
+        while engine._spare_worker is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ahead._proc is None  # the used child was ended: its memory does not outlive its run
+        fresh = engine._spare_worker
+        assert fresh is not None and fresh is not ahead and fresh._proc is not None and fresh._proc.is_alive()
+        assert engine.index([docs]).unchanged == 1
+        assert engine._spare_worker is fresh and not fresh.used  # nothing parsed: the same child waits
+        pid = fresh._proc.pid
+    assert fresh._proc is None  # closing the library ends it
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+

@@ -223,17 +223,21 @@ class Indexer:
         isolate_parsing: bool = True,
         parse_limit: ParseLimit | None = None,
         write_in_background: bool | None = None,
+        parse_worker: ParseWorker | None = None,
     ) -> None:
         """`yield_to`: while this event is set (an answer is being written), indexing pauses
         between batches so answering gets the CPU. `isolate_parsing`: parse in a child process
         under `parse_limit` (default ParseLimit.from_env()); False parses in this process with
         no time limit. `write_in_background`: store writes on a writer thread (default: the
-        class attribute, False)."""
+        class attribute, False). `parse_worker`: a child already started for this run (the
+        engine keeps one ready, so a run does not wait for an interpreter and the parsers'
+        imports); the caller closes it. None: the run starts its own and closes it."""
         if write_in_background is not None:
             self.write_in_background = write_in_background
         self.yield_to = yield_to
         self.isolate_parsing = isolate_parsing
         self.parse_limit = parse_limit or ParseLimit.from_env()
+        self.parse_worker = parse_worker
         self.store = store
         self.embedder = embedder
         self.chunk_settings = chunk_settings
@@ -385,10 +389,20 @@ class Indexer:
         jobs = self._plan(roots_p, summary)
 
         state = IndexProgress(0, len(jobs), 0, 0, 0, sum(j.size for j in jobs))
-        worker = ParseWorker(self.parse_limit) if self.isolate_parsing and jobs else None
+        worker = None
+        if self.isolate_parsing and jobs:
+            worker = self.parse_worker or ParseWorker()
+            worker.limit = self.parse_limit
+        opening = None
+        if jobs and self.store.vectors is None:
+            # Chroma's import and the collection's opening (0.7 CPU-s the first time in a
+            # process) while the first file is parsed, not at its first commit, where the
+            # embedder would wait for it. A failure here is met again, and raised, by the commit.
+            opening = threading.Thread(target=self._open_vectors, name="edgechat-open-vectors", daemon=True)
+            opening.start()
         try:
             if worker is not None:
-                worker.start()
+                worker.start()  # a no-op for a worker started already
 
             def parsed() -> Iterable[_Parsed]:
                 for job in jobs:
@@ -399,10 +413,18 @@ class Indexer:
 
             self._run(parsed(), state, summary, report, cancel)
         finally:
-            if worker is not None:
+            if worker is not None and worker is not self.parse_worker:
                 worker.close()
+            if opening is not None:
+                opening.join()  # never left opening the index of a library being closed
         summary.seconds = time.perf_counter() - t0
         return summary
+
+    def _open_vectors(self) -> None:
+        try:
+            self.store.open_vectors()
+        except Exception:  # noqa: BLE001 - the first commit opens it again and reports the error
+            log.debug("opening the vector index ahead failed", exc_info=True)
 
     def add_documents(
         self,

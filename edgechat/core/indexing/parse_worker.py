@@ -3,7 +3,8 @@
 A pathological file (a PDF whose content stream takes minutes to decode, a parser stuck in a
 loop) must not hold up the run, and a thread cannot be killed. So `parse_document` runs in one
 small child process (multiprocessing "spawn": a fresh interpreter, nothing inherited from the
-app), started once per indexing run and reused for every file. The parent waits for each answer
+app), started once per indexing run (or ahead of it: an open Engine keeps one ready) and reused
+for every file. The parent waits for each answer
 at most `ParseLimit.seconds(size)`; past that the child is killed, the file is reported as
 `Problem.TOO_SLOW` with the limit in its detail, and the next file starts a new child. A child
 that dies on a file (a crash inside a C library, the out-of-memory killer) is reported as a
@@ -14,8 +15,10 @@ A child that cannot start at all (spawn re-runs the parent's main script: a scri
 `ParseWorkerUnavailable`, and the indexer parses in its own process, without a time limit,
 saying so in the log.
 
-The cost for ordinary files is one interpreter start per run (its imports overlap the scan) and
-pickling each document's text back through a pipe.
+The cost for ordinary files is one interpreter start per run (started ahead by an open Engine, or
+its imports overlapping the scan) and pickling each document's text back through a pipe.
+Chunking stays in the parent: done in the child it cost more CPU than it saved (the tokenizer
+loaded again in every child, the chunks pickled back), benchmarks.pipeline_overlap, 2026-12-02.
 
 The limit scales with the file: `base_s + per_mb_s x size in MB`, capped at `max_s`. pypdf reads
 text-dense manuals at 1.6-7 s per MB on two busy cores (R-exts, gnuplot, debian-reference), so
@@ -144,6 +147,7 @@ class ParseWorker:
         self.started = 0  # children started (1 + restarts): for tests and benchmarks
         self.stopped_for_time = 0
         self.usable = True  # False once a child failed to start: parse in process instead
+        self.used = False  # a file was sent to it
         self._ready = False
 
     def start(self) -> None:
@@ -213,6 +217,7 @@ class ParseWorker:
         page, not by the byte).
         Raises DocumentError (TOO_SLOW past the limit), ParseCancelled or ParseWorkerUnavailable."""
         limit = self.limit.seconds(size)
+        self.used = True
         if not self.usable:
             raise ParseWorkerUnavailable("not started")
         if self._proc is None or not self._proc.is_alive():

@@ -182,6 +182,7 @@ class Store:
         self._fts_columns = self._migrate_fts()
         self._vector_index_factory = vector_index_factory
         self._vectors: VectorIndex | None = None
+        self._vectors_lock = threading.Lock()
         # Set when a vector index write failed (a full disk): the library is then not marked
         # clean on close, so the next open resyncs the vector index from SQLite.
         self._vectors_behind = False
@@ -223,7 +224,9 @@ class Store:
         names). Idempotent. The app calls it at start-up so Chroma loads before anyone searches;
         every use inside the Store goes through here too."""
         if self._vectors is None:
-            self._vectors = self._vector_index_factory(self._chroma_path())
+            with self._vectors_lock:  # an indexing run may open it ahead, in a thread of its own
+                if self._vectors is None:
+                    self._vectors = self._vector_index_factory(self._chroma_path())
         return self._vectors
 
     @property

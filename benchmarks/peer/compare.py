@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 import edgechat.core  # noqa: F401
-from benchmarks.common import SHARED, emit, machine, peak_rss_mb, summary
+from benchmarks.common import SHARED, RecordingEmbedder, emit, machine, peak_rss_mb, summary
 from benchmarks.latency_scale import QUERIES
 
 HERE = Path(__file__).resolve().parent
@@ -114,11 +114,13 @@ def edgechat_index(folder: Path, embedder, work: Path, queries: list[str], round
     from edgechat.core.records import RagRequest
 
     lib = work / f"edgechat-{time.time_ns()}"
+    recorder = RecordingEmbedder(embedder)
     t0, c0 = time.perf_counter(), time.process_time()
-    with Engine(lib, embedder=embedder) as engine:
+    with Engine(lib, embedder=recorder) as engine:
         s = engine.index([folder])
         wall = time.perf_counter() - t0
         cpu = time.process_time() - c0
+        embedded = [t for b in recorder.batches for t in b]  # each chunk with its context header
         for q in queries[:3]:
             engine.process(RagRequest(q))
         proc, search = [], []
@@ -131,10 +133,10 @@ def edgechat_index(folder: Path, embedder, work: Path, queries: list[str], round
                 t = time.perf_counter()
                 retriever.search(q)
                 search.append(1000 * (time.perf_counter() - t))
-        toks = [r[0] for r in engine.parts.store.db.execute("SELECT text FROM chunks")]
-    mean_tokens = statistics.mean(len(embedder.tokenizer.encode(t, add_special_tokens=False).ids) for t in toks) if toks else 0
+    mean_tokens = statistics.mean(len(embedder.tokenizer.encode(t, add_special_tokens=False).ids)
+                                  for t in embedded) if embedded else 0
     shutil.rmtree(lib, ignore_errors=True)
-    total_tokens = mean_tokens * len(toks)
+    total_tokens = mean_tokens * len(embedded)
     return {
         "embedded_tokens": total_tokens,
         "embed_tokens_per_s": total_tokens / s.embed_seconds if s.embed_seconds else None,

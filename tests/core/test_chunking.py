@@ -65,3 +65,18 @@ def test_span_invariant_holds_for_any_text(tokenizer, text, size):
     page = Page(1, text)
     chunks = list(chunk_page(page, tokenizer, ChunkSettings(size=size, overlap=size // 4)))
     _check(page, chunks, tokenizer, size)
+
+
+def test_pages_tokenized_in_groups_give_the_chunks_of_one_page_at_a_time(tokenizer):
+    """chunk_pages and chunk_document tokenize ENCODE_PAGES pages per call (on every core, the GIL
+    released); the windows must be the ones each page tokenized alone gives, across groups, with
+    empty pages and pages of odd characters among them."""
+    from edgechat.core.indexing.chunking import ENCODE_PAGES
+
+    texts = ["", "Å accented café naïve – dashes — and 数字 in text. " * 30, "  \n  "]
+    texts += [f"Page {n}: the tide table shows {n * 7} cm at noon. " * (5 + n % 17) for n in range(ENCODE_PAGES + 9)]
+    pages = [Page(i + 1, t) for i, t in enumerate(texts)]
+    s = ChunkSettings(size=48, overlap=8)
+    alone = [c for p in pages for c in chunk_page(p, tokenizer, s)]
+    assert len({c.page for c in alone}) == len(pages) - 2 and len(pages) > ENCODE_PAGES
+    assert chunk_pages(pages, tokenizer, s) == alone

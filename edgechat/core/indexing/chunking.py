@@ -22,7 +22,7 @@ import bisect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from tokenizers import Tokenizer
+from tokenizers import Encoding, Tokenizer
 
 from edgechat.core.indexing import context as ctx
 from edgechat.core.records import Chunk, Document, Page
@@ -60,13 +60,15 @@ def chunk_page(
     settings: ChunkSettings = ChunkSettings(),
     tables: Sequence[ctx.Table] = (),
     rows: bool = False,
+    encoding: Encoding | None = None,
 ) -> Iterator[Chunk]:
     """`rows`: every line is a table row (a spreadsheet): windows end and start at line ends, so
-    a row is cut only when it is longer than a window."""
+    a row is cut only when it is longer than a window. `encoding`: the page's text as the
+    tokenizer encoded it (without special tokens), when the caller has it already."""
     text = page.text
     if not text or not text.strip():
         return
-    enc = tokenizer.encode(text, add_special_tokens=False)
+    enc = encoding or tokenizer.encode(text, add_special_tokens=False)
     offsets = [o for o in enc.offsets if o[1] > o[0]]
     n = len(offsets)
     if n == 0:
@@ -132,13 +134,25 @@ def _sentence_cut(text: str, offsets: Sequence[tuple[int, int]], i: int, j: int,
     return j
 
 
+ENCODE_PAGES = 32  # pages tokenized per call (bounds the encodings held at once)
+
+
+def _encoded(pages: Sequence[Page], tokenizer: Tokenizer) -> Iterator[tuple[Page, Encoding]]:
+    """Each page with its encoding, ENCODE_PAGES pages per encode_batch call: the same encodings
+    as one encode() per page, but made on every core, and without holding the GIL (encode()
+    holds it, and the embedder's lanes need it between texts)."""
+    for lo in range(0, len(pages), ENCODE_PAGES):
+        group = pages[lo : lo + ENCODE_PAGES]
+        yield from zip(group, tokenizer.encode_batch([p.text for p in group], add_special_tokens=False))
+
+
 def chunk_pages(
     pages: Sequence[Page], tokenizer: Tokenizer, settings: ChunkSettings = ChunkSettings()
 ) -> list[Chunk]:
     out: list[Chunk] = []
-    for page in pages:
+    for page, enc in _encoded(pages, tokenizer):
         tables = ctx.find_tables(page.text) if settings.tables and settings.whole_tables else ()
-        out.extend(chunk_page(page, tokenizer, settings, tables))
+        out.extend(chunk_page(page, tokenizer, settings, tables, encoding=enc))
     return out
 
 
@@ -160,9 +174,11 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
             doc.metadata[ctx.PERIOD_KEY] = dctx.period
     out: list[Chunk] = []
     left_out: list[Chunk] = []
-    for page in doc.pages:
+    fitted: dict[str, str] = {}  # header -> the header cut to its tokens: most chunks share a few
+    for page, enc in _encoded(doc.pages, tokenizer):
         tables = ctx.find_tables(page.text) if settings.tables else []
-        for c in chunk_page(page, tokenizer, settings, tables if settings.whole_tables else (), rows=rows):
+        for c in chunk_page(page, tokenizer, settings, tables if settings.whole_tables else (), rows=rows,
+                            encoding=enc):
             search, share = ctx.retrieval_text(c.text, running) if boilerplate else ("", 0.0)
             header = ""
             if settings.context:
@@ -170,7 +186,10 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
                 parts += [t.header for t in tables if t.start < c.start < t.end and t.header]
                 head = " ".join(c.text[:400].lower().split())
                 parts = [p for p in parts if p and " ".join(p.lower().split()) not in head]  # said already
-                header = _fit(" | ".join(parts), tokenizer, settings.context_tokens)
+                joined = " | ".join(parts)
+                if joined not in fitted:
+                    fitted[joined] = _fit(joined, tokenizer, settings.context_tokens)
+                header = fitted[joined]
             c = replace(c, context=header, search_text="" if search == c.text else search)
             if boilerplate and (share >= settings.boilerplate_share or not search.strip()):
                 left_out.append(c)

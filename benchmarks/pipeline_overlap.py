@@ -63,8 +63,8 @@ def run_once(folder: Path, embedder, work: Path, variant: str, cold: bool = Fals
         # The parse worker's CPU, its start-up included even when it started before the run: it
         # is counted once reaped, which the engine does in a thread of its own after the run,
         # before it starts the next one.
-        deadline = time.monotonic() + 30
-        while engine._spare_worker is None and time.monotonic() < deadline:
+        deadline = time.monotonic() + 30  # (an engine before 2026-12-02 has no spare worker)
+        while getattr(engine, "_spare_worker", True) is None and time.monotonic() < deadline:
             time.sleep(0.01)
         k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     shutil.rmtree(lib, ignore_errors=True)

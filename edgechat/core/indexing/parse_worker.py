@@ -281,9 +281,10 @@ class ParseWorker:
         return code
 
     def close(self) -> None:
-        """Ask the child to finish, then make sure it has."""
+        """Ask the child to finish, then make sure it has. A child never sent a file is stopped
+        at once (it may still be importing: nothing of it is worth waiting for)."""
         proc, conn = self._proc, self._conn
-        if proc is not None and conn is not None and proc.is_alive():
+        if proc is not None and conn is not None and proc.is_alive() and self.used:
             try:
                 conn.send(None)
                 proc.join(timeout=2)

@@ -5,8 +5,9 @@ latency at the resulting size.
 
 Default folder: ../shared/data/corpus/pdf/debian. Each repeat indexes into a fresh library.
 The ceiling embeds exactly the texts the pipeline gave the embedder (each chunk with its context
-header), in the same batches, alone, in a tight loop, in the same process: pipeline chunks/s divided by ceiling chunks/s is the
-fraction of the embedder's speed the whole pipeline (parse + chunk + embed + store) reaches.
+header), in the same batches, alone, in a tight loop, in the same process: pipeline chunks/s
+divided by ceiling chunks/s is the fraction of the embedder's speed the whole pipeline (parse +
+chunk + embed + store) reaches.
 """
 
 from __future__ import annotations

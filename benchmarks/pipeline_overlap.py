@@ -63,15 +63,18 @@ def run_once(folder: Path, embedder, work: Path, variant: str, cold: bool = Fals
         # The parse worker's CPU, its start-up included even when it started before the run: it
         # is counted once reaped, which the engine does in a thread of its own after the run,
         # before it starts the next one.
-        deadline = time.monotonic() + 30  # (an engine before 2026-12-02 has no spare worker)
-        while getattr(engine, "_spare_worker", True) is None and time.monotonic() < deadline:
+        spare = getattr(engine, "_spare", None)  # (an engine before 2026-12-02 has none)
+        deadline = time.monotonic() + 30
+        while spare is not None and spare.waiting is None and time.monotonic() < deadline:
             time.sleep(0.01)
         k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     shutil.rmtree(lib, ignore_errors=True)
     texts = [t for b in recorder.batches for t in b]
     ceiling, ceiling_cpu = replay_alone(embedder, recorder.batches)
     ceiling_after = ceiling
-    if before is not None and expected == recorder.batches:
+    if before is not None and expected != recorder.batches:
+        before = None  # this run embedded other texts: the ceiling before it does not apply
+    if before is not None:
         ceiling, ceiling_cpu = (before[0] + ceiling) / 2, (before[1] + ceiling_cpu) / 2
     child_cpu = (k1.ru_utime + k1.ru_stime) - (k0.ru_utime + k0.ru_stime)
     return {"variant": variant, "wall_s": wall, "cpu_s": cpu, "parse_process_cpu_s": child_cpu,
@@ -82,7 +85,7 @@ def run_once(folder: Path, embedder, work: Path, variant: str, cold: bool = Fals
             "other_cpu_per_embed_cpu": (cpu + child_cpu - ceiling_cpu) / ceiling_cpu, "embed_in_pipeline_s": s.embed_seconds,
             "chunks": s.chunks_added, "pages": s.pages_added, "files": len(s.indexed),
             "chunks_per_s": s.chunks_added / wall, "ceiling_s": ceiling,
-            "ceiling_before_s": before[0] if before is not None and expected == recorder.batches else None,
+            "ceiling_before_s": before[0] if before is not None else None,
             "ceiling_after_s": ceiling_after, "batches": recorder.batches,
             "ceiling_chunks_per_s": len(texts) / ceiling, "share_of_ceiling": ceiling / wall,
             # less sensitive to load from other processes than the share (both from this run):

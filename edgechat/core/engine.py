@@ -28,7 +28,7 @@ from edgechat.core.embedding.embedder import Embedder
 from edgechat.core.fileio import sha256_file
 from edgechat.core.indexing.chunking import ChunkSettings
 from edgechat.core.indexing.indexer import Indexer, IndexProgress, IndexSummary, is_offline
-from edgechat.core.indexing.parse_worker import ParseWorker
+from edgechat.core.indexing.parse_worker import ParseWorker, SpareWorker
 from edgechat.core.indexing.scan import watch_list
 from edgechat.core.llm.catalog import CATALOG, SMOLLM2_ENTRY, CatalogEntry, CatalogFile
 from edgechat.core.llm.client import ChatClient
@@ -130,13 +130,9 @@ class Engine:
         self._lock = threading.Lock()
         # Set while an answer is being generated: indexing pauses between batches meanwhile.
         self._answering = threading.Event()
-        # A parse worker started ahead of the next indexing run (open() starts one, each run
-        # started with one starts the next): a run then parses its first file at once instead
-        # of waiting for an interpreter and the parsers' imports (0.3 CPU-s here, more on Windows
-        # and macOS). A fresh one each run, so a child's memory never outlives its run.
-        self._spare_worker: ParseWorker | None = None
-        self._spare_lock = threading.Lock()
-        self._closed = False
+        # A parse worker started ahead of the next indexing run (open() starts one; each run
+        # that used it leaves a fresh one).
+        self._spare = SpareWorker()
         self._viewer_cache: tuple[tuple[str, float, int], list[str], str] | None = None
 
     def _recover_for_reading(self) -> None:
@@ -155,7 +151,8 @@ class Engine:
         """Load what the first search needs now rather than on first use: the vector index, the
         embedder, and the HNSW graph itself (Chroma reads it from disk on the first query: about
         1 s at 500k passages), by one query of the embedded word "warm-up"."""
-        self._start_spare_worker()
+        if not self._store.readonly:
+            self._spare.start()
         vectors = self._store.open_vectors()
         try:
             vector = self.embedder.embed(["warm-up"])[0]
@@ -202,47 +199,13 @@ class Engine:
         cancel: threading.Event | None = None,
         passwords: dict[str, str] | None = None,
     ) -> IndexSummary:
-        self._start_spare_worker()  # (if none is waiting) its interpreter starts while the embedder loads
-        with self._spare_lock:
-            worker, self._spare_worker = self._spare_worker, None  # one run at a time uses it
+        self._spare.start()  # (if none is waiting) its interpreter starts while the embedder loads
+        worker = self._spare.take()
         try:
             return self._indexer(passwords, worker).index(paths_, progress=progress, cancel=cancel)
         finally:
             if worker is not None:
-                self._after_run(worker)
-
-    def _after_run(self, worker: ParseWorker) -> None:
-        """Keep an unused worker for the next run; replace a used one with a fresh child, in a
-        thread of its own (ending one child and starting the next takes about 0.1 s, which the
-        run's summary need not wait for)."""
-        if not worker.used and worker.usable:
-            with self._spare_lock:
-                if self._spare_worker is None and not self._closed:
-                    self._spare_worker = worker
-                    return
-
-        def replace() -> None:
-            worker.close()
-            if worker.usable:  # a child that cannot start here will not start ahead either
-                self._start_spare_worker()
-
-        threading.Thread(target=replace, name="edgechat-parse-spare", daemon=True).start()
-
-    def _start_spare_worker(self) -> None:
-        """Start the parse worker the next indexing run will use (its imports overlap whatever
-        runs meanwhile), unless one is waiting already or the library is read-only or closed."""
-        if self._store.readonly:
-            return
-        with self._spare_lock:
-            if self._spare_worker is not None or self._closed:
-                return
-            worker = ParseWorker()
-            try:
-                worker.start()
-            except Exception:  # noqa: BLE001 - only a head start: the run starts its own
-                log.debug("the parse worker could not be started ahead", exc_info=True)
-                return
-            self._spare_worker = worker
+                self._spare.give_back(worker)
 
     def refresh(
         self,
@@ -419,11 +382,7 @@ class Engine:
     # ------------------------------------------------------------------ life
 
     def close(self) -> None:
-        with self._spare_lock:
-            self._closed = True
-            worker, self._spare_worker = self._spare_worker, None
-        if worker is not None:
-            worker.close()
+        self._spare.close()
         self._store.close()
         with self._lock:
             embedder = self._embedder if self._own_embedder else None

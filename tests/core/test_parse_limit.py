@@ -208,19 +208,19 @@ def test_an_open_engine_keeps_a_started_parse_worker_for_the_next_run(tmp_path, 
     write(docs / "planets.md", ASTRONOMY)
     with Engine(tmp_path / "lib", embedder=embedder) as engine:
         engine.open()
-        ahead = engine._spare_worker
+        ahead = engine._spare.waiting
         assert ahead is not None and ahead._proc is not None and ahead._proc.is_alive()
         summary = engine.index([docs])
         assert summary.indexed == [str((docs / "planets.md").resolve())]
         assert ahead.used and ahead.started == 1  # the run parsed in the child started ahead
         deadline = time.monotonic() + 30  # the next one starts in a thread of its own
-        while engine._spare_worker is None and time.monotonic() < deadline:
+        while engine._spare.waiting is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert ahead._proc is None  # the used child was ended: its memory does not outlive its run
-        fresh = engine._spare_worker
+        fresh = engine._spare.waiting
         assert fresh is not None and fresh is not ahead and fresh._proc is not None and fresh._proc.is_alive()
         assert engine.index([docs]).unchanged == 1
-        assert engine._spare_worker is fresh and not fresh.used  # nothing parsed: the same child waits
+        assert engine._spare.waiting is fresh and not fresh.used  # nothing parsed: the same child waits
         pid = fresh._proc.pid
     assert fresh._proc is None  # closing the library ends it
     with pytest.raises(ProcessLookupError):

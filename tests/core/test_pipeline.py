@@ -131,3 +131,31 @@ def test_cancel_keeps_whole_files_and_checkpoints(embedder, tmp_path, monkeypatc
         assert len(rest.indexed) == 9 - len(s.indexed) and rest.resumed_chunks == kept
         assert store.counts()["files_indexed"] == 9
         consistent(store)
+
+
+@pytest.mark.parametrize("delay", [0.0, 3600.0])
+def test_vectors_of_committed_files_are_written_together_within_the_delay(embedder, tmp_path, monkeypatch, delay):
+    """The indexer's vector writes wait to be made together (a Chroma call costs ~12 ms besides
+    its vectors): with no delay allowed, each file's vectors are in the index by the time it is
+    reported done; with an hour allowed, none are until the run ends; either way the run ends
+    with the index holding exactly SQLite's chunks."""
+    monkeypatch.setattr(indexer_mod, "VECTOR_WRITE_DELAY_S", delay)
+    docs = _folder(tmp_path / "docs")
+    seen = []
+    with Store(tmp_path / "lib") as store:
+        index = store.open_vectors()
+
+        def progress(p):
+            if p.files_done > (seen[-1][0] if seen else 0):
+                rows = store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+                seen.append((p.files_done, rows, index.count()))
+
+        s = Indexer(store, embedder, batch_size=8).index([docs], progress=progress)
+        consistent(store)
+        assert s.chunks_added > 0 and store.vectors_waiting == 0
+    done = [(rows, vectors) for _, rows, vectors in seen if rows]
+    assert len(done) >= 4 and done[-1][0] == done[-1][1]  # the end of the run wrote them all
+    if delay:  # files reported before the run's end are waiting (the last may be reported after it)
+        assert sum(1 for _, vectors in done if vectors == 0) >= 3
+    else:
+        assert all(vectors == rows for rows, vectors in done)

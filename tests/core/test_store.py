@@ -13,6 +13,7 @@ import pytest
 
 from edgechat.core.records import Chunk
 from edgechat.core.store import ChromaVectorIndex, Store, VectorIndex
+from edgechat.core.store import library as library_mod
 
 DIM = 384
 
@@ -340,3 +341,82 @@ def test_an_older_library_gets_the_current_ef_search(tmp_path):
     index.add([f"c{i}" for i in range(5)], vecs, ["f"] * 5, [1] * 5)
     assert index.query(vecs[3], 2)[0][0] == "c3"
     index.close()
+
+
+def _put(store: Store, name: str, vectors: np.ndarray, sha: str, defer: bool = True) -> str:
+    chunks = [Chunk(page=1, start=0, end=10, text=f"{name} {sha} passage {i}") for i in range(len(vectors))]
+    return store.put_file(f"/docs/{name}.txt", "/docs", 100, 1.0, (sha * 64)[:64], chunks, vectors, title=name,
+                          fmt="text", pages=1, metadata={}, defer_vectors=defer)
+
+
+def _sqlite_ids(store: Store) -> set[str]:
+    return {r[0] for r in store.db.execute("SELECT chunk_id FROM chunks")}
+
+
+def test_deferred_vector_writes_land_together_and_replace_earlier_versions(tmp_path):
+    """Files put with defer_vectors reach the (real Chroma) index on flush_vectors: a file put
+    again before it (new content, then the same content again) leaves only its last version's
+    vectors, each once."""
+    rng = np.random.default_rng(3)
+    with Store(tmp_path / "library") as store:
+        index = store.open_vectors()
+        _put(store, "kept", rng.standard_normal((3, DIM)).astype(np.float32), "k", defer=False)
+        assert index.count() == 3
+        _put(store, "other", rng.standard_normal((2, DIM)).astype(np.float32), "o")
+        assert index.count() == 3 and store.vectors_waiting == 2
+        first = rng.standard_normal((4, DIM)).astype(np.float32)
+        _put(store, "report", first, "a")
+        _put(store, "report", rng.standard_normal((2, DIM)).astype(np.float32), "b")  # a new version
+        last = rng.standard_normal((5, DIM)).astype(np.float32)
+        fid = _put(store, "report", last, "c")
+        _put(store, "report", last, "c")  # the same content again: the same ids
+        # each new put of a file waiting writes what waits first; the last put waits
+        assert store.vectors_waiting == 5 and index.ids() == _sqlite_ids(store)
+        store.flush_vectors()
+        assert store.vectors_waiting == 0
+        assert index.ids() == _sqlite_ids(store) and index.count() == 3 + 2 + 5
+        hit = store.vector_search(last[4], 1)[0]
+        assert hit[0] == f"{fid}:{('c' * 64)[:10]}:4" and hit[1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_deferred_vectors_write_themselves_once_enough_wait_and_on_close(tmp_path, monkeypatch):
+    monkeypatch.setattr(library_mod, "VECTOR_WRITE_BATCH", 6)
+    rng = np.random.default_rng(5)
+    library = tmp_path / "library"
+    with Store(library) as store:
+        index = store.open_vectors()
+        _put(store, "one", rng.standard_normal((4, DIM)).astype(np.float32), "1")
+        assert index.count() == 0 and store.vectors_waiting == 4
+        _put(store, "two", rng.standard_normal((3, DIM)).astype(np.float32), "2")  # 7 >= 6: written
+        assert index.count() == 7 and store.vectors_waiting == 0
+        _put(store, "three", rng.standard_normal((2, DIM)).astype(np.float32), "3")
+        assert index.count() == 7
+    with Store(library) as store:  # closing wrote them, and the library was marked clean
+        assert store.was_clean and store.recover() == []
+        assert store.open_vectors().ids() == _sqlite_ids(store) and len(_sqlite_ids(store)) == 9
+
+
+def test_a_failed_deferred_write_leaves_the_library_to_be_resynced(tmp_path):
+    """The vector index refuses the write (as on a full disk): the file stays in SQLite, the
+    library is not marked clean, and the next open adds its vectors."""
+
+    class RefusingIndex(InMemoryVectorIndex):  # a fake: a full disk cannot be made here
+        refuse = True
+
+        def add(self, ids, vectors, file_ids, pages):
+            if RefusingIndex.refuse:
+                raise OSError(28, "No space left on device")
+            super().add(ids, vectors, file_ids, pages)
+
+    library = tmp_path / "library"
+    store = Store(library, vector_index_factory=RefusingIndex)
+    vecs = np.random.default_rng(9).standard_normal((3, DIM)).astype(np.float32)
+    _put(store, "doc", vecs, "d")
+    with pytest.raises(OSError, match="No space"):
+        store.flush_vectors()
+    store.close()
+    RefusingIndex.refuse = False
+    with Store(library, vector_index_factory=RefusingIndex) as store:
+        assert not store.was_clean
+        store.recover()
+        assert store.open_vectors().ids() == _sqlite_ids(store) and len(_sqlite_ids(store)) == 3

@@ -183,6 +183,11 @@ class _StoreWriter:
 # (about 7 s of embedding on two cores), so a run killed in the middle of it resumes there.
 CHECKPOINT_CHUNKS = 128
 
+# A file committed to SQLite is found by its words at once and by its meaning once its vectors
+# are written, which waits for VECTOR_WRITE_BATCH of them (store/library.py), the end of the
+# run, or at most this many seconds.
+VECTOR_WRITE_DELAY_S = 10.0
+
 # A file in one of these states whose size and mtime did not change needs nothing done.
 UNCHANGED_STATES = (FileState.DONE, FileState.STALE, FileState.FAILED)
 
@@ -486,6 +491,8 @@ class Indexer:
         unsaved: dict[int, list[int]] = {}  # pending index -> chunks embedded, not yet kept
         buffer: list[tuple[int, int]] = []  # (pending index, chunk index) awaiting embedding
         finished = False
+        flushed = time.monotonic()  # when the vector index was last written
+        ended = False
         try:
             while not finished or buffer:
                 writer.check()
@@ -538,8 +545,12 @@ class Indexer:
                 state.chunks_done += len(batch)
                 self._commit_ready(writer, pending, summary)
                 self._checkpoint(writer, pending, unsaved)
+                if self.store.vectors_waiting and time.monotonic() - flushed > VECTOR_WRITE_DELAY_S:
+                    writer.submit(self.store.flush_vectors)
+                    flushed = time.monotonic()
                 self._take_ocr(state)
                 report(state)
+            ended = True
         finally:
             stop_parsing.set()
             while worker.is_alive():  # drain so the producer can finish its put() and exit
@@ -549,6 +560,12 @@ class Indexer:
                     pass
             worker.join()
             writer.close()  # every write submitted is done (or dropped after a failure)
+            try:  # the vectors of the files committed, a failed run's too
+                self.store.flush_vectors()
+            except Exception:
+                if ended and writer.error is None:
+                    raise
+                log.warning("writing the vector index after a failed run failed too", exc_info=True)
         writer.check()
         self._report_written(writer, state, report)
         state.phase = IndexPhase.CANCELLED if summary.cancelled else IndexPhase.FINISHED
@@ -636,7 +653,7 @@ class Indexer:
         assert doc is not None
         self.store.put_file(j.path, j.root, j.size, j.mtime, j.sha256, item.chunks, np.stack(vectors),
                             title=doc.title, fmt=doc.format, pages=len(doc.pages), metadata=doc.metadata,
-                            word_boxes=doc.ocr_words)
+                            word_boxes=doc.ocr_words, defer_vectors=True)
         summary.indexed.append(j.path)
         summary.chunks_added += len(item.chunks)
         summary.pages_added += len(doc.pages)

@@ -145,6 +145,10 @@ class FileRecord:
 
 
 SEARCHABLE = (FileState.DONE, FileState.STALE)  # files whose passages answers may use
+# put_file(defer_vectors=True) writes the vector index once this many vectors wait: Chroma takes
+# about 12 ms a call besides 0.2 ms a vector, so 40 files of 20 passages cost 0.6-0.7 s one by
+# one and 0.15-0.2 s together (benchmarks/README.md, "vector writes").
+VECTOR_WRITE_BATCH = 1024
 
 
 def _record(row: dict[str, Any]) -> FileRecord:
@@ -183,6 +187,9 @@ class Store:
         self._vector_index_factory = vector_index_factory
         self._vectors: VectorIndex | None = None
         self._vectors_lock = threading.Lock()
+        # put_file's vector writes not yet made: (ids to delete, ids, vectors, file ids, pages)
+        self._backlog: list[tuple[list[str], list[str], np.ndarray, list[str], list[int]]] = []
+        self._backlog_size = 0
         # Set when a vector index write failed (a full disk): the library is then not marked
         # clean on close, so the next open resyncs the vector index from SQLite.
         self._vectors_behind = False
@@ -236,6 +243,10 @@ class Store:
 
     def close(self) -> None:
         try:
+            try:
+                self.flush_vectors()
+            except Exception as e:  # noqa: BLE001 - marked behind: the next open adds them
+                log.warning("writing the vector index failed: %s", e)
             with self._db_lock:
                 try:
                     if not self.readonly and not self._vectors_behind:
@@ -356,11 +367,14 @@ class Store:
         pages: int,
         metadata: dict[str, str],
         word_boxes: dict[int, list[WordBox]] | None = None,
+        defer_vectors: bool = False,
     ) -> str:
         """A file's new version replaces its old one in one SQLite transaction: manifest row,
-        chunks, vectors, FTS rows and the word boxes of its pages read by OCR. Until it commits, the old version stays searchable; a kill
-        at any point leaves one version or the other. The vector index follows after the commit
-        (a kill in between is repaired by the resync of the next open)."""
+        chunks, vectors, FTS rows and the word boxes of its pages read by OCR. Until it commits,
+        the old version stays searchable; a kill at any point leaves one version or the other.
+        The vector index follows after the commit (a kill in between is repaired by the resync
+        of the next open): at once, or with `defer_vectors` once VECTOR_WRITE_BATCH vectors wait
+        or flush_vectors() is called (until then the file is found by its words only)."""
         fid = file_id_for(path)
         ids = [f"{fid}:{sha256[:10]}:{i}" for i in range(len(chunks))]
         vectors = np.asarray(vectors, dtype=np.float32)
@@ -388,18 +402,36 @@ class Store:
                 "metadata=excluded.metadata, indexed=excluded.indexed, problem=NULL, detail=NULL",
                 (fid, path, root, size, mtime, sha256, title, fmt, pages, len(chunks), json.dumps(metadata), time.time()),
             )
+        if any(entry[3][:1] == [fid] for entry in self._backlog):
+            self.flush_vectors()  # this file's earlier version first: its ids are among `old`
+        # the old version's vectors go (those of the same content again too: replaced)
+        self._backlog.append((sorted(set(old)), ids, vectors, [fid] * len(ids), [c.page for c in chunks]))
+        self._backlog_size += len(ids)
+        if not defer_vectors or self._backlog_size >= VECTOR_WRITE_BATCH:
+            self.flush_vectors()
+        return fid
+
+    @property
+    def vectors_waiting(self) -> int:
+        """How many vectors put_file(defer_vectors=True) left for flush_vectors() to write."""
+        return self._backlog_size
+
+    def flush_vectors(self) -> None:
+        """Write the vectors put_file(defer_vectors=True) left waiting to the vector index: the
+        deletions in one call, then the additions in one call."""
+        backlog, self._backlog, self._backlog_size = self._backlog, [], 0
+        if not backlog:
+            return
         try:
             index = self.open_vectors()
-            stale = sorted(set(old) - set(ids))
-            if stale:
-                index.delete(stale)
-            if set(old) & set(ids):  # the same content again: replace its vectors too
-                index.delete(sorted(set(old) & set(ids)))
-            index.add(ids, vectors, [fid] * len(ids), [c.page for c in chunks])
+            gone = [cid for entry in backlog for cid in entry[0]]
+            if gone:
+                index.delete(gone)
+            index.add([cid for entry in backlog for cid in entry[1]], np.concatenate([entry[2] for entry in backlog]),
+                      [f for entry in backlog for f in entry[3]], [p for entry in backlog for p in entry[4]])
         except BaseException:
-            self._vectors_behind = True  # SQLite has the file; the next open adds its vectors
+            self._vectors_behind = True  # SQLite has the files; the next open adds their vectors
             raise
-        return fid
 
     def commit_file(
         self,
@@ -498,6 +530,7 @@ class Store:
             db.execute("DELETE FROM ocr_words WHERE file_id=?", (file_id,))
         # A kill here leaves vectors without rows: invisible to searches, removed by recover().
         try:
+            self.flush_vectors()
             self.open_vectors().delete_file(file_id)
         except BaseException:
             self._vectors_behind = True
@@ -526,6 +559,7 @@ class Store:
 
     def sync_vectors(self) -> dict[str, int]:
         """Make Chroma hold exactly the vectors of SQLite's chunks; rebuild it if unreadable."""
+        self._backlog, self._backlog_size = [], 0  # what it would write, this writes
         with self._db_lock:
             truth = {r[0] for r in self.db.execute("SELECT chunk_id FROM chunks")}
         try:

@@ -8,7 +8,10 @@ import threading
 import numpy as np
 import pytest
 
+from edgechat.core import documents
 from edgechat.core.indexing import indexer as indexer_mod
+from edgechat.core.indexing.chunking import chunk_document
+from edgechat.core.records import Problem
 from edgechat.core.indexing.indexer import Indexer
 from edgechat.core.store import Store
 from tests.core.test_indexing import consistent
@@ -159,3 +162,64 @@ def test_vectors_of_committed_files_are_written_together_within_the_delay(embedd
         assert sum(1 for _, vectors in done if vectors == 0) >= 3
     else:
         assert all(vectors == rows for rows, vectors in done)
+
+
+def _long_text(path, sections: int = 45):
+    """A plain-text file the text reader cuts into tens of pages: several chunking parts."""
+    body = "\n\n".join(f"Section {i} records that sample {i} weighed {i * 13} grams on day {i % 7}. " * 40
+                       for i in range(sections))
+    write(path, body)
+    return path
+
+
+def test_a_long_file_is_embedded_while_its_later_pages_are_chunked(embedder, tmp_path, monkeypatch):
+    """The embedder starts on a long document's first part before its next part is chunked,
+    and the file's chunks in the library are chunk_document's, in order."""
+    doc = _long_text(tmp_path / "docs" / "long.txt")
+    embedding_began = threading.Event()
+    parts_seen: list[tuple[int, bool]] = []
+    real_parts = indexer_mod.chunk_document_parts
+
+    def parts(*args, **kw):
+        for i, (chunks, last) in enumerate(real_parts(*args, **kw)):
+            if i == 1:  # the second part is chunked only once the first is being embedded
+                parts_seen.append((i, embedding_began.wait(30)))
+            yield chunks, last
+
+    class Watching:  # the real embedder, noting when it is first called
+        def __init__(self, inner):
+            self.inner, self.tokenizer = inner, inner.tokenizer
+
+        def embed(self, texts):
+            embedding_began.set()
+            return self.inner.embed(texts)
+
+    monkeypatch.setattr(indexer_mod, "chunk_document_parts", parts)
+    with Store(tmp_path / "lib") as store:
+        s = Indexer(store, Watching(embedder), batch_size=8).index([doc.parent])
+        assert parts_seen == [(1, True)]
+        consistent(store)
+        whole = chunk_document(documents.parse_document(str(doc.resolve())), embedder.tokenizer)
+        assert len(whole) > 30 and s.chunks_added == len(whole)
+        stored = [r[0] for r in store.db.execute("SELECT text FROM chunks ORDER BY rowid")]
+        assert stored == [c.text for c in whole]
+
+
+def test_a_file_failing_after_its_first_parts_is_reported_and_the_rest_indexed(embedder, tmp_path, monkeypatch):
+    docs = _folder(tmp_path / "docs")
+    long = _long_text(docs / "long.txt")
+    real_parts = indexer_mod.chunk_document_parts
+
+    def parts(doc, *args, **kw):
+        for i, (chunks, last) in enumerate(real_parts(doc, *args, **kw)):
+            if i == 2 and doc.path.endswith("long.txt"):
+                raise ValueError("a chunking bug")
+            yield chunks, last
+
+    monkeypatch.setattr(indexer_mod, "chunk_document_parts", parts)
+    with Store(tmp_path / "lib") as store:
+        s = Indexer(store, embedder, batch_size=8).index([docs])
+        consistent(store)
+        assert (str(long.resolve()), Problem.MALFORMED.value, "ValueError: a chunking bug") in s.failed
+        assert len(s.indexed) == 9 and store.file(str(long.resolve())).state == "failed"
+        assert store.db.execute("SELECT COUNT(*) FROM partial_vectors").fetchone()[0] == 0

@@ -90,9 +90,10 @@ def test_a_cancelled_large_file_resumes_where_it_stopped(library, embedder, tmp_
         # The kept vectors (the first chunks, embedded before the cancel) are the ones the chunks give.
         rows = store.db.execute("SELECT text, vector FROM chunks ORDER BY rowid LIMIT 3").fetchall()
         st = doc.stat()
-        parsed = Indexer(store, embedder)._parse(_Job(str(doc.resolve()), None, st.st_size, st.st_mtime, "x"))
-        assert [c.text for c in parsed.chunks[:3]] == [r[0] for r in rows]
-        again = embedder.embed([c.embed_text for c in parsed.chunks[:3]])
+        parts = Indexer(store, embedder)._parse(_Job(str(doc.resolve()), None, st.st_size, st.st_mtime, "x"))
+        chunks = [c for part in parts for c in part.chunks]
+        assert [c.text for c in chunks[:3]] == [r[0] for r in rows]
+        again = embedder.embed([c.embed_text for c in chunks[:3]])
         assert np.allclose(np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows]), again, atol=1e-4)
 
 

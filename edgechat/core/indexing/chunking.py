@@ -160,8 +160,23 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
     """A document's chunks, each with its retrieval context (settings.context) and search text
     without boilerplate (settings.boilerplate). Windows that are mostly contents or index
     entries are left out, unless nothing else would be left."""
+    return [c for part, _last in chunk_document_parts(doc, tokenizer, settings) for c in part]
+
+
+FIRST_PART_PAGES = 4  # the pages of a document's first part: the embedder starts on them
+
+
+def chunk_document_parts(
+    doc: Document, tokenizer: Tokenizer, settings: ChunkSettings = ChunkSettings()
+) -> Iterator[tuple[list[Chunk], bool]]:
+    """chunk_document's chunks in parts, (chunks, last), as the pages are chunked: the first
+    FIRST_PART_PAGES pages, then ENCODE_PAGES at a time, so an indexer can embed a long
+    document's first pages while the rest is chunked. The parts joined are chunk_document's
+    list. Parts with no chunks are skipped but the last, which may be empty; a document with
+    no chunks gives one empty last part."""
     if not (settings.context or settings.boilerplate):
-        return chunk_pages(doc.pages, tokenizer, settings)
+        yield chunk_pages(doc.pages, tokenizer, settings), True
+        return
     rows = doc.format in ROWS_ONLY
     dctx = ctx.document_context(doc.path, doc.title, [(p.number, p.text) for p in doc.pages], doc.format == "markdown",
                                 rows)
@@ -172,30 +187,38 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
             doc.metadata[ctx.LABEL_KEY] = dctx.identity
         if dctx.period:
             doc.metadata[ctx.PERIOD_KEY] = dctx.period
-    out: list[Chunk] = []
     left_out: list[Chunk] = []
     fitted: dict[str, str] = {}  # header -> the header cut to its tokens: most chunks share a few
-    for page, enc in _encoded(doc.pages, tokenizer):
-        tables = ctx.find_tables(page.text) if settings.tables else []
-        for c in chunk_page(page, tokenizer, settings, tables if settings.whole_tables else (), rows=rows,
-                            encoding=enc):
-            search, share = ctx.retrieval_text(c.text, running) if boilerplate else ("", 0.0)
-            header = ""
-            if settings.context:
-                parts = dctx.label.split(" | ") + [dctx.section_at(page.number, c.start)]
-                parts += [t.header for t in tables if t.start < c.start < t.end and t.header]
-                head = " ".join(c.text[:400].lower().split())
-                parts = [p for p in parts if p and " ".join(p.lower().split()) not in head]  # said already
-                joined = " | ".join(parts)
-                if joined not in fitted:
-                    fitted[joined] = _fit(joined, tokenizer, settings.context_tokens)
-                header = fitted[joined]
-            c = replace(c, context=header, search_text="" if search == c.text else search)
-            if boilerplate and (share >= settings.boilerplate_share or not search.strip()):
-                left_out.append(c)
-            else:
-                out.append(c)
-    return out or left_out
+    given = False
+    bounds = [0, *range(min(FIRST_PART_PAGES, len(doc.pages)), len(doc.pages), ENCODE_PAGES), len(doc.pages)]
+    for lo, hi in zip(bounds, bounds[1:]):
+        last = hi == len(doc.pages)
+        out: list[Chunk] = []
+        for page, enc in _encoded(doc.pages[lo:hi], tokenizer):
+            tables = ctx.find_tables(page.text) if settings.tables else []
+            for c in chunk_page(page, tokenizer, settings, tables if settings.whole_tables else (), rows=rows,
+                                encoding=enc):
+                search, share = ctx.retrieval_text(c.text, running) if boilerplate else ("", 0.0)
+                header = ""
+                if settings.context:
+                    parts = dctx.label.split(" | ") + [dctx.section_at(page.number, c.start)]
+                    parts += [t.header for t in tables if t.start < c.start < t.end and t.header]
+                    head = " ".join(c.text[:400].lower().split())
+                    parts = [p for p in parts if p and " ".join(p.lower().split()) not in head]  # said already
+                    joined = " | ".join(parts)
+                    if joined not in fitted:
+                        fitted[joined] = _fit(joined, tokenizer, settings.context_tokens)
+                    header = fitted[joined]
+                c = replace(c, context=header, search_text="" if search == c.text else search)
+                if boilerplate and (share >= settings.boilerplate_share or not search.strip()):
+                    left_out.append(c)
+                else:
+                    out.append(c)
+        if last and not given and not out:
+            yield left_out, True  # nothing but contents and index pages: those, rather than nothing
+        elif out or last:
+            given = True
+            yield out, last
 
 
 def _fit(text: str, tokenizer: Tokenizer, max_tokens: int) -> str:

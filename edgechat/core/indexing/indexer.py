@@ -27,12 +27,12 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from edgechat.core import documents
-from edgechat.core.indexing.chunking import ChunkSettings, chunk_document
+from edgechat.core.indexing.chunking import ChunkSettings, chunk_document, chunk_document_parts
 from edgechat.core.indexing.parse_worker import ParseCancelled, ParseLimit, ParseWorker, ParseWorkerUnavailable
 from edgechat.core.indexing.scan import scan
 from edgechat.core.embedding.embedder import Embedder
@@ -116,10 +116,13 @@ class _Job:
 
 @dataclass
 class _Parsed:
+    """A file's chunks, or a part of them: `last` on its final part (see Indexer._parse)."""
+
     job: _Job
     doc: Document | None
     chunks: list[Chunk]
     error: DocumentError | None = None
+    last: bool = True
 
 
 class _StoreWriter:
@@ -319,36 +322,46 @@ class Indexer:
         state.ocr_file, state.ocr_done, state.ocr_total = path, done, total
         return True
 
-    def _parse(self, job: _Job, worker: ParseWorker | None = None, cancel: threading.Event | None = None) -> _Parsed:
+    def _parse(self, job: _Job, worker: ParseWorker | None = None,
+               cancel: threading.Event | None = None) -> Iterator[_Parsed]:
+        """The file's chunks in parts, as its pages are chunked (chunk_document_parts), so the
+        embedder starts on a long document's first pages while the rest is chunked; or one
+        part with the reason it cannot be indexed. An error may also follow parts with chunks
+        (a chunking bug): the run then drops what it had of the file."""
         try:
-            doc = None
-            page_read = self._ocr_page_read(job.path)
-            if worker is not None and worker.usable:
-                try:
-                    doc = worker.parse(job.path, size=job.size, password=self.passwords.get(job.path),
-                                       max_bytes=self.max_bytes, cancel=cancel, ocr_progress=page_read)
-                except ParseWorkerUnavailable:
-                    pass  # logged once by the worker; parsed here instead
-            if doc is None:
-                from edgechat.core.documents import ocr
-
-                ocr.set_progress(page_read)
-                try:
-                    doc = documents.parse_document(job.path, password=self.passwords.get(job.path),
-                                                   max_bytes=self.max_bytes)
-                finally:
-                    ocr.set_progress(None)
-            chunks = chunk_document(doc, self.embedder.tokenizer, self.chunk_settings)
-            if not chunks:
-                raise DocumentError(Problem.NO_TEXT, "no text long enough to index")
-            return _Parsed(job, doc, chunks)
+            doc = self._read(job, worker, cancel)
+            given = False
+            for chunks, last in chunk_document_parts(doc, self.embedder.tokenizer, self.chunk_settings):
+                if last and not given and not chunks:
+                    raise DocumentError(Problem.NO_TEXT, "no text long enough to index")
+                given = True
+                yield _Parsed(job, doc, chunks, last=last)
         except DocumentError as e:
-            return _Parsed(job, None, [], e)
+            yield _Parsed(job, None, [], e)
         except ParseCancelled:
             raise
         except Exception as e:  # a parser bug must not stop the run
             log.exception("unexpected failure parsing %s", job.path)
-            return _Parsed(job, None, [], DocumentError(Problem.MALFORMED, f"{type(e).__name__}: {e}"))
+            yield _Parsed(job, None, [], DocumentError(Problem.MALFORMED, f"{type(e).__name__}: {e}"))
+
+    def _read(self, job: _Job, worker: ParseWorker | None, cancel: threading.Event | None) -> Document:
+        """The parsed file: in the parse worker when there is one, else here."""
+        page_read = self._ocr_page_read(job.path)
+        try:
+            if worker is not None and worker.usable:
+                try:
+                    return worker.parse(job.path, size=job.size, password=self.passwords.get(job.path),
+                                        max_bytes=self.max_bytes, cancel=cancel, ocr_progress=page_read)
+                except ParseWorkerUnavailable:
+                    pass  # logged once by the worker; parsed here instead
+            from edgechat.core.documents import ocr
+
+            ocr.set_progress(page_read)
+            try:
+                return documents.parse_document(job.path, password=self.passwords.get(job.path),
+                                                max_bytes=self.max_bytes)
+            finally:
+                ocr.set_progress(None)
         finally:
             with self._ocr_lock:
                 self._ocr_state = ("", 0, 0)
@@ -412,7 +425,7 @@ class Indexer:
             def parsed() -> Iterable[_Parsed]:
                 for job in jobs:
                     try:
-                        yield self._parse(job, worker, cancel)
+                        yield from self._parse(job, worker, cancel)
                     except ParseCancelled:
                         return
 
@@ -469,7 +482,7 @@ class Indexer:
         report: Callable[[IndexProgress], None],
         cancel: threading.Event,
     ) -> None:
-        parsed_q: queue.Queue[_Parsed | None] = queue.Queue(maxsize=2)
+        parsed_q: queue.Queue[_Parsed | None] = queue.Queue(maxsize=4)
         stop_parsing = threading.Event()
 
         def producer() -> None:
@@ -488,6 +501,8 @@ class Indexer:
         writer = _StoreWriter(self.write_in_background)
 
         pending: list[tuple[_Parsed | None, list]] = []  # files whose chunks are being embedded
+        open_pi: int | None = None  # the pending file whose next part is still being chunked
+        kept: dict[int, dict] = {}  # pending index -> vectors an interrupted run kept for it
         unsaved: dict[int, list[int]] = {}  # pending index -> chunks embedded, not yet kept
         buffer: list[tuple[int, int]] = []  # (pending index, chunk index) awaiting embedding
         finished = False
@@ -517,18 +532,36 @@ class Indexer:
                         break
                     state.current = item.job.path
                     if item.error is not None:
+                        if open_pi is not None:  # its first parts were given: they go too
+                            _, vectors_ = pending[open_pi]
+                            state.chunks_total -= sum(1 for v in vectors_ if v is None)
+                            pending[open_pi] = (None, [])
+                            buffer = [b for b in buffer if b[0] != open_pi]
+                            unsaved.pop(open_pi, None)
+                            open_pi = None
                         writer.submit(self._failure_task(writer, item, summary))
                         continue
                     state.chunks_total += len(item.chunks)
-                    vectors_: list = [None] * len(item.chunks)
-                    resumed = self._resume(item, vectors_)
+                    if open_pi is None:  # a file's first part
+                        pending.append((item, [None] * len(item.chunks)))
+                        pi, first = len(pending) - 1, 0
+                    else:  # the next part of the file being chunked
+                        pi, first = open_pi, len(pending[open_pi][1])
+                        head = pending[pi][0]
+                        assert head is not None and head.job is item.job
+                        head.chunks.extend(item.chunks)
+                        head.last = item.last
+                        pending[pi][1].extend([None] * len(item.chunks))
+                    open_pi = None if item.last else pi
+                    head, vectors_ = pending[pi]
+                    assert head is not None
+                    resumed = self._resume(head, vectors_, first, kept.setdefault(pi, {}))
                     summary.resumed_chunks += resumed
                     state.chunks_done += resumed
-                    pending.append((item, vectors_))
-                    pi = len(pending) - 1
-                    buffer.extend((pi, ci) for ci in range(len(item.chunks)) if vectors_[ci] is None)
-                    if resumed == len(item.chunks):  # every vector was kept by the killed run
-                        self._commit_ready(writer, pending, summary)
+                    buffer.extend((pi, ci) for ci in range(first, len(vectors_)) if vectors_[ci] is None)
+                    if item.last:
+                        kept.pop(pi, None)
+                        self._commit_ready(writer, pending, summary)  # (every vector kept by a killed run)
                 if not buffer or cancel.is_set():
                     continue
                 while self.yield_to is not None and self.yield_to.is_set() and not cancel.is_set():
@@ -585,7 +618,7 @@ class Indexer:
                       summary: IndexSummary) -> None:
         """Hand every file whose chunks are all embedded to the writer."""
         for pi, (item, vectors) in enumerate(pending):
-            if item is None or any(v is None for v in vectors):
+            if item is None or not item.last or any(v is None for v in vectors):
                 continue
             pending[pi] = (None, [])
 
@@ -595,16 +628,19 @@ class Indexer:
 
             writer.submit(commit)
 
-    def _resume(self, item: _Parsed, vectors: list) -> int:
+    def _resume(self, item: _Parsed, vectors: list, first: int, kept: dict) -> int:
         """Fill in the vectors an interrupted run kept for this version of a large file (same
-        sha256, same chunk text); how many."""
-        if len(item.chunks) < CHECKPOINT_CHUNKS:
-            return 0
-        kept = self.store.load_partial(item.job.path, item.job.sha256)
+        sha256, same chunk text), for its chunks from `first` on; how many. `kept`: the file's
+        kept vectors, read on its first part and held for the next ones."""
+        if first == 0:
+            if item.last and len(item.chunks) < CHECKPOINT_CHUNKS:
+                return 0  # a file this small is never checkpointed
+            kept.update(self.store.load_partial(item.job.path, item.job.sha256))
         n = 0
-        for ci, (th, vec) in kept.items():
-            if ci < len(item.chunks) and th == text_hash(item.chunks[ci].embed_text):
-                vectors[ci] = vec
+        for ci in range(first, len(item.chunks)):
+            th_vec = kept.get(ci)
+            if th_vec is not None and th_vec[0] == text_hash(item.chunks[ci].embed_text):
+                vectors[ci] = th_vec[1]
                 n += 1
         if n:
             log.info("%s: %d of %d chunks kept by an interrupted run", item.job.path, n, len(item.chunks))
@@ -617,7 +653,7 @@ class Indexer:
         for pi in list(unsaved):
             item, vectors = pending[pi]
             cis = unsaved[pi]
-            if item is None or len(item.chunks) < CHECKPOINT_CHUNKS:
+            if item is None or (item.last and len(item.chunks) < CHECKPOINT_CHUNKS):
                 del unsaved[pi]
                 continue
             if cis and (force or len(cis) >= CHECKPOINT_CHUNKS):

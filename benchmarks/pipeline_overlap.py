@@ -7,6 +7,9 @@ interleaved in one process so load from other processes hits both alike.
 
 A variant may name its embedder: "sequential@2" (2 intra-op threads), "sequential@2/1" (2 cores
 in 1 lane: one text at a time, the embedder before lanes), "sequential@2/2" (a text per core).
+"+per-file" after it runs the indexer as it was before 2026-12-02's twelfth session: each file's
+chunks handed to the embedder whole (not in parts as its pages are chunked), and each file's
+vectors written to the vector index at its commit (not 1,024 or more at a time).
 
 Each repeat indexes FOLDER into a fresh library once per variant (the order alternating between
 repeats), the library opened first as the app opens it at start-up (`--cold`: not, as the command
@@ -34,6 +37,21 @@ from benchmarks.common import SHARED, RecordingEmbedder, emit, machine, replay_a
 from edgechat.core.embedding import load_default_embedder
 from edgechat.core.engine import Engine
 from edgechat.core.indexing import indexer as indexer_mod
+from edgechat.core.store import library as library_mod
+
+_PARTS = indexer_mod.chunk_document_parts
+_VECTOR_WRITE_BATCH = library_mod.VECTOR_WRITE_BATCH
+
+
+def _whole(doc, tokenizer, settings):
+    """A document's chunks in one part, as the indexer took them before they came in parts."""
+    yield [c for part, _last in _PARTS(doc, tokenizer, settings) for c in part], True
+
+
+def _per_file(on: bool) -> None:
+    """The "+per-file" indexer (on) or today's (off)."""
+    indexer_mod.chunk_document_parts = _whole if on else _PARTS  # type: ignore[assignment]
+    library_mod.VECTOR_WRITE_BATCH = 0 if on else _VECTOR_WRITE_BATCH  # type: ignore[misc]
 
 R_MANUALS = ("R-FAQ.pdf", "R-admin.pdf", "R-lang.pdf")
 
@@ -46,6 +64,7 @@ def run_once(folder: Path, embedder, work: Path, variant: str, cold: bool = Fals
     as a shared one does, then moves both sides alike)."""
     before = replay_alone(embedder, expected) if expected else None
     indexer_mod.Indexer.write_in_background = not variant.startswith("sequential")  # type: ignore[attr-defined]
+    _per_file(variant.endswith("+per-file"))
     lib = work / f"lib-{variant}-{time.time_ns()}"
     recorder = RecordingEmbedder(embedder)
     with Engine(lib, embedder=recorder) as engine:
@@ -91,6 +110,9 @@ def run_once(folder: Path, embedder, work: Path, variant: str, cold: bool = Fals
             # less sensitive to load from other processes than the share (both from this run):
             # the embedding thread's busy fraction, and its speed in the pipeline against alone
             "embed_occupancy": s.embed_seconds / wall, "embed_speed_vs_alone": ceiling / s.embed_seconds,
+            # the embedder idle in the run (the file before its first batch, writes between
+            # batches, waits for the parser, the last writes): the least noisy of these figures
+            "embedder_idle_s": wall - s.embed_seconds,
             # the embedder idle while the first file is parsed and chunked, and after the last
             # batch while the last file is written
             "before_first_batch_s": recorder.calls[0][0] - t0, "after_last_batch_s": t0 + wall - recorder.calls[-1][1]}
@@ -120,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def spec(v: str) -> tuple[int, int]:
         """(threads, lanes) a variant names after "@" (0: the embedder's default)."""
+        v = v.removesuffix("+per-file")
         if "@" not in v:
             return args.threads, 0
         threads, _, lanes = v.split("@")[1].partition("/")
@@ -148,12 +171,13 @@ def main(argv: list[str] | None = None) -> int:
                       f"share of ceiling {r['share_of_ceiling']:.3f}, embedder busy {r['embed_occupancy']:.3f}",
                       flush=True)
     finally:
+        _per_file(False)
         shutil.rmtree(work, ignore_errors=True)
     for r in runs:
         del r["batches"]
     keys = ["wall_s", "cpu_s", "chunks_per_s", "ceiling_chunks_per_s", "share_of_ceiling", "embed_in_pipeline_s",
             "embed_occupancy", "embed_speed_vs_alone", "parse_process_cpu_s", "ceiling_cpu_s",
-            "other_cpu_per_embed_cpu", "before_first_batch_s", "after_last_batch_s"]
+            "other_cpu_per_embed_cpu", "before_first_batch_s", "after_last_batch_s", "embedder_idle_s"]
     figures = {v: {k: summary([r[k] for r in runs if r["variant"] == v]) for k in keys} for v in variants}
     result: dict = {"benchmark": "pipeline_overlap", "opened_first": not args.cold, "folder": args.folder or "R manuals: " + ", ".join(R_MANUALS),
                     "machine": machine(),
@@ -165,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         result["speedup_median"] = statistics.median(x["wall_s"] / y["wall_s"] for x, y in pairs)
         result["share_gain_median"] = statistics.median(y["share_of_ceiling"] - x["share_of_ceiling"] for x, y in pairs)
         result["occupancy_gain_median"] = statistics.median(y["embed_occupancy"] - x["embed_occupancy"] for x, y in pairs)
+        result["idle_ratio_median"] = statistics.median(y["embedder_idle_s"] / x["embedder_idle_s"] for x, y in pairs)
     emit(result, args.out)
     return 0
 

@@ -138,7 +138,7 @@ def test_cancel_keeps_whole_files_and_checkpoints(embedder, tmp_path, monkeypatc
 
 @pytest.mark.parametrize("delay", [0.0, 3600.0])
 def test_vectors_of_committed_files_are_written_together_within_the_delay(embedder, tmp_path, monkeypatch, delay):
-    """The indexer's vector writes wait to be made together (a Chroma call costs ~12 ms besides
+    """The indexer's vector writes wait to be made together (a Chroma call costs 9-30 ms besides
     its vectors): with no delay allowed, each file's vectors are in the index by the time it is
     reported done; with an hour allowed, none are until the run ends; either way the run ends
     with the index holding exactly SQLite's chunks."""

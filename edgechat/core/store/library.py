@@ -146,8 +146,8 @@ class FileRecord:
 
 SEARCHABLE = (FileState.DONE, FileState.STALE)  # files whose passages answers may use
 # put_file(defer_vectors=True) writes the vector index once this many vectors wait: Chroma takes
-# about 12 ms a call besides 0.2 ms a vector, so 40 files of 20 passages cost 0.6-0.7 s one by
-# one and 0.15-0.2 s together (benchmarks/README.md, "vector writes").
+# 9-30 ms a call besides 0.14-0.18 ms a vector, so 40 files of 20 passages took 0.48 s one call a
+# file and 0.14 s in one (`python -m benchmarks.vector_writes`).
 VECTOR_WRITE_BATCH = 1024
 
 
@@ -427,8 +427,10 @@ class Store:
             gone = [cid for entry in backlog for cid in entry[0]]
             if gone:
                 index.delete(gone)
-            index.add([cid for entry in backlog for cid in entry[1]], np.concatenate([entry[2] for entry in backlog]),
-                      [f for entry in backlog for f in entry[3]], [p for entry in backlog for p in entry[4]])
+            added = [entry for entry in backlog if entry[1]]
+            if added:
+                index.add([cid for entry in added for cid in entry[1]], np.concatenate([entry[2] for entry in added]),
+                          [f for entry in added for f in entry[3]], [p for entry in added for p in entry[4]])
         except BaseException:
             self._vectors_behind = True  # SQLite has the files; the next open adds their vectors
             raise

@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 from edgechat.core import documents
@@ -123,6 +124,8 @@ class _Parsed:
     chunks: list[Chunk]
     error: DocumentError | None = None
     last: bool = True
+    # the vectors an interrupted run kept for the file, read with its first part (Indexer._resume)
+    kept: dict[int, tuple[str, Any]] = field(default_factory=dict)
 
 
 class _StoreWriter:
@@ -502,7 +505,6 @@ class Indexer:
 
         pending: list[tuple[_Parsed | None, list]] = []  # files whose chunks are being embedded
         open_pi: int | None = None  # the pending file whose next part is still being chunked
-        kept: dict[int, dict] = {}  # pending index -> vectors an interrupted run kept for it
         unsaved: dict[int, list[int]] = {}  # pending index -> chunks embedded, not yet kept
         buffer: list[tuple[int, int]] = []  # (pending index, chunk index) awaiting embedding
         finished = False
@@ -542,25 +544,15 @@ class Indexer:
                         writer.submit(self._failure_task(writer, item, summary))
                         continue
                     state.chunks_total += len(item.chunks)
-                    if open_pi is None:  # a file's first part
-                        pending.append((item, [None] * len(item.chunks)))
-                        pi, first = len(pending) - 1, 0
-                    else:  # the next part of the file being chunked
-                        pi, first = open_pi, len(pending[open_pi][1])
-                        head = pending[pi][0]
-                        assert head is not None and head.job is item.job
-                        head.chunks.extend(item.chunks)
-                        head.last = item.last
-                        pending[pi][1].extend([None] * len(item.chunks))
+                    pi, first = self._take_part(item, pending, open_pi)
                     open_pi = None if item.last else pi
                     head, vectors_ = pending[pi]
                     assert head is not None
-                    resumed = self._resume(head, vectors_, first, kept.setdefault(pi, {}))
+                    resumed = self._resume(head, vectors_, first)
                     summary.resumed_chunks += resumed
                     state.chunks_done += resumed
                     buffer.extend((pi, ci) for ci in range(first, len(vectors_)) if vectors_[ci] is None)
                     if item.last:
-                        kept.pop(pi, None)
                         self._commit_ready(writer, pending, summary)  # (every vector kept by a killed run)
                 if not buffer or cancel.is_set():
                     continue
@@ -628,17 +620,32 @@ class Indexer:
 
             writer.submit(commit)
 
-    def _resume(self, item: _Parsed, vectors: list, first: int, kept: dict) -> int:
+    @staticmethod
+    def _take_part(item: _Parsed, pending: list[tuple[_Parsed | None, list]], open_pi: int | None) -> tuple[int, int]:
+        """Add a file's part to `pending`: a new entry for a first part, the entry of the file
+        being chunked (`open_pi`) extended for a later one. (pending index, its first chunk's index)."""
+        if open_pi is None:
+            pending.append((item, [None] * len(item.chunks)))
+            return len(pending) - 1, 0
+        head, vectors = pending[open_pi]
+        assert head is not None and head.job is item.job
+        first = len(vectors)
+        head.chunks.extend(item.chunks)
+        head.last = item.last
+        vectors.extend([None] * len(item.chunks))
+        return open_pi, first
+
+    def _resume(self, item: _Parsed, vectors: list, first: int) -> int:
         """Fill in the vectors an interrupted run kept for this version of a large file (same
-        sha256, same chunk text), for its chunks from `first` on; how many. `kept`: the file's
-        kept vectors, read on its first part and held for the next ones."""
+        sha256, same chunk text), for its chunks from `first` on; how many. They are read on
+        the file's first part and held in `item.kept` for the next ones."""
         if first == 0:
             if item.last and len(item.chunks) < CHECKPOINT_CHUNKS:
                 return 0  # a file this small is never checkpointed
-            kept.update(self.store.load_partial(item.job.path, item.job.sha256))
+            item.kept = self.store.load_partial(item.job.path, item.job.sha256)
         n = 0
         for ci in range(first, len(item.chunks)):
-            th_vec = kept.get(ci)
+            th_vec = item.kept.get(ci)
             if th_vec is not None and th_vec[0] == text_hash(item.chunks[ci].embed_text):
                 vectors[ci] = th_vec[1]
                 n += 1

@@ -187,8 +187,8 @@ class Store:
         self._vector_index_factory = vector_index_factory
         self._vectors: VectorIndex | None = None
         self._vectors_lock = threading.Lock()
-        # put_file's vector writes not yet made: (ids to delete, ids, vectors, file ids, pages)
-        self._backlog: list[tuple[list[str], list[str], np.ndarray, list[str], list[int]]] = []
+        # put_file's vector writes not yet made: (file id, ids to delete, ids, vectors, pages)
+        self._backlog: list[tuple[str, list[str], list[str], np.ndarray, list[int]]] = []
         self._backlog_size = 0
         # Set when a vector index write failed (a full disk): the library is then not marked
         # clean on close, so the next open resyncs the vector index from SQLite.
@@ -402,10 +402,10 @@ class Store:
                 "metadata=excluded.metadata, indexed=excluded.indexed, problem=NULL, detail=NULL",
                 (fid, path, root, size, mtime, sha256, title, fmt, pages, len(chunks), json.dumps(metadata), time.time()),
             )
-        if any(entry[3][:1] == [fid] for entry in self._backlog):
+        if any(entry[0] == fid for entry in self._backlog):
             self.flush_vectors()  # this file's earlier version first: its ids are among `old`
         # the old version's vectors go (those of the same content again too: replaced)
-        self._backlog.append((sorted(set(old)), ids, vectors, [fid] * len(ids), [c.page for c in chunks]))
+        self._backlog.append((fid, sorted(set(old)), ids, vectors, [c.page for c in chunks]))
         self._backlog_size += len(ids)
         if not defer_vectors or self._backlog_size >= VECTOR_WRITE_BATCH:
             self.flush_vectors()
@@ -424,13 +424,15 @@ class Store:
             return
         try:
             index = self.open_vectors()
-            gone = [cid for entry in backlog for cid in entry[0]]
+            gone = [cid for _, old, _, _, _ in backlog for cid in old]
             if gone:
                 index.delete(gone)
-            added = [entry for entry in backlog if entry[1]]
+            added = [entry for entry in backlog if entry[2]]
             if added:
-                index.add([cid for entry in added for cid in entry[1]], np.concatenate([entry[2] for entry in added]),
-                          [f for entry in added for f in entry[3]], [p for entry in added for p in entry[4]])
+                index.add([cid for _, _, ids, _, _ in added for cid in ids],
+                          np.concatenate([vectors for _, _, _, vectors, _ in added]),
+                          [fid for fid, _, ids, _, _ in added for _ in ids],
+                          [p for _, _, _, _, pages in added for p in pages])
         except BaseException:
             self._vectors_behind = True  # SQLite has the files; the next open adds their vectors
             raise

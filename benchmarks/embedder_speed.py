@@ -351,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
                     "int8_fused_qattention_single,fp32_fused_batched,int8_blockwise_batched,fp32_plain_single,"
                     "fp32_plain_batched")
     ap.add_argument("--invariance-texts", type=int, default=100, help="texts also embedded alone")
-    ap.add_argument("--st-python", help="a Python with torch and sentence-transformers: adds that peer")
+    ap.add_argument("--st-python", help="a Python with torch and sentence-transformers: adds that peer "
+                    "('peer': the peer benchmark's virtualenv, with its HuggingFace extras installed if missing)")
     ap.add_argument("--quality", action="store_true", help="also dense nDCG@10 on SciFact dev (slow)")
     ap.add_argument("--quality-variants", default="int8_single_before,int8_single,int8_lanes")
     ap.add_argument("--out", help="write the JSON here too")
@@ -372,7 +373,14 @@ def main(argv: list[str] | None = None) -> int:
     tokens = sum(len(e.ids) for e in enc)
     st = None
     if args.st_python:
-        st = _SentenceTransformers(args.st_python, model_dir, texts, threads)
+        st_python = args.st_python
+        if st_python == "peer":
+            from benchmarks.peer.compare import ensure_peer_hf, ensure_peer_venv
+
+            log = lambda m: print(m, file=sys.stderr)  # noqa: E731
+            st_python = str(ensure_peer_venv(log))
+            ensure_peer_hf(Path(st_python), log)
+        st = _SentenceTransformers(st_python, model_dir, texts, threads)
         names.append("sentence_transformers_torch")
 
     seconds: dict[str, list[float]] = {n: [] for n in names}

@@ -16,13 +16,19 @@ internally, like the peer's indexing or the language-model rounds, reports its o
 Parts:
   indexing        benchmarks.indexing: the Debian manuals, wall time, pages/s, chunks/s, peak
                   memory, the embedding-only ceiling, re-index unchanged / one changed / one removed
+  pipeline        benchmarks.pipeline_overlap: the three R manuals indexed as the app indexes them
+                  (library opened first), as a share of the embed-only ceiling, 7 runs
+  embedder        benchmarks.embedder_speed: tokens/s of the app's embedder against the one before
+                  issue 15, the plain fp32 graph and sentence-transformers on torch (the peer's
+                  virtualenv), same texts, same run; vectors alone vs in a batch; SciFact dense nDCG@10
   quality         benchmarks.retrieval_quality: SciFact dev, BM25, dense, RRF and EdgeChat's hybrid
   rerank          benchmarks.rerank_quality: hybrid + each reranker
   latency         benchmarks.latency_scale --parts scale: retrieval latency at 1k-500k chunks, per leg
   memory          benchmarks.latency_scale --parts memory: peak memory, model + 10k library loaded
   llm             benchmarks.latency_scale --parts llm: TTFT and tokens/s, EdgeChat vs bare loop
   gui             benchmarks/gui_responsiveness.py: launch-to-window, GUI stalls (offscreen Qt)
-  peer_indexing   benchmarks.peer --parts indexing: EdgeChat vs LangChain indexing + answer latency
+  peer_indexing   benchmarks.peer --parts indexing: EdgeChat vs LangChain indexing + answer latency,
+                  the tutorial both with EdgeChat's embedder and as its users run it (HuggingFace)
   peer_quality    benchmarks.peer --parts quality: SciFact nDCG@10 through both
   sec10q          benchmarks.sec10q_retrieval: sec10q-dev filings, document hit@5, document
                   precision@5 and figure recall@5 per question type (skipped without the data)
@@ -72,6 +78,10 @@ def plan(args) -> list[Part]:
         t = 600
         return [
             Part("indexing", py_m + ["benchmarks.indexing", folder, "--repeats", "1", "--queries", "1"], r, t),
+            Part("pipeline", py_m + ["benchmarks.pipeline_overlap", folder, "--repeats", "1",
+                                     "--variants", "sequential@2/2"], 1, t),
+            Part("embedder", py_m + ["benchmarks.embedder_speed", "--texts", "20", "--repeats", "1",
+                                     "--variants", "int8_single_before,int8_lanes", "--invariance-texts", "10"], 1, t),
             Part("quality", py_m + ["benchmarks.retrieval_quality", beir], 1, t),
             Part("rerank", py_m + ["benchmarks.rerank_quality", beir, "--mmr-lambdas", "0.85"], 1, t),
             Part("latency", py_m + ["benchmarks.latency_scale", "--parts", "scale", "--sizes", "300,1000",
@@ -95,6 +105,12 @@ def plan(args) -> list[Part]:
     t = 4 * 3600
     return [
         Part("indexing", py_m + ["benchmarks.indexing", folder, "--repeats", "1"], r, t),
+        Part("pipeline", py_m + ["benchmarks.pipeline_overlap", "--repeats", str(2 * r + 3),
+                                 "--variants", "sequential@2/2"], 1, t),
+        Part("embedder", py_m + ["benchmarks.embedder_speed", "--texts", "300", "--repeats", "5",
+                                 "--variants", "int8_single_before,int8_lanes,fp32_plain_single",
+                                 "--st-python", "peer", "--quality",
+                                 "--quality-variants", "int8_single_before,int8_lanes"], 1, t),
         Part("quality", py_m + ["benchmarks.retrieval_quality", beir], 1, t),
         Part("rerank", py_m + ["benchmarks.rerank_quality", beir], 1, t),
         Part("latency", py_m + ["benchmarks.latency_scale", "--parts", "scale", "--corpus", folder], r, t),
@@ -103,7 +119,7 @@ def plan(args) -> list[Part]:
         Part("gui", ["benchmarks/gui_responsiveness.py", "--corpus", folder, "--questions", "2",
                      "--launches", str(max(3, r))], 1, t, stdout_json=True),
         Part("peer_indexing", py_m + ["benchmarks.peer", "--parts", "indexing", "--folder", folder,
-                                      "--repeats", str(r)], 1, t),
+                                      "--repeats", str(r), "--peer-embeddings", "edgechat,hf"], 1, t),
         Part("peer_quality", py_m + ["benchmarks.peer", "--parts", "quality", "--beir", beir], 1, t),
         Part("sec10q", py_m + ["benchmarks.sec10q_retrieval"], 1, t),
         Part("answers", py_m + ["benchmarks.answers", "--corpus", folder, "--model", "extractive,active"], 1, t),

@@ -28,7 +28,6 @@ from edgechat.core.answering.citations import MARKER_RE
 from edgechat.core.answering.columns import (
     column_headings,
     is_figure_row,
-    row_cells,
     row_label,
     total_of_a_named_part,
 )

@@ -25,7 +25,7 @@ one is classified (`records.Support`):
 - UNSUPPORTED otherwise, with the reason a person reads.
 
 Coverage and meaning are not enough for the small words that turn a claim around, so a window
-that passes them must also agree with the claim on what `wording` reads from it (`_accepts`): a
+that passes them must also agree with the claim on what `wording` reads from it (`support_rules`): a
 denial, a direction, a rank, a "may", the figures and code names, the cause it gives, a period
 named by its place, a setting's value, an action one must take, the program it speaks of, and
 no run of three claim words the window does not say. Each was added after a wrong sentence was
@@ -54,108 +54,77 @@ from typing import Any
 import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE, marker_spans, sentence_spans
-from edgechat.core.answering.columns import (
-    is_figure_row,
-    right_columns,
-    row_cells,
-    row_label,
-    total_of_a_named_part,
+from edgechat.core.answering.extractive import COLUMNS, PERIOD_TOKEN_RE
+from edgechat.core.answering.support_rules import (
+    FORWARD_CAUSE_RE,
+    MIN_COVERAGE,
+    MIN_SIMILARITY,
+    POSSESSIVE_RE,
+    STRONG_SIMILARITY,
+    Claim,
+    SourceIndex,
+    accepts,
+    index_sources,
+    names_what_before,
+    names_word,
+    row_support,
+    said_in,
+    source_words,
 )
 from edgechat.core.answering.wording import (
-    _acronyms,
-    _advice_verbs,
-    _always_named,
-    _as_code,
-    _calls,
     _CAP_WORD_RE,
-    _CAUSE_RE,
-    _cause_terms,
-    _changed_before_cause,
-    _claim_terms,
-    _code_line_words,
     _CODE_SPAN_RE,
     _COMMENT_RE,
-    COMMENT_WORDS,
-    _count_compounds,
-    _counted,
-    _dates,
-    _denies,
-    _directions,
     _FENCE_RE,
-    _FIGURE_RE,
-    figures,
-    _furniture,
-    _ident_pattern,
-    _identifiers,
-    introduces,
     _LIST_ENUM_RE,
-    _longest_missing_run,
-    _MAYBE_RE,
-    _META,
     _MODAL_RE,
-    _names,
-    _names_in,
-    _names_package,
-    _negated,
-    _norm_figure,
-    _NUMBER_WORDS,
-    _opposed,
-    _ordinals,
     _PDF_MARKS,
-    _providers,
-    names_any_period,
-    names_period,
-    paired_periods,
-    month_spans,
-    period_span,
-    spans_said,
-    report_of,
-    _quarters,
-    _ranks,
     _REFERS_BACK_RE,
-    _rescaled,
-    _scales,
-    _table_unit,
-    _same_periods,
-    _setting_said,
-    _settings,
-    _stance_of_another,
-    _term_sequence,
-    _terms,
-    _titles_as_content,
-    _turned,
     _WORD_RE,
     _YEAR_RE,
     _YES_NO_Q_RE,
     _YES_NO_RE,
+    COMMENT_WORDS,
+    _acronyms,
+    _advice_verbs,
+    _always_named,
+    _calls,
+    _cause_terms,
+    _claim_terms,
+    _code_line_words,
+    _counted,
+    _dates,
+    _directions,
+    _furniture,
+    _ident_pattern,
+    _identifiers,
+    _names,
+    _names_in,
+    _negated,
+    _ordinals,
+    _providers,
+    _quarters,
+    _ranks,
+    _scales,
+    _settings,
+    _term_sequence,
+    _terms,
+    _titles_as_content,
+    figures,
+    introduces,
+    month_spans,
+    names_period,
+    period_span,
+    report_of,
+    spans_said,
 )
-from edgechat.core.answering.extractive import (
-    COLUMNS,
-    PERIOD_TOKEN_RE,
-    begins_cut,
-    source_label,
-    split_sentences,
-    table_caption,
-)
-from edgechat.core.indexing.context import LABEL_KEY
 from edgechat.core.records import Evidence, SentenceVerdict, Source, Support
 from edgechat.core.search.retrieval import STOPWORDS, stem
 
 __all__ = ["MIN_COVERAGE", "MIN_SIMILARITY", "STRONG_SIMILARITY", "attribute", "invents_a_figure", "verify"]
 
-MIN_COVERAGE = 0.65  # share of the sentence's content terms one or two adjacent source sentences hold
-MIN_SIMILARITY = 0.5  # ... and the cosine of the best of those source sentences
-HIGH_COVERAGE = 0.8  # nearly every term there: a looser similarity will do
-MIN_SIMILARITY_HIGH_COVERAGE = 0.4
-STRONG_SIMILARITY = 0.85  # a close paraphrase: one source sentence this close in meaning
-MIN_COVERAGE_STRONG = 0.4  # ... still holding 40 % of the terms
+
 MIN_CLAIM_TERMS = 2
-RESTATED_MIN = 3  # a claim that says this many of the question's words (two: one of them) ...
-RESTATED_COVERAGE = 2 / 3  # ... must have evidence that says this share of them
-SUBJECT_COVERAGE = 0.66  # a bare cause's evidence: this share of what the question asks about before its "due to"
-CAUSE_COVERAGE = 0.8  # a claim's cause ("due to ..."): this share of its terms in the evidence sentences
-MISSING_RUN = 3  # this many of a claim's words in a row that its evidence does not say: a phrase of its own
-FRAGMENT_COVERAGE = 0.75  # a bare phrase read with its question: that much of both in one source sentence
 INTRO_WORDS = 5  # a sentence ending in a colon this short only introduces what follows
 
 Embed = Callable[[list[str]], Any]
@@ -167,9 +136,6 @@ _BARE_CAUSE_RE = re.compile(r"^\W*(?:because|(?:primarily |mainly |largely )?(?:
                             r"(?:primarily |mainly |largely )?(?:due to|because))\b", re.IGNORECASE)
 # "why did it change", "compared with": the asking, not what changed
 _CHANGE_WORD_RE = re.compile(r"^(?:chang|vari|fluctu|affect|impact|mov|differ|shift|compar|versus|relat)")
-_FORWARD_CAUSE_RE = re.compile(r"\b(?:contribut\w* to|led to|lead(?:s|ing)? to|result(?:s|ed|ing)? in|caus(?:e|es|ed|ing)\b(?! by)"
-                               r"|dr(?:ove|ives|iven|iving)\b(?! by)|(?:had|has|have) an? (?:\w+ )?(?:impact|effect) on"
-                               r"|(?:impact|affect)(?:s|ed)?\b(?! by))", re.IGNORECASE)
 _ACCORDING_RE = re.compile(r"^\W*(?:according to|as (?:shown|stated|given) in|based on) (?:the|this) (?:table|note|"
                            r"documents?|sources?|passages?|filing|report|information|context)(?: provided| given| above)?"
                            r",?\s*", re.IGNORECASE)
@@ -181,26 +147,6 @@ def register_own_text(*sentences: str) -> None:
 
 
 @dataclass
-class _SourceIndex:
-    source: Source
-    spans: list[tuple[int, int]]
-    terms: list[set[str]]
-    words: set[str]
-    figures: set[str]
-    sentence_figures: list[set[str]] = field(default_factory=list)
-    sentence_texts: list[str] = field(default_factory=list)
-    haystack: str = ""  # the passage, title and file name, lower case: where identifiers are looked up
-    label: str = ""  # the title and file name, lower case
-    label_terms: set[str] = field(default_factory=set)  # ... as terms: "Debian" from debian-faq.pdf
-    negated: list[bool] = field(default_factory=list)  # per sentence: does it say "not", "unless"...
-    denies: list[bool] = field(default_factory=list)  # ... outside a condition ("if there is no ...")
-    furniture: list[bool] = field(default_factory=list)  # per sentence: a running header/footer, a page number
-    cut: bool = False  # the passage begins in the middle of a sentence: its first one has lost its start
-    identity: str = ""  # whose document and what it is, from its first pages ("apple inc. | form 10-q"), lower case
-    vecs: np.ndarray | None = None
-
-
-@dataclass
 class _Check:
     support: Support
     sources: list[int] = field(default_factory=list)
@@ -209,117 +155,8 @@ class _Check:
     scores: dict[int, tuple[float, float]] = field(default_factory=dict)  # number -> (coverage, similarity)
 
 
-
-
-def _source_words(content: str, label: str) -> set[str]:
-    """The words a name in the answer may come from: the passage's, and its `_label`'s
-    ("R-data" from R-data.pdf)."""
-    words = {w.lower() for w in _WORD_RE.findall(content + " " + label)}
-    words |= {w.lower() for w in _CAP_WORD_RE.findall(label)}
-    words |= {w[:-2] for w in words if w.endswith("'s")}  # "the Company's" says Company
-    return words | {stem(w) for w in words}
-
-
-# Spacing modifier letters PDFs put for ASCII ones ("xˆ2" for "x^2", "˜/.Rprofile"): one
-# character for one, so the sentences' spans still index the passage.
-
-
-def _index(sources: Sequence[Source]) -> list[_SourceIndex]:
-    out = []
-    for src in sources:
-        content = (src.content if isinstance(src.content, str) else "").translate(_PDF_MARKS)
-        spans = split_sentences(content) or ([(0, len(content))] if content.strip() else [])
-        texts = [MARKER_RE.sub(" ", content[s:e]) for s, e in spans]
-        label = source_label(src)
-        out.append(_SourceIndex(
-            source=src,
-            spans=spans,
-            terms=[_terms(t) for t in texts],
-            words=_source_words(content, label),
-            figures={f for f, _ in figures(content)},
-            sentence_figures=[{f for f, _ in figures(t)} for t in texts],
-            sentence_texts=texts,
-            negated=[_negated(t) for t in texts], denies=[_denies(t) for t in texts],
-            haystack=f"{content} {label}".lower(),
-            label=label.lower(),
-            label_terms=_terms(re.sub(r"[-_.]+", " ", label)),
-            cut=begins_cut(src),
-            identity=str((src.metadata or {}).get(LABEL_KEY, "")).lower(),
-        ))
-        ix = out[-1]
-        # A line of only the document's name and numbers (a running header, footer or page
-        # number) or of parts between bars with nothing in lower case.
-        ix.furniture = [_furniture(t) or not {w for w in ix.terms[j] - ix.label_terms if not w.isdigit()}
-                        for j, t in enumerate(texts)]
-    return out
-
-
-def _holds_figures(ix: _SourceIndex, j: int, claim: "_Claim") -> bool:
-    """Does source sentence j alone hold the claim's figures with what they are about: every
-    figure, every number word ("nine months", "third quarter") and most other words? "$5.0
-    billion over nine months" is not supported by "$5.0 billion in the quarter" followed by
-    "$10.5 billion over nine months"."""
-    if not claim.figures <= ix.sentence_figures[j]:
-        return False
-    words = {t for t in claim.terms if not t.isdigit()}
-    number_words = {t for t in words if t in _NUMBER_WORDS}
-    if not number_words <= ix.terms[j]:
-        return False
-    if number_words and not _same_periods(ix.sentence_texts[j], claim.body, claim.figures):
-        return False
-    if (claim.figures & _changes(ix.sentence_texts[j])) - _changes(claim.body):
-        return False  # "increased International net sales by $1.4 billion": a change, not the sales
-    if not _paired_right(paired_periods(ix.sentence_texts[j]), claim):
-        return False  # "$9.4 billion and $9.2 billion in Q3 2022 and Q3 2023": 9.4 is not Q3 2023's
-    if j == 0 and ix.cut and _quarters(claim.body) and not names_any_period(ix.sentence_texts[j]):
-        return False  # "[During the six months ended April 1, 2023, the Company] repurchased 262 million shares"
-    row = is_figure_row(" ".join(ix.sentence_texts[j].split()))
-    if _rescaled(claim.scales, _scales(ix.sentence_texts[j]), _unit_above(ix, j) if row else ""):
-        return False
-    if row and not right_columns(ix.sentence_texts, table_caption(ix.sentence_texts, j), j, claim.figures,
-                                 claim.years, claim.latest, ix.source.table_header, span=claim.span, said=claim.body):
-        return False  # a table row read as a sentence: its figure must still be from the right column
-    return not words or len(words & ix.terms[j]) >= MIN_COVERAGE * len(words)
-
-
-def _paired_right(pairs: dict[str, tuple[str, str | None]], claim: "_Claim") -> bool:
-    """Is each of the claim's figures that the evidence pairs with a period ("$9.4 billion and $9.2
-    billion in Q3 2022 and Q3 2023") of the year and length the claim is about? A fiscal year's
-    quarter is dated a year before: Apple's Q1 2023 is the later of "December 31, 2022 and December
-    25, 2021"."""
-    for f in claim.figures & pairs.keys():
-        year, span = pairs[f]
-        if span and claim.span and span != claim.span:
-            return False
-        latest = all(year >= y for y, s in pairs.values() if s == span)
-        fiscal = latest and any(y.isdigit() and int(y) == int(year) + 1 for y in claim.years)
-        if claim.years and year not in claim.years and not fiscal:
-            return False
-    return True
-
-
-_ABOUT = r"(?:about\s+|approximately\s+|nearly\s+|roughly\s+|almost\s+)?"
-_BY_RE = re.compile(rf"\bby\s+{_ABOUT}$|\b(?:increase|decrease|decline|growth|reduction|rise|drop|change)s?\s+of\s+"
-                    rf"{_ABOUT}$", re.IGNORECASE)
-_CHANGE_RE = re.compile(r"\b(?:increase[sd]?|decrease[sd]?|reduce[sd]?|grew|grow[sn]?|rose|fell|decline[sd]?|"
-                        r"improve[sd]?|up|down|higher|lower|changes?|changed|impact(?:ed)?|affect(?:ed)?|growth|"
-                        r"reduction|rise|drop)\b", re.IGNORECASE)
-
-
-def _changes(text: str) -> set[str]:
-    """The figures `text` gives as the size of a change ("increased ... net sales by $1.4 billion",
-    "an increase of 5%"): not the amount itself."""
-    out = set()
-    for m in _FIGURE_RE.finditer(text):
-        before = text[max(0, m.start() - 80):m.start()]
-        if _BY_RE.search(before) and _CHANGE_RE.search(before):
-            out.add(_norm_figure(m))
-    return out
-
-
 _WH_RE = re.compile(r"^\W*(?:what|which|where|who|whom|whose|when|how|why)\b", re.IGNORECASE)
 _LATEST_RE = re.compile(r"\b(?:latest|most recent|current)\b", re.IGNORECASE)
-_POSSESSIVE_RE = re.compile(r"['\u2019]s$")
 
 
 def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
@@ -328,293 +165,23 @@ def _embed_rows(embed: Embed | None, texts: list[str]) -> np.ndarray | None:
     return np.asarray(embed(texts), dtype=np.float32)
 
 
-# A row label's words a claim need not say: "Total" ("gross margin percentage": the Total row) and
-# the words left out of every claim's terms ("Net cash provided by operating activities").
-_UNSAID_LABEL_TERMS = frozenset({"total", *(stem(m) for m in _META)})
-
-
 def _opening_name(body: str) -> list[str]:
     """The sentence's first word when it may be a name ("Amazon's ..."); `_names` leaves it out, as
     capitalised for opening the sentence."""
     m = _CAP_WORD_RE.match(body.lstrip())
-    word = _POSSESSIVE_RE.sub("", m.group()) if m else ""
+    word = POSSESSIVE_RE.sub("", m.group()) if m else ""
     return [word] if word and word.lower() not in STOPWORDS else []
 
 
-def _names_word(text: str, word: str) -> bool:
-    return bool(text) and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
-
-
-def _subjects(names: Sequence[str], index: Sequence[_SourceIndex]) -> set[str]:
+def _subjects(names: Sequence[str], index: Sequence[SourceIndex]) -> set[str]:
     """The `names` that name some source's document: its title or file name ("Maxima" for
     maximabook-2004.pdf), or its identity ("Amazon" for AMAZON.COM, INC.'s filing)."""
     return {t for t in names if len(t) >= 3 and any(
-        ix.label.startswith(t) or f" {t}" in ix.label or _names_word(ix.identity, t) for ix in index)}
+        ix.label.startswith(t) or f" {t}" in ix.label or names_word(ix.identity, t) for ix in index)}
 
 
 def _one(names: set[str]) -> set[str]:
     return names if len(names) == 1 else set()
-
-
-def _of_subjects(ix: _SourceIndex, subjects: set[str], said: str) -> bool:
-    """Is `ix` the document of each of the claim's `subjects` (its title or file name, or its
-    identity: "Amazon" for AMAZON.COM, INC.'s filing), or does the evidence `said` name it?"""
-    said = said.lower()
-    return all(t in ix.label or _names_word(ix.identity, t) or t in said for t in subjects)
-
-
-def _said(ix: _SourceIndex, window: Sequence[int]) -> str:
-    return " ".join(ix.sentence_texts[j] for j in window)
-
-
-def _unit_above(ix: _SourceIndex, row: int) -> str:
-    """The unit the table that row `row` is in gives its figures ("in millions"): said nearest
-    above it in the passage, else in the headings of the table the passage starts inside of."""
-    return _table_unit(" ".join(ix.sentence_texts[max(0, row - 40) : row])) or _table_unit(ix.source.table_header)
-
-
-def _bare(term: str) -> str:
-    """A term without its possessive, counted as other terms are ("apple's" -> "appl")."""
-    return stem(_POSSESSIVE_RE.sub("", term)) if _POSSESSIVE_RE.search(term) else term
-
-
-def _row_support(ix: _SourceIndex, claim: "_Claim", terms: set[str], asked: set[str],
-                 told: bool = False) -> list[int] | None:  # fmt: skip
-    """A claim about figures said by a table row: [caption, row] (or [row]) of `ix` when the
-    row holds every figure of the claim, the claim names the row's label ("Research and
-    development"), and the claim's other words are the table caption's, the question's
-    (`asked`: "Apple", "first quarter") or at most one more (its verb: "spent"). A row's words
-    are few, so the coverage rule of sentences cannot hold for it; its label and figures bind
-    what the figure is.
-
-    Which column: when the table's headings give each figure column a year, a figure must be
-    from a column of a year the claim or question names (`years`), or of the latest year when
-    the question asks about the latest period (`latest`) -- not last year's figure of the row.
-    `told`: only a row whose headings tell its columns' years (a later year's report, read for
-    its comparative column)."""
-    if not _of_subjects(ix, claim.subjects, " ".join(ix.sentence_texts)):
-        return None  # "Amazon's diluted earnings per share" from Apple's report
-    words = {_bare(t) for t in terms if not t.isdigit()}  # "Amazon's" names Amazon
-    asked = {_bare(t) for t in asked}
-    rows = [" ".join(text.split()) for text in ix.sentence_texts]
-    labels = [{t for t in _terms(row_label(row)) if not t.isdigit()} if is_figure_row(row) else set() for row in rows]
-    named = [label - _UNSAID_LABEL_TERMS for label in labels]  # the rows as a claim names them
-    # the sub-headings the claim names ("Japan:"): a row under another ("Americas:") is not its row
-    heads = {k for k, row in enumerate(rows) if row.endswith(":") and len(row.split()) <= SUBHEADING_WORDS
-             and ix.terms[k] and ix.terms[k] <= words}
-    for j, text in enumerate(ix.sentence_texts):
-        row = rows[j]
-        if ix.furniture[j] or not claim.figures <= ix.sentence_figures[j] or not is_figure_row(row):
-            continue
-        label = labels[j]
-        if not label or not label - _UNSAID_LABEL_TERMS <= words or (j == 0 and ix.cut):
-            continue  # (a passage cut mid-row has lost the row's label's start: "[Total] net sales 117,154")
-        if total_of_a_named_part(label, words, named):
-            continue  # "Wearables ... net sales were $117,154": the claim names a part; "Total net sales" is the whole
-        cap = table_caption(ix.sentence_texts, j)
-        if heads and cap not in heads:
-            continue  # "Japan net sales" from the "Net sales" row under "Americas:"
-        said = ix.terms[j] | ix.label_terms | (ix.terms[cap] if cap is not None else set())
-        if not claim.counted <= said | _terms(ix.source.table_header):
-            continue  # "7,216 years" from "Term debt 7,216 11,128" (in millions of dollars)
-        if not {t for t in words if t in _NUMBER_WORDS} <= said | asked:
-            continue  # "nine months" where the table and the question say nothing of nine months
-        if len(words - said - asked) > 1:
-            continue
-        if not right_columns(ix.sentence_texts, cap, j, claim.figures, claim.years, claim.latest,
-                             ix.source.table_header, told, claim.span, claim.body):
-            continue
-        if _rescaled(claim.scales, _scales(text), _unit_above(ix, j)):
-            continue  # "3,669 billion" from a table in millions
-        return [cap, j] if cap is not None else [j]
-    return None
-
-
-@dataclass
-class _Claim:
-    """What a claim sentence says, as the evidence windows are judged against it."""
-
-    body: str
-    terms: set[str]
-    figures: set[str]  # normalised, the years the question names left out
-    idents: list[str]  # code names
-    calls: list[str]  # functions written as calls
-    negated: bool
-    ways: set[str]  # "up", "down"
-    own_names: set[str]  # names the question does not give
-    restated: set[str]  # the question's words the claim says
-    fragment: bool  # a bare phrase read with its question
-    certain: bool = False  # it says what is, with no "may", "can", "would" ...
-    ranks: set[str] = field(default_factory=set)  # "most", "largest" ... that the question does not say
-    echoes: list[str] = field(default_factory=list)  # code names that are also the question's words
-    code: bool = False  # it writes code (`set xrange`): one source sentence must say it
-    before: Sequence[str] = ()  # it refers back ("This command ..."): the claim before's code names
-    cause: set[str] = field(default_factory=set)  # the terms of what it gives as a cause ("due to ...")
-    settings: list[tuple[str, str]] = field(default_factory=list)  # "fill = FALSE": (name, value)
-    advice: set[str] = field(default_factory=set)  # "you need to edit": what one must do, when not a common verb
-    sequence: list[str] = field(default_factory=list)  # its terms in order, the question's left out
-    says_back: bool = False  # "Yes, R will match it" to "will R match it?": yes or no and the question
-    acronyms: set[str] = field(default_factory=set)  # "DBI", as written
-    providers: set[str] = field(default_factory=set)  # "provided by R-data", unless the question says so too
-    titles: set[str] = field(default_factory=set)  # a source's title said as part of the claim, lower case
-    code_words: set[str] = field(default_factory=set)  # a line of code's words, each to be written as it is
-    subjects: set[str] = field(default_factory=set)  # names it gives that name a source's document ("Maxima")
-    scales: dict[str, set[str]] = field(default_factory=dict)  # figure -> "billion"... written after it
-    years: set[str] = field(default_factory=set)  # the years it and the question name
-    latest: bool = False  # the question asks about the latest period
-    span: str | None = None  # "three" (a quarter), "six", "nine" or "twelve" months, as it or the question says
-    ordinals: set[str] = field(default_factory=set)  # "third" ... that the question does not say
-    counted: set[str] = field(default_factory=set)  # what its figures count ("years"): the evidence must say it
-    spans: set[str] = field(default_factory=set)  # "nine" (months) ... that the question does not say
-    bare_cause: bool = False  # "Because of ..." to "Why did Mac net sales decrease?"
-    asked_ways: set[str] = field(default_factory=set)  # the change the question asks the cause of ("down")
-    forward_cause: bool = False  # "X contributed to / led to / caused Y": one source sentence must say so
-    asked_subject: set[str] = field(default_factory=set)  # ... and what changed, as the question's terms ("mac", "net", "sale")
-    asked_names: set[str] = field(default_factory=set)  # a bare phrase's question's names ("Mac"): its evidence's too
-
-
-def _accepts(claim: _Claim, ix: _SourceIndex, window: list[int], covered: set[str], cov: float,
-             sim: float | None) -> tuple[bool, str]:  # fmt: skip
-    """Do the source sentences `window` of `ix` say `claim`? (ok, why not: "figures" when they say
-    it without its figures, "names" when without its names, else ""). `covered`: their terms and
-    the document's title's; `cov`: the share of the claim's terms among them; `sim`: the best
-    cosine of the window's sentences to the claim (None without an embedder: words alone)."""
-    if sim is None:
-        ok = cov >= HIGH_COVERAGE
-    else:
-        ok = ((cov >= MIN_COVERAGE and sim >= MIN_SIMILARITY)
-              or (cov >= HIGH_COVERAGE and sim >= MIN_SIMILARITY_HIGH_COVERAGE)
-              or (sim >= STRONG_SIMILARITY and cov >= MIN_COVERAGE_STRONG and len(window) == 1))
-    if not ok:
-        return False, ""
-    if claim.fragment and (cov < FRAGMENT_COVERAGE or not _terms(claim.body) <= covered):
-        return False, ""  # a bare phrase: the sentence that says it must say nearly all the question asks
-    if claim.asked_names:
-        said_words = set().union(*(_source_words(ix.sentence_texts[j], source_label(ix.source)) for j in window))
-        if not all(n in said_words or stem(n) in said_words or n in f"{ix.label} {ix.identity}"
-                   for n in claim.asked_names):
-            return False, "asked"  # "Because the ... decrease consisted of lower net sales of iPad" to "Why did
-            # Mac net sales decrease?": a sentence about total net sales, not about the Mac
-    if claim.spans and not claim.spans <= month_spans(" ".join(ix.sentence_texts[j] for j in window)):
-        return False, "period"  # "decreased during the second quarter and first nine months": the evidence says six
-    if claim.negated:
-        # The sentence that says most of the claim must deny it too: in a pair, a "not" in the
-        # other sentence is about something else ("the answer is no ... package skeleton" against
-        # "CRAN will not accept ..." followed by "package.skeleton can help create ...").
-        main = max(window, key=lambda j: len(claim.terms & ix.terms[j]))
-        if not ix.negated[main]:
-            return False, ""
-    elif any(ix.denies[j] for j in window):
-        return False, ""  # "warns when listed" is not "warns unless listed"
-    ways = [w for w in (_directions(ix.sentence_texts[j]) for j in window) if w]
-    if _opposed(claim.terms, set().union(*(ix.terms[j] for j in window))):
-        return False, ""  # "disables the system() calls" from "This enables the int system(string s) calls"
-    if claim.ways and ways and all(_turned(claim.ways, w) for w in ways):
-        return False, ""  # "decreased" is not "the growth in"
-    if claim.bare_cause:
-        # "Because of lower net sales of laptops" to "Why did Mac net sales decrease?": the evidence must
-        # give it as the cause of the change the question asks about ("Mac net sales decreased ... due
-        # primarily to"), not of another ("sales by our sellers have higher payment processing ...
-        # costs ... because ..." to "Why did fulfillment costs increase?")
-        if not any(_causes_the_asked_change(ix, j, claim) for j in window):
-            return False, ""
-    elif claim.cause and not _changed_before_cause(claim.body) and any(
-            _CAUSE_RE.search(ix.sentence_texts[j]) and _changed_before_cause(ix.sentence_texts[j]) for j in window):
-        return False, ""  # "operating income was primarily due to increased sales": the evidence's cause is its increase's
-    if claim.forward_cause and not any(
-            (_CAUSE_RE.search(ix.sentence_texts[j]) or _FORWARD_CAUSE_RE.search(ix.sentence_texts[j]))
-            and len(claim.terms & ix.terms[j]) >= CAUSE_COVERAGE * len(claim.terms) for j in window):
-        return False, ""  # "The weakness in foreign currencies contributed to lower net sales of iPhone and Mac":
-        # one sentence on the currencies' impact on total net sales, the next on what the decrease consisted of
-    if claim.certain and any(_MAYBE_RE.search(ix.sentence_texts[j]) for j in window):
-        return False, ""  # "has entered into" is not "may enter into"
-    if claim.ranks and not claim.ranks <= set().union(*(_ranks(ix.sentence_texts[j]) for j in window)):
-        return False, ""  # "the most severe type ... wishlist": the evidence does not rank it
-    if claim.echoes and not all(any(_as_code(e, ix.sentence_texts[j]) for j in window) for e in claim.echoes):
-        return False, "names"  # `integrate`, asked "which function integrates": a verb in "lsode integrate ODEs"
-    if claim.subjects and not _of_subjects(ix, claim.subjects, _said(ix, window)):
-        return False, ""  # "in Maxima, you can ...", evidence from the Asymptote manual
-    if claim.acronyms:
-        written = " ".join(ix.sentence_texts[j] for j in window) + " " + source_label(ix.source)
-        if not all(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", written) for a in claim.acronyms):
-            return False, "names"  # "the SORT function" from "To sort the rows ..., use order()"
-    if claim.code_words:
-        code_said = set(re.findall(r"[a-z][\w-]+", " ".join(ix.sentence_texts[j] for j in window).lower()))
-        if not claim.code_words <= code_said:
-            return False, "names"  # "set terminal image portrait [2,3]" from "set terminal imagen portrait [2,3]"
-    counts = _count_compounds(claim.body)
-    if counts:
-        said = " ".join(ix.sentence_texts[j] for j in window).lower()
-        if not all(re.search(rf"\b{c}\b", said) for c in counts):
-            return False, ""  # "the one-sample Kolmogorov-Smirnov test" from "... between the two ecdf's"
-    if _stance_of_another(claim.body, " ".join(ix.sentence_texts[j] for j in window)):
-        return False, ""  # "you expect ..." from "the release team ... expect ..."
-    if claim.titles:
-        said = " ".join(ix.sentence_texts[j] for j in window).lower()
-        if not all(t in said for t in claim.titles):
-            return False, "names"  # "ITP: foo - Debian Developer's Reference": the manual's title, not the subject line
-    if claim.providers:
-        said = " ".join(ix.sentence_texts[j] for j in window).lower()
-        if not all(_names_package(said, p) for p in claim.providers):
-            return False, "names"  # "read.DIF provided by R-data": R-data is the manual, not a package
-    if claim.own_names:
-        said_words = set().union(*(_source_words(ix.sentence_texts[j], source_label(ix.source)) for j in window))
-        said_words |= {_POSSESSIVE_RE.sub("", w) for w in said_words}  # "Mercury's" says Mercury
-        said = " ".join(ix.sentence_texts[j] for j in window).lower()
-        if not all(n in said_words or stem(n) in said_words
-                   or (("_" in n or "-" in n) and _ident_pattern(n).search(said))
-                   for n in claim.own_names):
-            return False, "names"  # "in the XY plane": the sentence that says the rest does not say that
-    if (len(claim.restated) >= RESTATED_MIN and len(claim.restated & covered) < RESTATED_COVERAGE * len(claim.restated)
-            or len(claim.restated) == 2 and not claim.restated & covered):
-        return False, ""  # what the claim says of the question's subject, its evidence does not
-    if claim.says_back and not claim.terms <= covered:
-        return False, ""  # "Yes, if you abbreviate an argument name R will match it": every word needs saying
-    window_terms = set().union(*(ix.terms[j] for j in window))
-    if claim.advice and not claim.advice <= window_terms:
-        return False, ""  # "you need to edit default.target" from "systemd starts the services listed in"
-    if _longest_missing_run(claim.sequence, covered) >= MISSING_RUN:
-        return False, ""  # "Reading a million distinct integers takes too much time": the evidence says
-        # "garbage collection takes an appreciable amount of time"
-    if claim.settings and not all(any(_setting_said(n, v, ix.sentence_texts[j]) for j in window)
-                                  for n, v in claim.settings):
-        return False, "names"  # "setting fill = FALSE" against "blank.lines.skip = FALSE ... with fill = TRUE"
-    if claim.cause:
-        said_terms = set().union(*(ix.terms[j] for j in window))
-        if len(claim.cause & said_terms) < CAUSE_COVERAGE * len(claim.cause):
-            return False, ""  # "decreased ... due to lower sales of laptops": the evidence names iPhone models
-    if claim.ordinals and not claim.ordinals <= set().union(*(_ordinals(ix.sentence_texts[j]) for j in window)):
-        return False, ""  # "in the second and third periods": the evidence says no such period
-    if claim.figures and not any(_holds_figures(ix, j, claim) for j in window):
-        return False, "figures"
-    if claim.counted and not claim.counted <= covered:
-        return False, "figures"  # "the long-term debt is 7,216 years": the sentence with 7,216 counts no years
-    if claim.idents or claim.calls or claim.before:
-        said = " ".join(ix.sentence_texts[j] for j in window).lower() + " " + ix.label
-        if not _names_in(said, claim.idents, claim.calls) or (
-                claim.before and not _names_what_before(ix, window[0], said, claim.before)):
-            return False, "names"
-    return True, ""
-
-
-def _causes_the_asked_change(ix: _SourceIndex, j: int, claim: _Claim) -> bool:
-    """Does source sentence `j` give the claim's cause as the cause of the question's change: the
-    question's subject and a change its way before the cause, the claim's cause after it?"""
-    text = ix.sentence_texts[j]
-    m = _CAUSE_RE.search(text)
-    if m is None or len(claim.cause & ix.terms[j]) < CAUSE_COVERAGE * len(claim.cause):
-        return False
-    before = text[: m.start()]
-    subject = {t for t in claim.asked_subject if _POSSESSIVE_RE.sub("", t) not in f"{ix.label} {ix.identity}"}
-    return ((not claim.asked_ways or bool(claim.asked_ways & _directions(before)))
-            and len(subject & _terms(before)) >= SUBJECT_COVERAGE * len(subject))
-
-
-def _names_what_before(ix: _SourceIndex, j: int, said: str, before: Sequence[str]) -> bool:
-    """Does the evidence speak of a code name the claim before gave? It may name it itself, or its
-    own "This file ..." may refer back to the source sentence before it, which names it."""
-    prior = ix.sentence_texts[j - 1].lower() if j > 0 and _REFERS_BACK_RE.match(ix.sentence_texts[j]) else ""
-    return any(_ident_pattern(b).search(said) or _ident_pattern(b).search(prior) for b in before)
 
 
 @dataclass(frozen=True)
@@ -640,12 +207,12 @@ class _Asked:
             return cls()
         return cls(years=frozenset(f for f, _ in figures(question) if _YEAR_RE.fullmatch(f)),
                    dates=frozenset(_dates(question)),
-                   terms=frozenset(_claim_terms(question)), words=frozenset(_source_words(question, "")),
+                   terms=frozenset(_claim_terms(question)), words=frozenset(source_words(question, "")),
                    latest=bool(_LATEST_RE.search(question)), wh=bool(_WH_RE.match(question)),
                    why=bool(re.match(r"^\W*why\b", question, re.IGNORECASE)),
                    ranks=frozenset(_ranks(question)), ordinals=frozenset(_ordinals(question)),
                    yes_no=bool(_YES_NO_Q_RE.match(question)), text=" ".join(question.lower().split()),
-                   names=frozenset(_POSSESSIVE_RE.sub("", n).lower() for n in [*_names(question), *_opening_name(question)]))
+                   names=frozenset(POSSESSIVE_RE.sub("", n).lower() for n in [*_names(question), *_opening_name(question)]))
 
     def writes(self, code: str) -> bool:
         """Does the question itself write this piece of code ("exp(9/4)", or the call "exp")?"""
@@ -653,7 +220,7 @@ class _Asked:
         return bool(self.text) and (code in self.text if not code.isidentifier() else f"{code}(" in self.text)
 
 
-def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], question: str = "",
+def _check(sentence: str, vec: np.ndarray | None, index: list[SourceIndex], question: str = "",
            before: Sequence[str] = (), asked: _Asked = _Asked(),
            context: frozenset[str] = frozenset(), joined: bool = False) -> _Check:  # fmt: skip
     """`question`: given for a bare phrase, whose words are checked together with the question's.
@@ -707,7 +274,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
     quoted = _quoted_sentence(body, index)
     if quoted is not None and joined and before and _REFERS_BACK_RE.match(body):
         ix = next(ix for ix in index if ix.source.ordinal == quoted[0])
-        if not _names_what_before(ix, quoted[1], ix.sentence_texts[quoted[1]].lower(), before):
+        if not names_what_before(ix, quoted[1], ix.sentence_texts[quoted[1]].lower(), before):
             quoted = None
     if quoted is not None:
         number, j = quoted
@@ -745,7 +312,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
             return _Check(Support.UNSUPPORTED, reason=f"the function {call}() appears in no source")
     all_words = set().union(*(ix.words for ix in index)) if index else set()
     for name in names:
-        bare = _POSSESSIVE_RE.sub("", name).lower()  # "Apple's" is Apple, whichever apostrophe
+        bare = POSSESSIVE_RE.sub("", name).lower()  # "Apple's" is Apple, whichever apostrophe
         if bare not in all_words and stem(bare) not in all_words and not (
                 ("_" in bare or "-" in bare)  # FIT_LOG, Sarbanes-Oxley, C-x: as written
                 and any(_ident_pattern(bare).search(ix.haystack) for ix in index)):
@@ -766,14 +333,23 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         return _Check(Support.NO_CLAIM)
     if not index:
         return _Check(Support.UNSUPPORTED, reason="there are no sources")
+    claim = _claim_of(body, terms, figs, names, idents, calls, question, before, asked, index)
+    return _search(claim, figs, vec, index, asked, context)
+
+
+def _claim_of(body: str, terms: set[str], figs: list[tuple[str, str]], names: list[str], idents: list[str],
+              calls: list[str], question: str, before: Sequence[str], asked: _Asked,
+              index: list[SourceIndex]) -> Claim:  # fmt: skip
+    """What the sentence `body` claims, as `accepts` judges the sources' windows against it: the
+    question's own words, years and names left out of what the evidence must say."""
     labels = [ix.label for ix in index]
     titles = [ix.source.title or "" for ix in index]
     bare_cause = bool(_BARE_CAUSE_RE.match(body))  # "Because ...": a cause with no subject of its own
-    claim = _Claim(
+    return Claim(
         body=body, terms=terms, figures={norm for norm, _ in figs}, idents=idents, calls=calls,
         negated=_negated(body), ways=_directions(body),
         # Names the claim gives that the question does not: the evidence must give them too.
-        own_names={b for b in (_POSSESSIVE_RE.sub("", n).lower() for n in names)
+        own_names={b for b in (POSSESSIVE_RE.sub("", n).lower() for n in names)
                    if b not in asked.words and stem(b) not in asked.words}
                   | _always_named(_CODE_SPAN_RE.sub(lambda m: " " if asked.writes(m.group(1)) else m.group(0), body)),
         restated=(terms & asked.terms) - asked.years if not question else set(),
@@ -788,7 +364,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         sequence=[t for t in _term_sequence(body) if t not in asked.terms],
         # a name that is the name of some source's document (maximabook-2004.pdf: "Maxima"): the
         # evidence must come from that document or say the name
-        subjects=_subjects([_POSSESSIVE_RE.sub("", n).lower() for n in [*names, *_opening_name(body)]], index)
+        subjects=_subjects([POSSESSIVE_RE.sub("", n).lower() for n in [*names, *_opening_name(body)]], index)
         # "Dividend per share paid in 2023 was 0.23" to "What dividend did Amazon pay?": of Amazon
         or _one(_subjects(sorted(asked.names), index)),
         acronyms=_acronyms(body),
@@ -803,11 +379,19 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
         asked_ways=_directions(asked.text),
         asked_subject={t for t in asked.terms - asked.years if not PERIOD_TOKEN_RE.match(t)
                        and not _directions(t) and not _CHANGE_WORD_RE.match(t)} if bare_cause else set(),
-        forward_cause=bool(_FORWARD_CAUSE_RE.search(body)),
+        forward_cause=bool(FORWARD_CAUSE_RE.search(body)),
         # a bare phrase, or a bare cause ("Because ...") answering "Why did Mac net sales ...?": about
         # what the question names
         asked_names={n for n in asked.names if not PERIOD_TOKEN_RE.match(n)} if question or bare_cause else set(),
     )
+
+
+def _search(claim: Claim, figs: list[tuple[str, str]], vec: np.ndarray | None, index: list[SourceIndex],
+            asked: _Asked, context: frozenset[str]) -> _Check:  # fmt: skip
+    """Every source's windows of one or two sentences judged against `claim`: SUPPORTED by the
+    sources whose best window says it (best first), else UNSUPPORTED with the reason closest to
+    the truth ("... but not with the figure(s) ..."). `figs`: the claim's figures as written."""
+    body, terms, idents, calls = claim.body, claim.terms, claim.idents, claim.calls
     figures_apart = False  # some source says it, but not with its figures
     asked_apart = False  # ... or not of what the question names
     period_apart = False  # ... or of another length of period
@@ -835,7 +419,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                 cov = len(terms & covered) / len(terms)
                 sim = max(float(sims[j]) for j in window) if sims is not None else 0.0
                 best_cov, best_sim = max(best_cov, cov), max(best_sim, sim)
-                ok, apart = _accepts(claim, ix, window, covered, cov, sim if sims is not None else None)
+                ok, apart = accepts(claim, ix, window, covered, cov, sim if sims is not None else None)
                 figures_apart |= apart == "figures"
                 asked_apart |= apart == "asked"
                 period_apart |= apart == "period"
@@ -848,12 +432,12 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
                         best = (score, window)
         # Another quarter's report supports what its evidence says of this quarter by name; a later
         # year's report, also the column of this quarter's year in a table row.
-        if best is not None and report != "same" and not names_period(period, _said(ix, best[1])):
+        if best is not None and report != "same" and not names_period(period, said_in(ix, best[1])):
             best = None
         if best is None and any(not _YEAR_RE.fullmatch(f) for f in claim.figures) and not (
                 idents or calls or claim.negated):
-            row = _row_support(ix, claim, terms, set(asked.terms), told=report == "later")
-            if row is not None and (report != "other" or names_period(period, _said(ix, row))):
+            row = row_support(ix, claim, terms, set(asked.terms), told=report == "later")
+            if row is not None and (report != "other" or names_period(period, said_in(ix, row))):
                 best = (1.0 + best_sim, row)
         scores[ix.source.ordinal] = (round(best_cov, 3), round(best_sim, 3))
         if best is not None:
@@ -891,7 +475,7 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[_SourceIndex], que
 QUOTE_MIN_WORDS = 6  # shorter sentences are checked as claims even when a source says them whole
 
 
-def _quoted_sentence(body: str, index: list[_SourceIndex]) -> tuple[int, int] | None:
+def _quoted_sentence(body: str, index: list[SourceIndex]) -> tuple[int, int] | None:
     """(source number, sentence index) of a source sentence that `body` repeats word for word
     (spacing, quotes and a final stop aside), best-ranked source first; None if none does."""
     said = _squash(body)
@@ -923,7 +507,6 @@ def _is_fragment(sentence: str) -> bool:
 
 
 FRAGMENT_WORDS = 3
-SUBHEADING_WORDS = 4  # "Greater China:", "Rest of Asia Pacific:": a table's sub-heading names a part
 NOUN_PHRASE_WORDS = 6
 _NOUN_PHRASE_RE = re.compile(r"^\W*(?:the|a|an)\b", re.IGNORECASE)
 _ENDS_CLAUSE_RE = re.compile(r"\b(?:is|are|was|were|has|have|does|do)\b", re.IGNORECASE)
@@ -949,7 +532,7 @@ def verify(
     if not text:
         return []
     spans = sentence_spans(text)
-    index = _index(sources)
+    index = index_sources(sources)
     source_texts = [MARKER_RE.sub(" ", ix.source.content[s:e]) for ix in index for s, e in ix.spans]
     sentence_texts = [MARKER_RE.sub(" ", text[s:e]) for s, e in spans]
     if question:

@@ -9,6 +9,8 @@ import resource
 import statistics
 import sys
 import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -103,12 +105,28 @@ class RecordingEmbedder:
         return getattr(self._embedder, name)
 
 
-def replay_alone(embedder, batches: list[list[str]]) -> tuple[float, float]:
+def replay_alone(embedder, batches: list[list[str]], in_flight: int | None = None) -> tuple[float, float]:
     """Embed the recorded batches again, alone, in a tight loop: (wall seconds, CPU seconds of
-    this process). This is the ceiling an indexing run that made those calls is measured against."""
+    this process). This is the ceiling an indexing run that made those calls is measured against.
+    The batches are given to the embedder as the indexer gives them: `in_flight` at once (default
+    the indexer's EMBED_IN_FLIGHT; with 1, one after the other, as the indexer did before
+    2026-12-02's thirteenth session)."""
+    from edgechat.core.indexing.indexer import EMBED_IN_FLIGHT
+
+    n = in_flight or EMBED_IN_FLIGHT
     t, c = time.perf_counter(), time.process_time()
-    for texts in batches:
-        embedder.embed(texts)
+    if n == 1:
+        for texts in batches:
+            embedder.embed(texts)
+    else:
+        with ThreadPoolExecutor(n) as pool:
+            waiting: deque = deque()
+            for texts in batches:
+                waiting.append(pool.submit(embedder.embed, texts))
+                if len(waiting) >= n:
+                    waiting.popleft().result()
+            for f in waiting:
+                f.result()
     return time.perf_counter() - t, time.process_time() - c
 
 

@@ -9,7 +9,9 @@ A variant may name its embedder: "sequential@2" (2 intra-op threads), "sequentia
 in 1 lane: one text at a time, the embedder before lanes), "sequential@2/2" (a text per core).
 "+per-file" after it runs the indexer as it was before 2026-12-02's twelfth session: each file's
 chunks handed to the embedder whole (not in parts as its pages are chunked), and each file's
-vectors written to the vector index at its commit (not 1,024 or more at a time).
+vectors written to the vector index at its commit (not 1,024 or more at a time). "+one-batch"
+gives the embedder one batch at a time, as before the thirteenth session (not two: the next
+batch's texts queued behind the last ones); its ceiling replays its batches the same way.
 
 Each repeat indexes FOLDER into a fresh library once per variant (the order alternating between
 repeats), the library opened first as the app opens it at start-up (`--cold`: not, as the command
@@ -41,6 +43,7 @@ from edgechat.core.store import library as library_mod
 
 _PARTS = indexer_mod.chunk_document_parts
 _VECTOR_WRITE_BATCH = library_mod.VECTOR_WRITE_BATCH
+_EMBED_IN_FLIGHT = indexer_mod.EMBED_IN_FLIGHT
 
 
 def _whole(doc, tokenizer, settings):
@@ -62,9 +65,12 @@ def run_once(folder: Path, embedder, work: Path, variant: str, cold: bool = Fals
     gave the embedder; replayed alone just before this run too, when this run's are the same, so
     the ceiling is the mean of one measured before and one after (a machine whose speed drifts,
     as a shared one does, then moves both sides alike)."""
-    before = replay_alone(embedder, expected) if expected else None
     indexer_mod.Indexer.write_in_background = not variant.startswith("sequential")  # type: ignore[attr-defined]
-    _per_file(variant.endswith("+per-file"))
+    _per_file("+per-file" in variant)
+    # "+one-batch": one batch given to the embedder at a time, as before the thirteenth session
+    # (2026-12-02); its ceiling replays its batches the same way
+    indexer_mod.EMBED_IN_FLIGHT = 1 if "+one-batch" in variant else _EMBED_IN_FLIGHT  # type: ignore[misc]
+    before = replay_alone(embedder, expected) if expected else None
     lib = work / f"lib-{variant}-{time.time_ns()}"
     recorder = RecordingEmbedder(embedder)
     with Engine(lib, embedder=recorder) as engine:
@@ -115,7 +121,8 @@ def run_once(folder: Path, embedder, work: Path, variant: str, cold: bool = Fals
             "embedder_idle_s": wall - s.embed_seconds,
             # the embedder idle while the first file is parsed and chunked, and after the last
             # batch while the last file is written
-            "before_first_batch_s": recorder.calls[0][0] - t0, "after_last_batch_s": t0 + wall - recorder.calls[-1][1]}
+            "before_first_batch_s": min(c[0] for c in recorder.calls) - t0,
+            "after_last_batch_s": t0 + wall - max(c[1] for c in recorder.calls)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def spec(v: str) -> tuple[int, int]:
         """(threads, lanes) a variant names after "@" (0: the embedder's default)."""
-        v = v.removesuffix("+per-file")
+        v = v.split("+")[0]
         if "@" not in v:
             return args.threads, 0
         threads, _, lanes = v.split("@")[1].partition("/")

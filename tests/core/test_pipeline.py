@@ -223,3 +223,43 @@ def test_a_file_failing_after_its_first_parts_is_reported_and_the_rest_indexed(e
         assert (str(long.resolve()), Problem.MALFORMED.value, "ValueError: a chunking bug") in s.failed
         assert len(s.indexed) == 9 and store.file(str(long.resolve())).state == "failed"
         assert store.db.execute("SELECT COUNT(*) FROM partial_vectors").fetchone()[0] == 0
+
+
+def test_the_next_batch_is_given_to_the_embedder_before_the_last_one_is_done(embedder, tmp_path, monkeypatch):
+    """Two batches in flight (EMBED_IN_FLIGHT): the first embedding call is still running when the
+    second begins, and the library is the one a batch at a time makes."""
+    doc = _long_text(tmp_path / "docs" / "long.txt")
+    second_began = threading.Event()
+    overlapped: list[bool] = []
+
+    class Overlapping:  # the real embedder; its first call returns only once a second one has begun
+        def __init__(self, inner):
+            self.inner, self.tokenizer, self.calls = inner, inner.tokenizer, 0
+            self.lock = threading.Lock()
+
+        def embed(self, texts):
+            with self.lock:
+                self.calls += 1
+                first = self.calls == 1
+            if first:
+                overlapped.append(second_began.wait(30))
+            else:
+                second_began.set()
+            return self.inner.embed(texts)
+
+    got = {}
+    for in_flight in (1, 2):
+        monkeypatch.setattr(indexer_mod, "EMBED_IN_FLIGHT", in_flight)
+        if in_flight == 1:
+            second_began.set()  # one at a time: no second call to wait for
+        else:
+            second_began.clear()
+        with Store(tmp_path / f"lib-{in_flight}") as store:
+            s = Indexer(store, Overlapping(embedder), batch_size=8).index([doc.parent])
+            consistent(store)
+            got[in_flight] = (_snapshot(store), s.chunks_added, s.embedded)
+    assert overlapped == [True, True]
+    assert got[2][1:] == got[1][1:] and got[2][1] > 16  # several batches
+    for key in ("files", "chunks", "fts", "vector_ids"):
+        assert got[2][0][key] == got[1][0][key], key
+    assert np.array_equal(got[2][0]["vectors"], got[1][0]["vectors"])

@@ -115,18 +115,14 @@ def replay_alone(embedder, batches: list[list[str]], in_flight: int | None = Non
 
     n = in_flight or EMBED_IN_FLIGHT
     t, c = time.perf_counter(), time.process_time()
-    if n == 1:
+    with ThreadPoolExecutor(n) as pool:  # callers started from this thread, as the indexer's are
+        waiting: deque = deque()
         for texts in batches:
-            embedder.embed(texts)
-    else:
-        with ThreadPoolExecutor(n) as pool:
-            waiting: deque = deque()
-            for texts in batches:
-                waiting.append(pool.submit(embedder.embed, texts))
-                if len(waiting) >= n:
-                    waiting.popleft().result()
-            for f in waiting:
-                f.result()
+            waiting.append(pool.submit(embedder.embed, texts))
+            if len(waiting) >= n:
+                waiting.popleft().result()
+        for f in waiting:
+            f.result()
     return time.perf_counter() - t, time.process_time() - c
 
 

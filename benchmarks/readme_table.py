@@ -70,6 +70,12 @@ EMBEDDERS = {  # benchmarks.embedder_speed's variants, as the tables name them
 }
 
 
+def _pipeline_folder(merged: dict | None) -> str:
+    """The folder the pipeline part indexed, by name ("R manuals")."""
+    run = (_get(merged or {}, ["parts", "pipeline", "runs"]) or [{}])[0]
+    return Path((_get(run, ["folder"]) or "folder").split(":")[0]).name
+
+
 # (key, section, label, unit, part, path). Paths are looked up in each run of the part.
 def _spec(merged: dict) -> list[tuple]:
     spec: list[tuple] = []
@@ -92,7 +98,7 @@ def _spec(merged: dict) -> list[tuple]:
     add(("index.reindex_changed_s", ix, "Re-index, one file changed", "s", "indexing", ["reindex_one_changed", "wall_s"]))
     add(("index.reindex_removed_s", ix, "Re-index, one file removed", "s", "indexing", ["reindex_one_removed", "wall_s"]))
 
-    pfolder = Path((_get(runs0("pipeline"), ["folder"]) or "folder").split(":")[0]).name
+    pfolder = _pipeline_folder(merged)
     pl = f"Indexing as the app indexes ({pfolder}, library opened first, {len(_get(runs0('pipeline'), ['runs']) or [])} runs)"
     pf = ["figures", "sequential@2/2"]
     for k, label, unit in [
@@ -319,7 +325,7 @@ def comparisons(fig: dict, merged: dict | None = None) -> list[dict]:
         ">= 1.6, nDCG@10 no more than 0.003 lower, vectors batch-invariant (cos >= 0.999)",
         None if r is None else r >= 1.6 and same is not False, CAUSES["embedder"], "tokens/s")
     r = g("pipeline.share_of_ceiling")
-    pfolder = Path((_get((_get(merged or {}, ["parts", "pipeline", "runs"]) or [{}])[0], ["folder"]) or "folder").split(":")[0]).name
+    pfolder = _pipeline_folder(merged)
     row(f"Indexing chunks/s, against embedding alone ({pfolder}, as the app indexes)",
         g("pipeline.chunks_per_s"), g("pipeline.ceiling_chunks_per_s"), r, ">= 0.9 of the ceiling",
         None if r is None else r >= 0.9, _ceiling_cause(merged), "chunks/s")

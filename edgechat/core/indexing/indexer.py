@@ -198,8 +198,9 @@ VECTOR_WRITE_DELAY_S = 10.0
 
 # Batches given to the embedder at once. With one, its lanes idle at the end of every batch (the
 # last text running alone) and while the indexer keeps the batch's vectors; with two, the next
-# batch's texts are queued behind the last ones: embedding the same texts 4.7 % faster
-# (R manuals' 814 chunks in batches of 32, 2026-12-02).
+# batch's texts are queued behind the last ones: 814 SciFact chunks in batches of 32 embedded in
+# 4.22 s against 4.42 s (median of 5), the R manuals indexed at 155.0 against 151.4 chunks/s
+# (benchmarks.pipeline_overlap "+one-batch", 2026-12-02).
 EMBED_IN_FLIGHT = 2
 
 # A file in one of these states whose size and mtime did not change needs nothing done.
@@ -635,10 +636,10 @@ class Indexer:
         """Keep a batch's vectors with their files' chunks; a file that failed after its first
         parts were given to the embedder has none left to keep."""
         for (pi, ci), v in zip(batch, vectors):
-            head, kept = pending[pi]
+            head, file_vectors = pending[pi]
             if head is None:
                 continue
-            kept[ci] = v
+            file_vectors[ci] = v
             unsaved.setdefault(pi, []).append(ci)
             state.chunks_done += 1
 

@@ -12,6 +12,8 @@ chunks handed to the embedder whole (not in parts as its pages are chunked), and
 vectors written to the vector index at its commit (not 1,024 or more at a time). "+one-batch"
 gives the embedder one batch at a time, as before the thirteenth session (not two: the next
 batch's texts queued behind the last ones); its ceiling replays its batches the same way.
+"+end-writes" leaves the vector index's writes of the run's last stretch to its end, as before
+the fourteenth session (not FINAL_WRITE_BATCH at a time as the vectors are made).
 
 Each repeat indexes FOLDER into a fresh library once per variant (the order alternating between
 repeats), the library opened first as the app opens it at start-up (`--cold`: not, as the command
@@ -44,6 +46,7 @@ from edgechat.core.store import library as library_mod
 _PARTS = indexer_mod.chunk_document_parts
 _VECTOR_WRITE_BATCH = library_mod.VECTOR_WRITE_BATCH
 _EMBED_IN_FLIGHT = indexer_mod.EMBED_IN_FLIGHT
+_FINAL_WRITE_BATCH = indexer_mod.FINAL_WRITE_BATCH
 
 
 def _whole(doc, tokenizer, settings):
@@ -70,6 +73,8 @@ def run_once(folder: Path, embedder, work: Path, variant: str, cold: bool = Fals
     # "+one-batch": one batch given to the embedder at a time, as before the thirteenth session
     # (2026-12-02); its ceiling replays its batches the same way
     indexer_mod.EMBED_IN_FLIGHT = 1 if "+one-batch" in variant else _EMBED_IN_FLIGHT  # type: ignore[misc]
+    # "+end-writes": the last stretch's vectors written after its last batch, as before the fourteenth
+    indexer_mod.FINAL_WRITE_BATCH = 1 << 62 if "+end-writes" in variant else _FINAL_WRITE_BATCH  # type: ignore[misc]
     before = replay_alone(embedder, expected) if expected else None
     lib = work / f"lib-{variant}-{time.time_ns()}"
     recorder = RecordingEmbedder(embedder)

@@ -420,3 +420,71 @@ def test_a_failed_deferred_write_leaves_the_library_to_be_resynced(tmp_path):
         assert not store.was_clean
         store.recover()
         assert store.open_vectors().ids() == _sqlite_ids(store) and len(_sqlite_ids(store)) == 3
+
+
+def test_vectors_put_ahead_of_a_commit_are_hidden_until_it_and_written_once(tmp_path):
+    """put_vectors_ahead: a file version's vectors reach the (real Chroma) index before its rows
+    commit; searches find no passage for them until then, and the commit writes only the rest."""
+    rng = np.random.default_rng(11)
+    vecs = rng.standard_normal((5, DIM)).astype(np.float32)
+    sha = ("a" * 64)[:64]
+    with Store(tmp_path / "library") as store:
+        index = store.open_vectors()
+        store.put_vectors_ahead("/docs/report.txt", sha, [(i, vecs[i], 1) for i in range(3)])
+        assert store.vectors_waiting == 3
+        store.flush_vectors()
+        assert index.count() == 3 and not _sqlite_ids(store)
+        ghost = store.vector_search(vecs[1], 1)[0][0]
+        assert store.chunk_rows([ghost]) == {}  # no row: a search passes it by
+        fid = _put(store, "report", vecs, "a")
+        assert store.vectors_waiting == 2  # chunks 3 and 4 only
+        store.flush_vectors()
+        assert index.ids() == _sqlite_ids(store) and index.count() == 5
+        assert set(store.chunk_rows([ghost])) == {ghost} and ghost.startswith(fid)
+    with Store(tmp_path / "library") as store:
+        assert store.was_clean
+
+
+def test_vectors_put_ahead_of_a_commit_that_never_comes_are_taken_back(tmp_path):
+    rng = np.random.default_rng(12)
+    vecs = rng.standard_normal((6, DIM)).astype(np.float32)
+    with Store(tmp_path / "library") as store:
+        index = store.open_vectors()
+        _put(store, "kept", vecs[:2], "k", defer=False)
+        store.put_vectors_ahead("/docs/report.txt", "b" * 64, [(0, vecs[2], 1), (1, vecs[3], 1)])
+        store.flush_vectors()  # written
+        store.put_vectors_ahead("/docs/report.txt", "b" * 64, [(2, vecs[4], 1)])  # still queued
+        assert index.count() == 4 and store.vectors_waiting == 1
+        store.drop_vectors_ahead("/docs/report.txt")
+        assert store.vectors_waiting == 0 and index.ids() == _sqlite_ids(store)
+    with Store(tmp_path / "library") as store:
+        assert store.was_clean and store.open_vectors().ids() == _sqlite_ids(store)
+
+
+def test_vectors_are_not_put_ahead_over_the_chunks_of_the_same_version(tmp_path):
+    """The library holds this version's chunks (the same content indexed again): their ids are
+    the ones the vectors would take, so nothing goes ahead and the old vectors stay as they are."""
+    rng = np.random.default_rng(13)
+    vecs = rng.standard_normal((3, DIM)).astype(np.float32)
+    with Store(tmp_path / "library") as store:
+        index = store.open_vectors()
+        _put(store, "report", vecs, "c", defer=False)
+        store.put_vectors_ahead("/docs/report.txt", "c" * 64, [(0, -vecs[0], 1)])
+        store.put_vectors_ahead("/docs/report.txt", "c" * 64, [(1, -vecs[1], 1)])
+        assert store.vectors_waiting == 0
+        assert store.vector_search(vecs[0], 1)[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_vectors_put_ahead_and_left_by_a_stop_are_removed_by_the_next_open(tmp_path):
+    """A run stopped before it could take them back (the store closed with them written): the
+    library is not marked clean, and the next open's recover removes them."""
+    vecs = np.random.default_rng(14).standard_normal((2, DIM)).astype(np.float32)
+    library = tmp_path / "library"
+    with Store(library) as store:
+        _put(store, "kept", vecs[:1], "k", defer=False)
+        store.put_vectors_ahead("/docs/report.txt", "d" * 64, [(0, vecs[1], 1)])
+    with Store(library) as store:
+        assert not store.was_clean
+        assert store.open_vectors().count() == 2
+        store.recover()
+        assert store.open_vectors().ids() == _sqlite_ids(store) and store.open_vectors().count() == 1

@@ -196,6 +196,11 @@ CHECKPOINT_CHUNKS = 128
 # run, or at most this many seconds.
 VECTOR_WRITE_DELAY_S = 10.0
 
+# Once nothing is left to parse, the run's vectors go to the vector index as they are made, this
+# many or more at a time (those of files still being embedded ahead of their commit: see
+# Indexer._write_ahead), not all after the last batch.
+FINAL_WRITE_BATCH = 64
+
 # Batches given to the embedder at once. With one, its lanes idle at the end of every batch (the
 # last text running alone) and while the indexer keeps the batch's vectors; with two, the next
 # batch's texts are queued behind the last ones: 814 SciFact chunks in batches of 32 embedded in
@@ -496,6 +501,7 @@ class Indexer:
     ) -> None:
         parsed_q: queue.Queue[_Parsed | None] = queue.Queue(maxsize=4)
         stop_parsing = threading.Event()
+        parsed_all = threading.Event()  # the parser's last item is queued (or being queued)
 
         def producer() -> None:
             try:
@@ -506,6 +512,7 @@ class Indexer:
             except Exception:  # never let the parser thread die silently
                 log.exception("parser thread failed")
             finally:
+                parsed_all.set()
                 parsed_q.put(None)
 
         worker = threading.Thread(target=producer, name="edgechat-parse", daemon=True)
@@ -524,6 +531,9 @@ class Indexer:
         ended = False
         in_flight: deque[tuple[list[tuple[int, int]], Future]] = deque()  # (batch, its vectors)
         busy_until = 0.0  # the end of the last embedding call taken: calls overlap, the time is counted once
+        # pending index -> chunks whose vectors went ahead of its commit (only once nothing is left
+        # to parse, so no file failing after its first parts has any)
+        ahead: dict[int, set[int]] = {}
 
         def take_oldest() -> None:
             """Wait for the oldest batch being embedded and keep its vectors."""
@@ -545,8 +555,9 @@ class Indexer:
                         take_oldest()
                     self._checkpoint(writer, pending, unsaved, force=True)
                     break
-                # Fill the buffer until a batch is full or the parser has nothing ready.
-                while not finished and len(buffer) < self.batch_size:
+                # Fill the buffer until a batch is full or the parser has nothing ready; once the
+                # parser is done, take all it made (the run's last stretch begins: _write_ahead).
+                while not finished and (len(buffer) < self.batch_size or parsed_all.is_set()):
                     try:
                         item = parsed_q.get(timeout=0.0 if buffer or in_flight else 0.2)
                     except queue.Empty:
@@ -595,6 +606,8 @@ class Indexer:
                     continue
                 take_oldest()
                 self._commit_ready(writer, pending, summary)
+                if finished:
+                    self._write_ahead(writer, pending, ahead)
                 self._checkpoint(writer, pending, unsaved)
                 if self.store.vectors_waiting and time.monotonic() - flushed > VECTOR_WRITE_DELAY_S:
                     writer.submit(self.store.flush_vectors)
@@ -613,6 +626,10 @@ class Indexer:
             worker.join()
             writer.close()  # every write submitted is done (or dropped after a failure)
             try:  # the vectors of the files committed, a failed run's too
+                for pi in ahead:  # but not those of files that did not commit
+                    head = pending[pi][0]
+                    if head is not None:
+                        self.store.drop_vectors_ahead(head.job.path)
                 self.store.flush_vectors()
             except Exception:
                 if ended and writer.error is None:
@@ -713,6 +730,24 @@ class Indexer:
                 rows = [(ci, text_hash(item.chunks[ci].embed_text), vectors[ci]) for ci in cis]
                 writer.submit(functools.partial(self.store.save_partial, item.job.path, item.job.sha256, rows))
                 unsaved[pi] = []
+
+    def _write_ahead(self, writer: _StoreWriter, pending: list[tuple[_Parsed | None, list]],
+                     ahead: dict[int, set[int]]) -> None:
+        """The run's last stretch, nothing left to parse: no file will come to share the vector
+        index's next write, so it is made once FINAL_WRITE_BATCH vectors wait, the files still
+        being embedded giving theirs ahead of their commit (Store.put_vectors_ahead). After
+        the last batch only a few are left to write, not every file's since the last write."""
+        for pi, (item, vectors) in enumerate(pending):
+            if item is None:
+                continue
+            done = ahead.setdefault(pi, set())
+            new = [ci for ci, v in enumerate(vectors) if v is not None and ci not in done]
+            if new:
+                done.update(new)
+                rows = [(ci, vectors[ci], item.chunks[ci].page) for ci in new]
+                writer.submit(functools.partial(self.store.put_vectors_ahead, item.job.path, item.job.sha256, rows))
+        if self.store.vectors_waiting >= FINAL_WRITE_BATCH:
+            writer.submit(self.store.flush_vectors)
 
     def _failure_task(self, writer: _StoreWriter, item: _Parsed, summary: IndexSummary) -> Callable[[], None]:
         def record() -> None:

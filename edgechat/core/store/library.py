@@ -29,7 +29,7 @@ import os
 import sqlite3
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,6 +144,17 @@ class FileRecord:
     indexed: float | None = None
 
 
+class _VectorWrite(NamedTuple):
+    """A write the vector index has not had yet: `gone` deleted, then `ids` added."""
+
+    file_id: str
+    gone: list[str]
+    ids: list[str]
+    vectors: np.ndarray
+    pages: list[int]
+    ahead: bool = False  # put_vectors_ahead's: the file version is not committed yet
+
+
 SEARCHABLE = (FileState.DONE, FileState.STALE)  # files whose passages answers may use
 # put_file(defer_vectors=True) writes the vector index once this many vectors wait: Chroma takes
 # 9-30 ms a call besides 0.14-0.18 ms a vector, so 40 files of 20 passages took 0.48 s one call a
@@ -187,9 +198,12 @@ class Store:
         self._vector_index_factory = vector_index_factory
         self._vectors: VectorIndex | None = None
         self._vectors_lock = threading.Lock()
-        # put_file's vector writes not yet made: (file id, ids to delete, ids, vectors, pages)
-        self._backlog: list[tuple[str, list[str], list[str], np.ndarray, list[int]]] = []
+        # vector writes not yet made, put_file's and put_vectors_ahead's
+        self._backlog: list[_VectorWrite] = []
         self._backlog_size = 0
+        # file id -> the ids put_vectors_ahead queued or wrote for a version not yet committed
+        # (None: refused, the library holds that version's chunks)
+        self._ahead: dict[str, set[str] | None] = {}
         # Set when a vector index write failed (a full disk): the library is then not marked
         # clean on close, so the next open resyncs the vector index from SQLite.
         self._vectors_behind = False
@@ -249,7 +263,8 @@ class Store:
                 log.warning("writing the vector index failed: %s", e)
             with self._db_lock:
                 try:
-                    if not self.readonly and not self._vectors_behind:
+                    # (vectors written ahead of a commit that never came: the resync removes them)
+                    if not self.readonly and not self._vectors_behind and not any(self._ahead.values()):
                         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clean', '1')")
                 except sqlite3.Error as e:  # a full disk: left unclean, the next open resyncs
                     log.warning("could not mark the library closed cleanly: %s", e)
@@ -402,10 +417,15 @@ class Store:
                 "metadata=excluded.metadata, indexed=excluded.indexed, problem=NULL, detail=NULL",
                 (fid, path, root, size, mtime, sha256, title, fmt, pages, len(chunks), json.dumps(metadata), time.time()),
             )
-        if any(entry[0] == fid for entry in self._backlog):
+        if any(w.file_id == fid and not w.ahead for w in self._backlog):
             self.flush_vectors()  # this file's earlier version first: its ids are among `old`
+        pages_ = [c.page for c in chunks]
+        ahead = self._ahead.pop(fid, None)
+        if ahead:  # queued or written already by put_vectors_ahead
+            rest = [k for k, cid in enumerate(ids) if cid not in ahead]
+            ids, vectors, pages_ = [ids[k] for k in rest], vectors[rest], [pages_[k] for k in rest]
         # the old version's vectors go (those of the same content again too: replaced)
-        self._backlog.append((fid, sorted(set(old)), ids, vectors, [c.page for c in chunks]))
+        self._backlog.append(_VectorWrite(fid, sorted(set(old)), ids, vectors, pages_))
         self._backlog_size += len(ids)
         if not defer_vectors or self._backlog_size >= VECTOR_WRITE_BATCH:
             self.flush_vectors()
@@ -424,18 +444,60 @@ class Store:
             return
         try:
             index = self.open_vectors()
-            gone = [cid for _, old, _, _, _ in backlog for cid in old]
+            gone = [cid for w in backlog for cid in w.gone]
             if gone:
                 index.delete(gone)
-            added = [entry for entry in backlog if entry[2]]
+            added = [w for w in backlog if w.ids]
             if added:
-                index.add([cid for _, _, ids, _, _ in added for cid in ids],
-                          np.concatenate([vectors for _, _, _, vectors, _ in added]),
-                          [fid for fid, _, ids, _, _ in added for _ in ids],
-                          [p for _, _, _, _, pages in added for p in pages])
+                index.add([cid for w in added for cid in w.ids],
+                          np.concatenate([w.vectors for w in added]),
+                          [w.file_id for w in added for _ in w.ids],
+                          [p for w in added for p in w.pages])
         except BaseException:
             self._vectors_behind = True  # SQLite has the files; the next open adds their vectors
             raise
+
+    def put_vectors_ahead(self, path: str, sha256: str, items: Sequence[tuple[int, np.ndarray, int]]) -> None:
+        """Queue vectors of a file version still being indexed, (chunk index, vector, page), for
+        the vector index ahead of its put_file, which then leaves them out: an indexing run's
+        last file has fewer left to write after its last batch. Until the version commits they
+        match no chunk row, and searches pass them by; a run that does not commit it takes them
+        back (drop_vectors_ahead), and one killed leaves the library unclean, so the next open's
+        resync removes them. Refused (nothing queued, now or later) when the library holds
+        this version's chunks: the ids would be theirs."""
+        fid = file_id_for(path)
+        prefix = f"{fid}:{sha256[:10]}:"
+        if fid not in self._ahead:
+            with self._db_lock:
+                held = self.db.execute("SELECT 1 FROM chunks WHERE file_id=? AND chunk_id LIKE ? LIMIT 1",
+                                       (fid, prefix + "%")).fetchone()
+            self._ahead[fid] = None if held else set()
+        queued = self._ahead[fid]
+        if queued is None or not items:
+            return
+        ids = [f"{prefix}{i}" for i, _, _ in items]
+        queued.update(ids)
+        self._backlog.append(_VectorWrite(fid, [], ids, np.stack([np.asarray(v, dtype=np.float32) for _, v, _ in items]),
+                                          [int(p) for _, _, p in items], ahead=True))
+        self._backlog_size += len(ids)
+
+    def drop_vectors_ahead(self, path: str) -> None:
+        """Take back what put_vectors_ahead queued or wrote for a version that will not commit
+        (its file failed, or the run stopped first)."""
+        fid = file_id_for(path)
+        ahead = self._ahead.pop(fid, None)
+        if not ahead:
+            return
+        queued = [w for w in self._backlog if w.ahead and w.file_id == fid]
+        self._backlog = [w for w in self._backlog if not (w.ahead and w.file_id == fid)]
+        self._backlog_size -= sum(len(w.ids) for w in queued)
+        written = ahead.difference(*(w.ids for w in queued))
+        if written:
+            try:
+                self.open_vectors().delete(sorted(written))
+            except BaseException:
+                self._vectors_behind = True  # the next open's resync removes them
+                raise
 
     def commit_file(
         self,
@@ -564,6 +626,7 @@ class Store:
     def sync_vectors(self) -> dict[str, int]:
         """Make Chroma hold exactly the vectors of SQLite's chunks; rebuild it if unreadable."""
         self._backlog, self._backlog_size = [], 0  # what it would write, this writes
+        self._ahead = {}  # and it removes what was written ahead of a commit
         with self._db_lock:
             truth = {r[0] for r in self.db.execute("SELECT chunk_id FROM chunks")}
         try:

@@ -105,11 +105,12 @@ def main(argv: list[str] | None = None) -> int:
             s = engine.index([copy])
             changed = {"wall_s": time.perf_counter() - t, "reindexed": len(s.indexed), "embedded": s.embedded, "file": smallest.name}
             files.remove(smallest)
-            victim = files[0]
-            victim.unlink()
-            t = time.perf_counter()
-            s = engine.index([copy])
-            removed = {"wall_s": time.perf_counter() - t, "removed": len(s.removed), "embedded": s.embedded}
+            removed = None  # (a folder of one file has no other to remove)
+            if files:
+                files[0].unlink()
+                t = time.perf_counter()
+                s = engine.index([copy])
+                removed = {"wall_s": time.perf_counter() - t, "removed": len(s.removed), "embedded": s.embedded}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for r in runs:

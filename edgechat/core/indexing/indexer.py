@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import os
 import queue
 import threading
 import time
@@ -185,6 +184,107 @@ class _StoreWriter:
         self._q.put(None)
         self._thread.join()
         self._q = None
+
+
+class _Parser:
+    """An indexing run's parse thread: its files parsed and chunked ahead of the embedder, a few
+    parts queued."""
+
+    def __init__(self, items: Iterable[_Parsed], cancel: threading.Event) -> None:
+        self._q: queue.Queue[_Parsed | None] = queue.Queue(maxsize=4)
+        self._stop = threading.Event()
+        self._cancel = cancel
+        self.done = threading.Event()  # its last item is queued (or being queued)
+        self._thread = threading.Thread(target=self._produce, args=(items,), name="edgechat-parse", daemon=True)
+        self._thread.start()
+
+    def _produce(self, items: Iterable[_Parsed]) -> None:
+        try:
+            for item in items:
+                if self._cancel.is_set() or self._stop.is_set():
+                    break
+                self._q.put(item)
+        except Exception:  # never let the parser thread die silently
+            log.exception("parser thread failed")
+        finally:
+            self.done.set()
+            self._q.put(None)
+
+    def get(self, timeout: float) -> _Parsed | None:
+        """The next part (None after the last); queue.Empty when none is ready within `timeout`."""
+        return self._q.get(timeout=timeout)
+
+    def close(self) -> None:
+        """Stop parsing and wait for the thread (drained, so it can finish its put() and exit)."""
+        self._stop.set()
+        while self._thread.is_alive():
+            try:
+                self._q.get(timeout=0.1)
+            except queue.Empty:
+                pass
+        self._thread.join()
+
+
+@dataclass
+class _Work:
+    """An indexing run's files between their parts being taken from the parser and their commit."""
+
+    # per file taken: (its parts joined, its vectors so far, None where not yet embedded);
+    # (None, []) once handed to the writer or dropped
+    files: list[tuple[_Parsed | None, list]] = field(default_factory=list)
+    open_pi: int | None = None  # the file whose next part is still being chunked
+    buffer: list[tuple[int, int]] = field(default_factory=list)  # (file index, chunk index) to embed
+    # (batch, its vectors' future), oldest first
+    in_flight: deque[tuple[list[tuple[int, int]], Future]] = field(default_factory=deque)
+    unsaved: dict[int, list[int]] = field(default_factory=dict)  # file index -> chunks embedded, not yet kept
+    # file index -> chunks whose vectors went ahead of its commit (only once nothing is left to
+    # parse, so no file failing after its first parts has any)
+    ahead: dict[int, set[int]] = field(default_factory=dict)
+    busy_until: float = 0.0  # the end of the last embedding call taken: calls overlap, the time is counted once
+
+    def take_part(self, item: _Parsed) -> tuple[int, int]:
+        """A file's part: a new entry for a first part, the entry of the file being chunked
+        extended for a later one. (file index, the part's first chunk index)."""
+        if self.open_pi is None:
+            self.files.append((item, [None] * len(item.chunks)))
+            pi, first = len(self.files) - 1, 0
+        else:
+            pi = self.open_pi
+            head, vectors = self.files[pi]
+            assert head is not None and head.job is item.job
+            first = len(vectors)
+            head.chunks.extend(item.chunks)
+            head.last = item.last
+            vectors.extend([None] * len(item.chunks))
+        self.open_pi = None if item.last else pi
+        return pi, first
+
+    def drop_open(self, state: IndexProgress) -> None:
+        """The file being chunked failed after its first parts: they go, embedded or not."""
+        if self.open_pi is None:
+            return
+        pi, self.open_pi = self.open_pi, None
+        _, vectors = self.files[pi]
+        state.chunks_total -= sum(1 for v in vectors if v is None)
+        self.files[pi] = (None, [])
+        self.buffer = [b for b in self.buffer if b[0] != pi]
+        self.unsaved.pop(pi, None)
+
+    def take_oldest(self, summary: IndexSummary, state: IndexProgress) -> None:
+        """Wait for the oldest batch being embedded and keep its vectors with their files' chunks
+        (a file that failed after its first parts were given has none left to keep)."""
+        batch, future = self.in_flight.popleft()
+        vecs, started, ended_at = future.result()
+        summary.embed_seconds += max(0.0, ended_at - max(started, self.busy_until))
+        self.busy_until = max(self.busy_until, ended_at)
+        summary.embedded += len(batch)
+        for (pi, ci), v in zip(batch, vecs):
+            head, vectors = self.files[pi]
+            if head is None:
+                continue
+            vectors[ci] = v
+            self.unsaved.setdefault(pi, []).append(ci)
+            state.chunks_done += 1
 
 
 # A file with at least this many chunks keeps its vectors every CHECKPOINT_CHUNKS chunks embedded
@@ -499,116 +599,43 @@ class Indexer:
         report: Callable[[IndexProgress], None],
         cancel: threading.Event,
     ) -> None:
-        parsed_q: queue.Queue[_Parsed | None] = queue.Queue(maxsize=4)
-        stop_parsing = threading.Event()
-        parsed_all = threading.Event()  # the parser's last item is queued (or being queued)
-
-        def producer() -> None:
-            try:
-                for item in items:
-                    if cancel.is_set() or stop_parsing.is_set():
-                        break
-                    parsed_q.put(item)
-            except Exception:  # never let the parser thread die silently
-                log.exception("parser thread failed")
-            finally:
-                parsed_all.set()
-                parsed_q.put(None)
-
-        worker = threading.Thread(target=producer, name="edgechat-parse", daemon=True)
-        worker.start()
+        parser = _Parser(items, cancel)
         writer = _StoreWriter(self.write_in_background)
         # The embedder's callers: threads started by this one, so at its CPU priority (the lanes
         # are chosen by their caller's).
         embedding = ThreadPoolExecutor(EMBED_IN_FLIGHT, thread_name_prefix="edgechat-embed")
-
-        pending: list[tuple[_Parsed | None, list]] = []  # files whose chunks are being embedded
-        open_pi: int | None = None  # the pending file whose next part is still being chunked
-        unsaved: dict[int, list[int]] = {}  # pending index -> chunks embedded, not yet kept
-        buffer: list[tuple[int, int]] = []  # (pending index, chunk index) awaiting embedding
-        finished = False
+        work = _Work()
+        finished = ended = False
         flushed = time.monotonic()  # when the vector index was last written
-        ended = False
-        in_flight: deque[tuple[list[tuple[int, int]], Future]] = deque()  # (batch, its vectors)
-        busy_until = 0.0  # the end of the last embedding call taken: calls overlap, the time is counted once
-        # pending index -> chunks whose vectors went ahead of its commit (only once nothing is left
-        # to parse, so no file failing after its first parts has any)
-        ahead: dict[int, set[int]] = {}
-
-        def take_oldest() -> None:
-            """Wait for the oldest batch being embedded and keep its vectors."""
-            nonlocal busy_until
-            batch, future = in_flight.popleft()
-            vecs, started, ended_at = future.result()
-            summary.embed_seconds += max(0.0, ended_at - max(started, busy_until))
-            busy_until = max(busy_until, ended_at)
-            summary.embedded += len(batch)
-            self._take_vectors(batch, vecs, pending, unsaved, state)
-
         try:
-            while not finished or buffer or in_flight:
+            while not finished or work.buffer or work.in_flight:
                 writer.check()
                 self._report_written(writer, state, report)
                 if cancel.is_set():
                     summary.cancelled = True
-                    while in_flight:  # a cancel keeps what it did, the batches being embedded too
-                        take_oldest()
-                    self._checkpoint(writer, pending, unsaved, force=True)
+                    while work.in_flight:  # a cancel keeps what it did, the batches being embedded too
+                        work.take_oldest(summary, state)
+                    self._checkpoint(writer, work, force=True)
                     break
-                # Fill the buffer until a batch is full or the parser has nothing ready; once the
-                # parser is done, take all it made (the run's last stretch begins: _write_ahead).
-                while not finished and (len(buffer) < self.batch_size or parsed_all.is_set()):
-                    try:
-                        item = parsed_q.get(timeout=0.0 if buffer or in_flight else 0.2)
-                    except queue.Empty:
-                        if buffer or in_flight or cancel.is_set():
-                            break
-                        if self._take_ocr(state):  # a scan's pages being read: say so
-                            report(state)
-                        self._report_written(writer, state, report)
-                        continue
-                    if item is None:
-                        finished = True
-                        break
-                    state.current = item.job.path
-                    if item.error is not None:
-                        if open_pi is not None:  # its first parts were given: they go too
-                            _, vectors_ = pending[open_pi]
-                            state.chunks_total -= sum(1 for v in vectors_ if v is None)
-                            pending[open_pi] = (None, [])
-                            buffer = [b for b in buffer if b[0] != open_pi]
-                            unsaved.pop(open_pi, None)
-                            open_pi = None
-                        writer.submit(self._failure_task(writer, item, summary))
-                        continue
-                    state.chunks_total += len(item.chunks)
-                    pi, first = self._take_part(item, pending, open_pi)
-                    open_pi = None if item.last else pi
-                    head, vectors_ = pending[pi]
-                    assert head is not None
-                    resumed = self._resume(head, vectors_, first)
-                    summary.resumed_chunks += resumed
-                    state.chunks_done += resumed
-                    buffer.extend((pi, ci) for ci in range(first, len(vectors_)) if vectors_[ci] is None)
-                    if item.last:
-                        self._commit_ready(writer, pending, summary)  # (every vector kept by a killed run)
+                if not finished:
+                    finished = self._fill(work, parser, writer, summary, state, report, cancel)
                 if cancel.is_set():
                     continue
-                if buffer and len(in_flight) < EMBED_IN_FLIGHT:
+                if work.buffer and len(work.in_flight) < EMBED_IN_FLIGHT:
                     while self.yield_to is not None and self.yield_to.is_set() and not cancel.is_set():
                         time.sleep(0.05)
-                    batch, buffer = buffer[: self.batch_size], buffer[self.batch_size :]
-                    texts = [pending[pi][0].chunks[ci].embed_text for pi, ci in batch]  # type: ignore[union-attr]
-                    in_flight.append((batch, embedding.submit(self._embed, texts)))
-                    if len(in_flight) < EMBED_IN_FLIGHT:
+                    batch, work.buffer = work.buffer[: self.batch_size], work.buffer[self.batch_size :]
+                    texts = [work.files[pi][0].chunks[ci].embed_text for pi, ci in batch]  # type: ignore[union-attr]
+                    work.in_flight.append((batch, embedding.submit(self._embed, texts)))
+                    if len(work.in_flight) < EMBED_IN_FLIGHT:
                         continue  # another batch behind it, if the parser has its chunks ready
-                if not in_flight:
+                if not work.in_flight:
                     continue
-                take_oldest()
-                self._commit_ready(writer, pending, summary)
+                work.take_oldest(summary, state)
+                self._commit_ready(writer, work, summary)
                 if finished:
-                    self._write_ahead(writer, pending, ahead)
-                self._checkpoint(writer, pending, unsaved)
+                    self._write_ahead(writer, work)
+                self._checkpoint(writer, work)
                 if self.store.vectors_waiting and time.monotonic() - flushed > VECTOR_WRITE_DELAY_S:
                     writer.submit(self.store.flush_vectors)
                     flushed = time.monotonic()
@@ -617,17 +644,11 @@ class Indexer:
             ended = True
         finally:
             embedding.shutdown(wait=True, cancel_futures=True)
-            stop_parsing.set()
-            while worker.is_alive():  # drain so the producer can finish its put() and exit
-                try:
-                    parsed_q.get(timeout=0.1)
-                except queue.Empty:
-                    pass
-            worker.join()
+            parser.close()
             writer.close()  # every write submitted is done (or dropped after a failure)
             try:  # the vectors of the files committed, a failed run's too
-                for pi in ahead:  # but not those of files that did not commit
-                    head = pending[pi][0]
+                for pi in work.ahead:  # but not those of files that did not commit
+                    head = work.files[pi][0]
                     if head is not None:
                         self.store.drop_vectors_ahead(head.job.path)
                 self.store.flush_vectors()
@@ -641,24 +662,44 @@ class Indexer:
         state.current = ""
         report(state)
 
+    def _fill(self, work: _Work, parser: _Parser, writer: _StoreWriter, summary: IndexSummary,
+              state: IndexProgress, report: Callable[[IndexProgress], None], cancel: threading.Event) -> bool:
+        """Take the parser's parts until a batch is full or it has nothing ready; once it is done,
+        all it made (the run's last stretch begins: _write_ahead). True after its last."""
+        while len(work.buffer) < self.batch_size or parser.done.is_set():
+            try:
+                item = parser.get(timeout=0.0 if work.buffer or work.in_flight else 0.2)
+            except queue.Empty:
+                if work.buffer or work.in_flight or cancel.is_set():
+                    return False
+                if self._take_ocr(state):  # a scan's pages being read: say so
+                    report(state)
+                self._report_written(writer, state, report)
+                continue
+            if item is None:
+                return True
+            state.current = item.job.path
+            if item.error is not None:
+                work.drop_open(state)  # its first parts were given: they go too
+                writer.submit(self._failure_task(writer, item, summary))
+                continue
+            state.chunks_total += len(item.chunks)
+            pi, first = work.take_part(item)
+            head, vectors = work.files[pi]
+            assert head is not None
+            resumed = self._resume(head, vectors, first)
+            summary.resumed_chunks += resumed
+            state.chunks_done += resumed
+            work.buffer.extend((pi, ci) for ci in range(first, len(vectors)) if vectors[ci] is None)
+            if item.last:
+                self._commit_ready(writer, work, summary)  # (every vector kept by a killed run)
+        return False
+
     def _embed(self, texts: list[str]) -> tuple[Any, float, float]:
         """The vectors of `texts`, with when the call started and ended (perf_counter)."""
         started = time.perf_counter()
         vectors = self.embedder.embed(texts)
         return vectors, started, time.perf_counter()
-
-    @staticmethod
-    def _take_vectors(batch: list[tuple[int, int]], vectors: Any, pending: list[tuple[_Parsed | None, list]],
-                      unsaved: dict[int, list[int]], state: IndexProgress) -> None:
-        """Keep a batch's vectors with their files' chunks; a file that failed after its first
-        parts were given to the embedder has none left to keep."""
-        for (pi, ci), v in zip(batch, vectors):
-            head, file_vectors = pending[pi]
-            if head is None:
-                continue
-            file_vectors[ci] = v
-            unsaved.setdefault(pi, []).append(ci)
-            state.chunks_done += 1
 
     def _report_written(self, writer: _StoreWriter, state: IndexProgress, report) -> None:
         """Count the files the writer has finished (committed or recorded as failed)."""
@@ -669,34 +710,18 @@ class Indexer:
                 return
             self._file_done(state, item, report)
 
-    def _commit_ready(self, writer: _StoreWriter, pending: list[tuple[_Parsed | None, list]],
-                      summary: IndexSummary) -> None:
+    def _commit_ready(self, writer: _StoreWriter, work: _Work, summary: IndexSummary) -> None:
         """Hand every file whose chunks are all embedded to the writer."""
-        for pi, (item, vectors) in enumerate(pending):
+        for pi, (item, vectors) in enumerate(work.files):
             if item is None or not item.last or any(v is None for v in vectors):
                 continue
-            pending[pi] = (None, [])
+            work.files[pi] = (None, [])
 
             def commit(item: _Parsed = item, vectors: list = vectors) -> None:
                 self._commit(item, vectors, summary)
                 writer.done.put(item)
 
             writer.submit(commit)
-
-    @staticmethod
-    def _take_part(item: _Parsed, pending: list[tuple[_Parsed | None, list]], open_pi: int | None) -> tuple[int, int]:
-        """Add a file's part to `pending`: a new entry for a first part, the entry of the file
-        being chunked (`open_pi`) extended for a later one. (pending index, its first chunk's index)."""
-        if open_pi is None:
-            pending.append((item, [None] * len(item.chunks)))
-            return len(pending) - 1, 0
-        head, vectors = pending[open_pi]
-        assert head is not None and head.job is item.job
-        first = len(vectors)
-        head.chunks.extend(item.chunks)
-        head.last = item.last
-        vectors.extend([None] * len(item.chunks))
-        return open_pi, first
 
     def _resume(self, item: _Parsed, vectors: list, first: int) -> int:
         """Fill in the vectors an interrupted run kept for this version of a large file (same
@@ -716,31 +741,29 @@ class Indexer:
             log.info("%s: %d of %d chunks kept by an interrupted run", item.job.path, n, len(item.chunks))
         return n
 
-    def _checkpoint(self, writer: _StoreWriter, pending: list[tuple[_Parsed | None, list]],
-                    unsaved: dict[int, list[int]], force: bool = False) -> None:
+    def _checkpoint(self, writer: _StoreWriter, work: _Work, force: bool = False) -> None:
         """Keep the vectors of large files still being embedded, every CHECKPOINT_CHUNKS chunks
         (or now, when `force`): a kill then costs at most that much embedding again."""
-        for pi in list(unsaved):
-            item, vectors = pending[pi]
-            cis = unsaved[pi]
+        for pi in list(work.unsaved):
+            item, vectors = work.files[pi]
+            cis = work.unsaved[pi]
             if item is None or (item.last and len(item.chunks) < CHECKPOINT_CHUNKS):
-                del unsaved[pi]
+                del work.unsaved[pi]
                 continue
             if cis and (force or len(cis) >= CHECKPOINT_CHUNKS):
                 rows = [(ci, text_hash(item.chunks[ci].embed_text), vectors[ci]) for ci in cis]
                 writer.submit(functools.partial(self.store.save_partial, item.job.path, item.job.sha256, rows))
-                unsaved[pi] = []
+                work.unsaved[pi] = []
 
-    def _write_ahead(self, writer: _StoreWriter, pending: list[tuple[_Parsed | None, list]],
-                     ahead: dict[int, set[int]]) -> None:
+    def _write_ahead(self, writer: _StoreWriter, work: _Work) -> None:
         """The run's last stretch, nothing left to parse: no file will come to share the vector
         index's next write, so it is made once FINAL_WRITE_BATCH vectors wait, the files still
         being embedded giving theirs ahead of their commit (Store.put_vectors_ahead). After
         the last batch only a few are left to write, not every file's since the last write."""
-        for pi, (item, vectors) in enumerate(pending):
+        for pi, (item, vectors) in enumerate(work.files):
             if item is None:
                 continue
-            done = ahead.setdefault(pi, set())
+            done = work.ahead.setdefault(pi, set())
             new = [ci for ci, v in enumerate(vectors) if v is not None and ci not in done]
             if new:
                 done.update(new)

@@ -271,6 +271,19 @@ def should_withhold(verdicts: Sequence[SentenceVerdict]) -> bool:
             or any(invents_a_figure(v) for v in claims))
 
 
+@dataclasses.dataclass
+class _Judged:
+    """What Answerer._judge made of an answer (as it was, when nothing was checked)."""
+
+    text: str
+    abstained: bool
+    verdicts: list[SentenceVerdict] = dataclasses.field(default_factory=list)
+    added_spans: list[tuple[int, int]] = dataclasses.field(default_factory=list)  # markers attribution added
+    draft: str = ""  # the model's text where it was withheld or cut
+    draft_verdicts: list[SentenceVerdict] = dataclasses.field(default_factory=list)
+    trimmed: int = 0  # unsupported sentences left out of a partly supported answer
+
+
 class Answerer:
     """Drives one chat client over the pipeline's sources. Safe to reuse across questions."""
 
@@ -331,12 +344,6 @@ class Answerer:
         first_token: float | None = None
         rel: dict[str, Any] = {}
         abstained = False
-        draft = ""
-        draft_verdicts: list[SentenceVerdict] = []
-        trimmed = 0  # unsupported sentences left out of a partly supported answer
-        verdicts: list[SentenceVerdict] = []
-        added_spans: list[tuple[int, int]] = []
-        is_model = self.client.kind != ClientKind.EXTRACTIVE
         if pq.search_skipped and self.client.kind == ClientKind.EXTRACTIVE:
             text = NO_SEARCH_EXTRACTIVE  # small talk: there is nothing to quote
             yield ChatUpdate(delta=text, text=text)
@@ -361,47 +368,9 @@ class Answerer:
                     yield ChatUpdate(delta=text, text=text)
         own_citations = len(build_citations(text, sources).citations)  # what the writer wrote itself
         checked = not pq.search_skipped and bool(sources) and stop_reason != StopReason.CANCELLED
-        if checked and not abstained:
-            verdicts = verify(text, sources, self.embed, request.query)
-            claims_nothing = all(v.support == Support.NO_CLAIM for v in verdicts)
-            no_figure = is_model and gives_no_figure(request.query, text)
-            other_amount = is_model and not no_figure and misses_the_amount(request.query, text, sources)
-            if is_model and (says_it_does_not_know(text, verdicts) or claims_nothing or no_figure or other_amount):
-                # The model found no answer (or wrote nothing that states anything: a page footer,
-                # "Here is an example:"; or no figure for the amount asked, or one of something
-                # else): say so plainly and quote the closest passages.
-                abstained = True
-                draft, draft_verdicts = text, verdicts
-                opening = MODEL_FOUND_NONE
-                if not claims_nothing and (no_figure or other_amount):
-                    opening = NO_FIGURE if no_figure else OTHER_AMOUNT
-                text = self._not_found(opening, request.query, sources)
-            elif is_model and should_withhold(verdicts):
-                supported = [v for v in verdicts if v.support == Support.SUPPORTED]
-                claims = [v for v in verdicts if v.support != Support.NO_CLAIM]
-                draft, draft_verdicts = text, verdicts
-                # A kept part that only introduces what was left out ("Here's how EdgeChat keeps
-                # your documents private:") answers nothing: withheld like the rest.
-                says_something = any(not introduces(text[v.start:v.end]) for v in supported)
-                supported_text = " ".join(text[v.start:v.end].strip() for v in supported)
-                if claims and claims[0].support == Support.SUPPORTED and says_something and gives_no_figure(
-                        request.query, supported_text):
-                    # What is left of an answer whose figure was its own gives no figure at all.
-                    abstained = True
-                    text = self._not_found(NO_FIGURE, request.query, sources)
-                elif claims and claims[0].support == Support.SUPPORTED and says_something:
-                    # Only what the documents support is shown; the rest stays in the draft.
-                    text = supported_text
-                    trimmed = sum(v.support == Support.UNSUPPORTED for v in verdicts)
-                    verdicts = verify(text, sources, self.embed, request.query)
-                    text, verdicts, added_spans = attribute(text, verdicts)
-                else:
-                    abstained = True
-                    text = self._not_found(WITHHELD, request.query, sources)
-            elif is_model:
-                text, verdicts, added_spans = attribute(text, verdicts)
-        if checked and abstained:
-            verdicts = verify(text, sources, self.embed)
+        judged = self._judge(request.query, text, sources, abstained) if checked else _Judged(text, abstained)
+        text, verdicts, added_spans, abstained = judged.text, judged.verdicts, judged.added_spans, judged.abstained
+        draft, draft_verdicts, trimmed = judged.draft, judged.draft_verdicts, judged.trimmed
         added = sum(len(v.markers_added) for v in verdicts)
         cites = build_citations(text, sources)
         added_at = {s for s, _ in added_spans}
@@ -446,6 +415,58 @@ class Answerer:
             draft_verdicts=draft_verdicts,
         )
         yield ChatUpdate(done=True, text=text, stop_reason=stop_reason, citations=cites.citations, response=response)
+
+    def _judge(self, query: str, text: str, sources: list[Source], abstained: bool) -> _Judged:
+        """The answer written (or quoted) checked against its sources: a model's answer kept with
+        markers added where a sentence's source is clear, cut to its supported sentences, or
+        replaced by a plain "not found" with the closest passages quoted (abstained), the
+        model's text then kept as the draft."""
+        is_model = self.client.kind != ClientKind.EXTRACTIVE
+        verdicts: list[SentenceVerdict] = []
+        added_spans: list[tuple[int, int]] = []
+        draft, draft_verdicts, trimmed = "", [], 0
+        if not abstained:
+            verdicts = verify(text, sources, self.embed, query)
+            claims_nothing = all(v.support == Support.NO_CLAIM for v in verdicts)
+            no_figure = is_model and gives_no_figure(query, text)
+            other_amount = is_model and not no_figure and misses_the_amount(query, text, sources)
+            if is_model and (says_it_does_not_know(text, verdicts) or claims_nothing or no_figure or other_amount):
+                # The model found no answer (or wrote nothing that states anything: a page footer,
+                # "Here is an example:"; or no figure for the amount asked, or one of something
+                # else): say so plainly and quote the closest passages.
+                abstained = True
+                draft, draft_verdicts = text, verdicts
+                opening = MODEL_FOUND_NONE
+                if not claims_nothing and (no_figure or other_amount):
+                    opening = NO_FIGURE if no_figure else OTHER_AMOUNT
+                text = self._not_found(opening, query, sources)
+            elif is_model and should_withhold(verdicts):
+                supported = [v for v in verdicts if v.support == Support.SUPPORTED]
+                claims = [v for v in verdicts if v.support != Support.NO_CLAIM]
+                draft, draft_verdicts = text, verdicts
+                # A kept part that only introduces what was left out ("Here's how EdgeChat keeps
+                # your documents private:") answers nothing: withheld like the rest.
+                says_something = any(not introduces(text[v.start:v.end]) for v in supported)
+                supported_text = " ".join(text[v.start:v.end].strip() for v in supported)
+                if claims and claims[0].support == Support.SUPPORTED and says_something and gives_no_figure(
+                        query, supported_text):
+                    # What is left of an answer whose figure was its own gives no figure at all.
+                    abstained = True
+                    text = self._not_found(NO_FIGURE, query, sources)
+                elif claims and claims[0].support == Support.SUPPORTED and says_something:
+                    # Only what the documents support is shown; the rest stays in the draft.
+                    text = supported_text
+                    trimmed = sum(v.support == Support.UNSUPPORTED for v in verdicts)
+                    verdicts = verify(text, sources, self.embed, query)
+                    text, verdicts, added_spans = attribute(text, verdicts)
+                else:
+                    abstained = True
+                    text = self._not_found(WITHHELD, query, sources)
+            elif is_model:
+                text, verdicts, added_spans = attribute(text, verdicts)
+        if abstained:
+            verdicts = verify(text, sources, self.embed)
+        return _Judged(text, abstained, verdicts, added_spans, draft, draft_verdicts, trimmed)
 
     def _rows_of_other_amounts(self, request: RagRequest, sources: Sequence[Source]) -> list[Source]:
         """For a question that puts amounts side by side ("operating expenses compared to

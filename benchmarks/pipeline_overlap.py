@@ -13,7 +13,9 @@ vectors written to the vector index at its commit (not 1,024 or more at a time).
 gives the embedder one batch at a time, as before the thirteenth session (not two: the next
 batch's texts queued behind the last ones); its ceiling replays its batches the same way.
 "+end-writes" leaves the vector index's writes of the run's last stretch to its end, as before
-the fourteenth session (not FINAL_WRITE_BATCH at a time as the vectors are made).
+the fourteenth session (not FINAL_WRITE_BATCH at a time as the vectors are made). "+flat-parts"
+chunks a document in parts of 4 pages and then 32, as before the fourteenth (not growing from 4
+to 32: chunking.part_bounds).
 
 Each repeat indexes FOLDER into a fresh library once per variant (the order alternating between
 repeats), the library opened first as the app opens it at start-up (`--cold`: not, as the command
@@ -40,6 +42,7 @@ import edgechat.core  # noqa: F401
 from benchmarks.common import SHARED, RecordingEmbedder, emit, machine, replay_alone, summary
 from edgechat.core.embedding import load_default_embedder
 from edgechat.core.engine import Engine
+from edgechat.core.indexing import chunking as chunking_mod
 from edgechat.core.indexing import indexer as indexer_mod
 from edgechat.core.store import library as library_mod
 
@@ -47,6 +50,13 @@ _PARTS = indexer_mod.chunk_document_parts
 _VECTOR_WRITE_BATCH = library_mod.VECTOR_WRITE_BATCH
 _EMBED_IN_FLIGHT = indexer_mod.EMBED_IN_FLIGHT
 _FINAL_WRITE_BATCH = indexer_mod.FINAL_WRITE_BATCH
+_PART_BOUNDS = chunking_mod.part_bounds
+
+
+def _flat_bounds(pages: int) -> list[int]:
+    """The parts before the fourteenth session: FIRST_PART_PAGES pages, then ENCODE_PAGES at a time."""
+    first = min(chunking_mod.FIRST_PART_PAGES, pages)
+    return [0, *range(first, pages, chunking_mod.ENCODE_PAGES), pages]
 
 
 def _whole(doc, tokenizer, settings):
@@ -75,6 +85,7 @@ def run_once(folder: Path, embedder, work: Path, variant: str, cold: bool = Fals
     indexer_mod.EMBED_IN_FLIGHT = 1 if "+one-batch" in variant else _EMBED_IN_FLIGHT  # type: ignore[misc]
     # "+end-writes": the last stretch's vectors written after its last batch, as before the fourteenth
     indexer_mod.FINAL_WRITE_BATCH = 1 << 62 if "+end-writes" in variant else _FINAL_WRITE_BATCH  # type: ignore[misc]
+    chunking_mod.part_bounds = _flat_bounds if "+flat-parts" in variant else _PART_BOUNDS  # type: ignore[assignment]
     before = replay_alone(embedder, expected) if expected else None
     lib = work / f"lib-{variant}-{time.time_ns()}"
     recorder = RecordingEmbedder(embedder)

@@ -80,3 +80,19 @@ def test_pages_tokenized_in_groups_give_the_chunks_of_one_page_at_a_time(tokeniz
     alone = [c for p in pages for c in chunk_page(p, tokenizer, s)]
     assert len({c.page for c in alone}) == len(pages) - 2 and len(pages) > ENCODE_PAGES
     assert chunk_pages(pages, tokenizer, s) == alone
+
+
+def test_parts_grow_from_a_few_pages_to_a_full_encode_batch():
+    """A document's parts: FIRST_PART_PAGES pages, then each twice the one before up to
+    ENCODE_PAGES, covering every page once; a document without pages still has one (empty) part."""
+    from edgechat.core.indexing.chunking import ENCODE_PAGES, FIRST_PART_PAGES, part_bounds
+
+    assert part_bounds(0) == [0, 0]
+    for n in range(1, 3 * ENCODE_PAGES + 7):
+        b = part_bounds(n)
+        sizes = [hi - lo for lo, hi in zip(b, b[1:])]
+        assert b[0] == 0 and b[-1] == n and all(s > 0 for s in sizes)
+        assert sizes[0] == min(n, FIRST_PART_PAGES)
+        for before, size in zip(sizes, sizes[1:-1]):  # (the last part is what is left)
+            assert size == min(ENCODE_PAGES, 2 * before)
+        assert max(sizes) <= ENCODE_PAGES

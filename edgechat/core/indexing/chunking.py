@@ -166,12 +166,24 @@ def chunk_document(doc: Document, tokenizer: Tokenizer, settings: ChunkSettings 
 FIRST_PART_PAGES = 4  # the pages of a document's first part: the embedder starts on them
 
 
+def part_bounds(pages: int) -> list[int]:
+    """The page bounds of a document's parts: FIRST_PART_PAGES pages, then each part twice the
+    one before, up to ENCODE_PAGES, so the embedder has the last part's chunks to work on while
+    the next is chunked (a first part of 4 pages and a second of 32: the R manuals' embedder
+    waited 70-80 ms after the first, a batch of one chunk); always one part, empty for no pages."""
+    bounds, size = [0], FIRST_PART_PAGES
+    while bounds[-1] < pages or len(bounds) == 1:
+        bounds.append(min(pages, bounds[-1] + size))
+        size = min(ENCODE_PAGES, 2 * size)
+    return bounds
+
+
 def chunk_document_parts(
     doc: Document, tokenizer: Tokenizer, settings: ChunkSettings = ChunkSettings()
 ) -> Iterator[tuple[list[Chunk], bool]]:
     """chunk_document's chunks in parts, (chunks, last), as the pages are chunked: the first
-    FIRST_PART_PAGES pages, then ENCODE_PAGES at a time, so an indexer can embed a long
-    document's first pages while the rest is chunked. The parts joined are chunk_document's
+    FIRST_PART_PAGES pages, then parts growing to ENCODE_PAGES (part_bounds), so an indexer can
+    embed a long document's first pages while the rest is chunked. The parts joined are chunk_document's
     list. Parts with no chunks are skipped but the last, which may be empty; a document with
     no chunks gives one empty last part."""
     if not (settings.context or settings.boilerplate):
@@ -190,7 +202,7 @@ def chunk_document_parts(
     left_out: list[Chunk] = []
     fitted: dict[str, str] = {}  # header -> the header cut to its tokens: most chunks share a few
     given = False
-    bounds = [0, *range(min(FIRST_PART_PAGES, len(doc.pages)), len(doc.pages), ENCODE_PAGES), len(doc.pages)]
+    bounds = part_bounds(len(doc.pages))
     for lo, hi in zip(bounds, bounds[1:]):
         last = hi == len(doc.pages)
         out: list[Chunk] = []

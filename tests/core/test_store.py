@@ -455,7 +455,7 @@ def test_vectors_put_ahead_of_a_commit_that_never_comes_are_taken_back(tmp_path)
         store.flush_vectors()  # written
         store.put_vectors_ahead("/docs/report.txt", "b" * 64, [(2, vecs[4], 1)])  # still queued
         assert index.count() == 4 and store.vectors_waiting == 1
-        store.drop_vectors_ahead("/docs/report.txt")
+        store.drop_vectors_ahead()
         assert store.vectors_waiting == 0 and index.ids() == _sqlite_ids(store)
     with Store(tmp_path / "library") as store:
         assert store.was_clean and store.open_vectors().ids() == _sqlite_ids(store)
@@ -488,3 +488,16 @@ def test_vectors_put_ahead_and_left_by_a_stop_are_removed_by_the_next_open(tmp_p
         assert store.open_vectors().count() == 2
         store.recover()
         assert store.open_vectors().ids() == _sqlite_ids(store) and store.open_vectors().count() == 1
+
+
+def test_taking_back_vectors_put_ahead_keeps_those_of_versions_that_committed(tmp_path):
+    rng = np.random.default_rng(15)
+    vecs = rng.standard_normal((4, DIM)).astype(np.float32)
+    with Store(tmp_path / "library") as store:
+        index = store.open_vectors()
+        store.put_vectors_ahead("/docs/done.txt", "e" * 64, [(0, vecs[0], 1)])
+        store.put_vectors_ahead("/docs/stopped.txt", "f" * 64, [(0, vecs[2], 1)])
+        _put(store, "done", vecs[:2], "e")  # committed: chunk 0 went ahead, chunk 1 with it
+        store.drop_vectors_ahead()
+        store.flush_vectors()
+        assert index.ids() == _sqlite_ids(store) and index.count() == 2

@@ -237,8 +237,8 @@ class _Work:
     # (batch, its vectors' future), oldest first
     in_flight: deque[tuple[list[tuple[int, int]], Future]] = field(default_factory=deque)
     unsaved: dict[int, list[int]] = field(default_factory=dict)  # file index -> chunks embedded, not yet kept
-    # file index -> chunks whose vectors went ahead of its commit (only once nothing is left to
-    # parse, so no file failing after its first parts has any)
+    # file index -> chunks whose vectors were given to Store.put_vectors_ahead (only once nothing
+    # is left to parse, so no file failing after its first parts has any)
     ahead: dict[int, set[int]] = field(default_factory=dict)
     busy_until: float = 0.0  # the end of the last embedding call taken: calls overlap, the time is counted once
 
@@ -647,10 +647,7 @@ class Indexer:
             parser.close()
             writer.close()  # every write submitted is done (or dropped after a failure)
             try:  # the vectors of the files committed, a failed run's too
-                for pi in work.ahead:  # but not those of files that did not commit
-                    head = work.files[pi][0]
-                    if head is not None:
-                        self.store.drop_vectors_ahead(head.job.path)
+                self.store.drop_vectors_ahead()  # but not those of files that did not commit
                 self.store.flush_vectors()
             except Exception:
                 if ended and writer.error is None:

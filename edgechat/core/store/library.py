@@ -481,15 +481,16 @@ class Store:
                                           [int(p) for _, _, p in items], ahead=True))
         self._backlog_size += len(ids)
 
-    def drop_vectors_ahead(self, path: str) -> None:
-        """Take back what put_vectors_ahead queued or wrote for a version that will not commit
-        (its file failed, or the run stopped first)."""
-        fid = file_id_for(path)
-        ahead = self._ahead.pop(fid, None)
+    def drop_vectors_ahead(self) -> None:
+        """Take back what put_vectors_ahead queued or wrote for the versions that did not commit
+        (a file that failed, or a run that stopped first): an indexing run's last step."""
+        uncommitted = {fid for fid, ids in self._ahead.items() if ids}  # (put_file takes a version out)
+        ahead = set().union(*(self._ahead[fid] or () for fid in uncommitted))
+        self._ahead = {}
         if not ahead:
             return
-        queued = [w for w in self._backlog if w.ahead and w.file_id == fid]
-        self._backlog = [w for w in self._backlog if not (w.ahead and w.file_id == fid)]
+        queued = [w for w in self._backlog if w.ahead and w.file_id in uncommitted]
+        self._backlog = [w for w in self._backlog if not (w.ahead and w.file_id in uncommitted)]
         self._backlog_size -= sum(len(w.ids) for w in queued)
         written = ahead.difference(*(w.ids for w in queued))
         if written:

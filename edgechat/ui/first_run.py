@@ -136,6 +136,13 @@ class ModelChoiceDialog(QDialog):
         self._rates: deque[tuple[float, int]] = deque()
         self._entry: CatalogEntry | None = None  # the model being downloaded
 
+        heading, intro = self._build_choices(first_run)
+        buttons = self._build_controls()
+        self._lay_out(heading, intro, buttons)
+        self._connect_signals()
+
+    def _build_choices(self, first_run: bool) -> tuple[QLabel, QLabel]:
+        """The heading, the introduction and a radio button per choice (self.options)."""
         heading = QLabel("Choose how EdgeChat writes answers", self)
         font = QFont(heading.font())
         font.setPointSizeF(font.pointSizeF() * 1.3)
@@ -180,7 +187,10 @@ class ModelChoiceDialog(QDialog):
                 f"These are {BUILD_ONLY_REASON}. If you have such a folder, choose <i>Import a model "
                 "folder</i>.")
         self.build_note.setVisible(bool(self.build_only))
+        return heading, intro
 
+    def _build_controls(self) -> QHBoxLayout:
+        """The download's progress and status, and the row of buttons (returned)."""
         self.progress = QProgressBar(self)
         self.progress.setAccessibleName("Download progress")
         self.progress.setRange(0, 1000)
@@ -213,8 +223,10 @@ class ModelChoiceDialog(QDialog):
         buttons.addStretch(1)
         buttons.addWidget(self.close_button)
         buttons.addWidget(self.action_button)
+        return buttons
 
-        # The choices scroll when the screen is small; the heading, the progress and the buttons stay.
+    def _lay_out(self, heading: QLabel, intro: QLabel, buttons: QHBoxLayout) -> None:
+        """The choices scroll when the screen is small; the heading, the progress and the buttons stay."""
         line = QFrame(self)
         line.setFrameShape(QFrame.Shape.HLine)
         line.setFrameShadow(QFrame.Shadow.Sunken)
@@ -242,6 +254,8 @@ class ModelChoiceDialog(QDialog):
         self.setMinimumWidth(560)
         self.resize(720, 640)  # within the screen: a dialog is never made taller than it
 
+    def _connect_signals(self) -> None:
+        """The worker threads' signals, and the first choice checked and focused."""
         self._download_signals = _DownloadSignals(self)
         self._download_signals.progress.connect(self._on_progress)
         self._download_signals.status.connect(self._on_status)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
@@ -127,20 +127,10 @@ def make_pdf_view(parent: QWidget | None = None):
 
         def highlight_rects(self) -> list[QRectF]:
             """The highlight's rectangles in viewport coordinates."""
-            rect = self.page_rect(self.highlight_page)
-            doc = self.document()
-            if rect.isEmpty() or doc is None:
-                return []
-            pts = doc.pagePointSize(self.highlight_page)
-            sx, sy = rect.width() / pts.width(), rect.height() / pts.height()
-            out = []
-            for poly in self.highlight_polygons:
-                b = poly.boundingRect()
-                out.append(QRectF(rect.left() + b.left() * sx, rect.top() + b.top() * sy, b.width() * sx,
-                                  b.height() * sy))
-            return out
+            return [poly.boundingRect() for poly in self._mapped()]
 
         def _mapped(self) -> list[QPolygonF]:
+            """The highlight's polygons in viewport coordinates."""
             rect = self.page_rect(self.highlight_page)
             doc = self.document()
             if rect.isEmpty() or doc is None:

@@ -94,6 +94,19 @@ def _count_sources(trim_context: Callable[[int], str], context_sources: int | No
     return _MAX_PROBE
 
 
+def _largest_context(trim_context: Callable[[int], str], available: int, cost_of: Callable[[str], int],
+                     room: int) -> tuple[int, str, int] | None:
+    """The pinned context rebuilt with the most sources (fewer than `available`: all of them
+    did not fit) whose cost is within `room`, as (sources kept, text, cost); when none is, the
+    one with no sources; None when there are no sources to drop."""
+    for keep in range(available - 1, -1, -1):
+        text = trim_context(keep)
+        cost = cost_of(text)
+        if cost <= room or keep == 0:
+            return keep, text, cost
+    return None
+
+
 def reduce_history(
     messages: Sequence[ChatMessage],
     budget: int,
@@ -114,109 +127,65 @@ def reduce_history(
     turns = split_turns(msgs)
     protected = [i for i, m in enumerate(msgs) if _is_protected(i, m, question)]
     protected_cost = sum(costs[i] for i in protected)
-    original = sum(costs)
     turn_costs = [sum(costs[i] for i in turn) for turn in turns]
-
     diagnostics: dict[str, Any] = {
         "budget": budget,
-        "original_tokens": original,
+        "original_tokens": sum(costs),
         "protected_tokens": protected_cost,
         "turns": len(turns),
     }
 
     # 1-2. Evict the oldest whole turns until the rest fits.
-    total = original
+    total = sum(costs)
     evicted = 0
     while total > budget and evicted < len(turns):
         total -= turn_costs[evicted]
         evicted += 1
-
-    replacement: tuple[int, ChatMessage] | None = None
-    trimmed = 0
     fits = total <= budget
+    replaced: dict[int, ChatMessage] = {}
+    trimmed = 0
     reason = ""
-
-    if not fits:
-        # 3. Everything evictable is gone and the protected messages still do not fit.
-        pinned = [i for i in protected if msgs[i].pinned]
-        if not pinned:
-            reason = (
-                f"system prompt and question alone need {protected_cost} tokens, "
-                f"more than the budget of {budget}; there is no pinned context to trim"
-            )
-        elif trim_context is None:
-            reason = (
-                f"system prompt, pinned context and question need {protected_cost} tokens, "
-                f"more than the budget of {budget}, and the context cannot be rebuilt"
-            )
+    pinned = [i for i in protected if msgs[i].pinned]
+    if fits:
+        pass
+    elif not pinned:
+        # 4. Everything evictable is gone and the protected messages still do not fit.
+        reason = (f"system prompt and question alone need {protected_cost} tokens, "
+                  f"more than the budget of {budget}; there is no pinned context to trim")
+    elif trim_context is None:
+        reason = (f"system prompt, pinned context and question need {protected_cost} tokens, "
+                  f"more than the budget of {budget}, and the context cannot be rebuilt")
+    else:
+        # 3. Drop the pinned context's lowest-ranked sources until it fits.
+        ctx = pinned[-1]
+        others = protected_cost - costs[ctx]
+        available = _count_sources(trim_context, context_sources)
+        diagnostics["context_sources"] = available
+        found = _largest_context(trim_context, available, lambda t: count_tokens(t) + per_message_overhead,
+                                 budget - others)
+        if found is not None:
+            keep, text, cost = found
+            trimmed = available - keep
+            replaced[ctx] = dataclasses.replace(msgs[ctx], content=text)
+            total = others + cost
+            fits = total <= budget
+            diagnostics["kept_sources"] = keep
+        if fits:
+            diagnostics["note"] = (f"dropped the {trimmed} lowest-ranked source(s) of the pinned context "
+                                   f"to fit {budget} tokens; {available - trimmed} kept")
+            # Give the room left back to the newest evicted turns, newest first.
+            while evicted > 0 and total + turn_costs[evicted - 1] <= budget:
+                evicted -= 1
+                total += turn_costs[evicted]
         else:
-            ctx = pinned[-1]
-            others = protected_cost - costs[ctx]
-            available = _count_sources(trim_context, context_sources)
-            diagnostics["context_sources"] = available
-            chosen: tuple[int, str, int] | None = None
-            zero: tuple[str, int] | None = None
-            for keep in range(available - 1, -1, -1):
-                text = trim_context(keep)
-                cost = count_tokens(text) + per_message_overhead
-                if keep == 0:
-                    zero = (text, cost)
-                if others + cost <= budget:
-                    chosen = (keep, text, cost)
-                    break
-            if chosen is not None:
-                keep, text, cost = chosen
-                trimmed = available - keep
-                replacement = (ctx, dataclasses.replace(msgs[ctx], content=text))
-                total = others + cost
-                fits = True
-                diagnostics["kept_sources"] = keep
-                diagnostics["note"] = (
-                    f"dropped the {trimmed} lowest-ranked source(s) of the pinned context "
-                    f"to fit {budget} tokens; {keep} kept"
-                )
-                # Give the room left back to the newest evicted turns, newest first.
-                while evicted > 0 and total + turn_costs[evicted - 1] <= budget:
-                    evicted -= 1
-                    total += turn_costs[evicted]
-            else:
-                if zero is not None:
-                    trimmed = available
-                    replacement = (ctx, dataclasses.replace(msgs[ctx], content=zero[0]))
-                    total = others + zero[1]
-                    diagnostics["kept_sources"] = 0
-                reason = (
-                    f"even with no sources the system prompt, context and question need "
-                    f"{others + (zero[1] if zero else costs[ctx])} tokens, more than the "
-                    f"budget of {budget}"
-                )
+            reason = (f"even with no sources the system prompt, context and question need "
+                      f"{total if found else protected_cost} tokens, more than the budget of {budget}")
 
     dropped = {i for turn in turns[:evicted] for i in turn}
-    out: list[ChatMessage] = []
-    for i, m in enumerate(msgs):
-        if i in dropped:
-            continue
-        if replacement is not None and i == replacement[0]:
-            out.append(replacement[1])
-        else:
-            out.append(m)
-
-    diagnostics.update(
-        {
-            "tokens": total,
-            "evicted_turns": evicted,
-            "evicted_messages": len(dropped),
-            "trimmed_sources": trimmed,
-            "fits": fits,
-        }
-    )
+    out = [replaced.get(i, m) for i, m in enumerate(msgs) if i not in dropped]
+    diagnostics.update({"tokens": total, "evicted_turns": evicted, "evicted_messages": len(dropped),
+                        "trimmed_sources": trimmed, "fits": fits})
     if reason:
         diagnostics["reason"] = reason
-    return ReducedHistory(
-        messages=out,
-        evicted_turns=evicted,
-        trimmed_sources=trimmed,
-        fits=fits,
-        diagnostics=diagnostics,
-        tokens=total,
-    )
+    return ReducedHistory(messages=out, evicted_turns=evicted, trimmed_sources=trimmed, fits=fits,
+                          diagnostics=diagnostics, tokens=total)

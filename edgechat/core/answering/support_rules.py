@@ -352,74 +352,90 @@ def accepts(claim: Claim, ix: SourceIndex, window: list[int], covered: set[str],
         return False, ""
     if claim.fragment and (cov < FRAGMENT_COVERAGE or not _terms(claim.body) <= covered):
         return False, ""  # a bare phrase: the sentence that says it must say nearly all the question asks
+    for check in (_same_meaning, _names_said, _rest_said):
+        why = check(claim, ix, window, covered)
+        if why is not None:
+            return False, why
+    return True, ""
+
+
+def _same_meaning(claim: Claim, ix: SourceIndex, window: list[int], covered: set[str]) -> str | None:
+    """Do the sentences say what the claim says of its subject: the asked names and period, its
+    negation, direction, cause, certainty and rank? None when they do, else why not ("asked",
+    "period" or "")."""
     if claim.asked_names:
         said_words = set().union(*(source_words(ix.sentence_texts[j], source_label(ix.source)) for j in window))
         if not all(n in said_words or stem(n) in said_words or n in f"{ix.label} {ix.identity}"
                    for n in claim.asked_names):
-            return False, "asked"  # "Because the ... decrease consisted of lower net sales of iPad" to "Why did
+            return "asked"  # "Because the ... decrease consisted of lower net sales of iPad" to "Why did
             # Mac net sales decrease?": a sentence about total net sales, not about the Mac
     if claim.spans and not claim.spans <= month_spans(" ".join(ix.sentence_texts[j] for j in window)):
-        return False, "period"  # "decreased during the second quarter and first nine months": the evidence says six
+        return "period"  # "decreased during the second quarter and first nine months": the evidence says six
     if claim.negated:
         # The sentence that says most of the claim must deny it too: in a pair, a "not" in the
         # other sentence is about something else ("the answer is no ... package skeleton" against
         # "CRAN will not accept ..." followed by "package.skeleton can help create ...").
         main = max(window, key=lambda j: len(claim.terms & ix.terms[j]))
         if not ix.negated[main]:
-            return False, ""
+            return ""
     elif any(ix.denies[j] for j in window):
-        return False, ""  # "warns when listed" is not "warns unless listed"
+        return ""  # "warns when listed" is not "warns unless listed"
     ways = [w for w in (_directions(ix.sentence_texts[j]) for j in window) if w]
     if _opposed(claim.terms, set().union(*(ix.terms[j] for j in window))):
-        return False, ""  # "disables the system() calls" from "This enables the int system(string s) calls"
+        return ""  # "disables the system() calls" from "This enables the int system(string s) calls"
     if claim.ways and ways and all(_turned(claim.ways, w) for w in ways):
-        return False, ""  # "decreased" is not "the growth in"
+        return ""  # "decreased" is not "the growth in"
     if claim.bare_cause:
         # "Because of lower net sales of laptops" to "Why did Mac net sales decrease?": the evidence must
         # give it as the cause of the change the question asks about ("Mac net sales decreased ... due
         # primarily to"), not of another ("sales by our sellers have higher payment processing ...
         # costs ... because ..." to "Why did fulfillment costs increase?")
         if not any(_causes_the_asked_change(ix, j, claim) for j in window):
-            return False, ""
+            return ""
     elif claim.cause and not _changed_before_cause(claim.body) and any(
             _CAUSE_RE.search(ix.sentence_texts[j]) and _changed_before_cause(ix.sentence_texts[j]) for j in window):
-        return False, ""  # "operating income was primarily due to increased sales": the evidence's cause is its increase's
+        return ""  # "operating income was primarily due to increased sales": the evidence's cause is its increase's
     if claim.forward_cause and not any(
             (_CAUSE_RE.search(ix.sentence_texts[j]) or FORWARD_CAUSE_RE.search(ix.sentence_texts[j]))
             and len(claim.terms & ix.terms[j]) >= CAUSE_COVERAGE * len(claim.terms) for j in window):
-        return False, ""  # "The weakness in foreign currencies contributed to lower net sales of iPhone and Mac":
+        return ""  # "The weakness in foreign currencies contributed to lower net sales of iPhone and Mac":
         # one sentence on the currencies' impact on total net sales, the next on what the decrease consisted of
     if claim.certain and any(_MAYBE_RE.search(ix.sentence_texts[j]) for j in window):
-        return False, ""  # "has entered into" is not "may enter into"
+        return ""  # "has entered into" is not "may enter into"
     if claim.ranks and not claim.ranks <= set().union(*(_ranks(ix.sentence_texts[j]) for j in window)):
-        return False, ""  # "the most severe type ... wishlist": the evidence does not rank it
+        return ""  # "the most severe type ... wishlist": the evidence does not rank it
+    return None
+
+def _names_said(claim: Claim, ix: SourceIndex, window: list[int], covered: set[str]) -> str | None:
+    """Do the sentences write the claim's names as it does (code names, acronyms, titles, packages,
+    its own names)? None when they do, else why not ("names" or "")."""
     if claim.echoes and not all(any(_as_code(e, ix.sentence_texts[j]) for j in window) for e in claim.echoes):
-        return False, "names"  # `integrate`, asked "which function integrates": a verb in "lsode integrate ODEs"
+        return "names"  # `integrate`, asked "which function integrates": a verb in "lsode integrate ODEs"
     if claim.subjects and not _of_subjects(ix, claim.subjects, said_in(ix, window)):
-        return False, ""  # "in Maxima, you can ...", evidence from the Asymptote manual
+        return ""  # "in Maxima, you can ...", evidence from the Asymptote manual
     if claim.acronyms:
         written = " ".join(ix.sentence_texts[j] for j in window) + " " + source_label(ix.source)
         if not all(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", written) for a in claim.acronyms):
-            return False, "names"  # "the SORT function" from "To sort the rows ..., use order()"
+            return "names"  # "the SORT function" from "To sort the rows ..., use order()"
     if claim.code_words:
         code_said = set(re.findall(r"[a-z][\w-]+", " ".join(ix.sentence_texts[j] for j in window).lower()))
         if not claim.code_words <= code_said:
-            return False, "names"  # "set terminal image portrait [2,3]" from "set terminal imagen portrait [2,3]"
+            return "names"  # "set terminal image portrait [2,3]" from "set terminal imagen portrait [2,3]"
     counts = _count_compounds(claim.body)
     if counts:
         said = " ".join(ix.sentence_texts[j] for j in window).lower()
         if not all(re.search(rf"\b{c}\b", said) for c in counts):
-            return False, ""  # "the one-sample Kolmogorov-Smirnov test" from "... between the two ecdf's"
+            return ""  # "the one-sample Kolmogorov-Smirnov test" from "... between the two ecdf's"
     if _stance_of_another(claim.body, " ".join(ix.sentence_texts[j] for j in window)):
-        return False, ""  # "you expect ..." from "the release team ... expect ..."
+        return ""  # "you expect ..." from "the release team ... expect ..."
     if claim.titles:
         said = " ".join(ix.sentence_texts[j] for j in window).lower()
         if not all(t in said for t in claim.titles):
-            return False, "names"  # "ITP: foo - Debian Developer's Reference": the manual's title, not the subject line
+            return "names"  # "ITP: foo - Debian Developer's Reference": the manual's title, not the subject line
     if claim.providers:
         said = " ".join(ix.sentence_texts[j] for j in window).lower()
         if not all(_names_package(said, p) for p in claim.providers):
-            return False, "names"  # "read.DIF provided by R-data": R-data is the manual, not a package
+            return "names"  # "read.DIF provided by R-data": R-data is the manual, not a package
     if claim.own_names:
         said_words = set().union(*(source_words(ix.sentence_texts[j], source_label(ix.source)) for j in window))
         said_words |= {POSSESSIVE_RE.sub("", w) for w in said_words}  # "Mercury's" says Mercury
@@ -427,38 +443,43 @@ def accepts(claim: Claim, ix: SourceIndex, window: list[int], covered: set[str],
         if not all(n in said_words or stem(n) in said_words
                    or (("_" in n or "-" in n) and _ident_pattern(n).search(said))
                    for n in claim.own_names):
-            return False, "names"  # "in the XY plane": the sentence that says the rest does not say that
+            return "names"  # "in the XY plane": the sentence that says the rest does not say that
+    return None
+
+def _rest_said(claim: Claim, ix: SourceIndex, window: list[int], covered: set[str]) -> str | None:
+    """Do the sentences say the rest: the question's words the claim restates, its advice, its
+    settings, the terms of its cause, its ordinals, figures and code names? None when they do,
+    else why not ("names", "figures" or "")."""
     if (len(claim.restated) >= RESTATED_MIN and len(claim.restated & covered) < RESTATED_COVERAGE * len(claim.restated)
             or len(claim.restated) == 2 and not claim.restated & covered):
-        return False, ""  # what the claim says of the question's subject, its evidence does not
+        return ""  # what the claim says of the question's subject, its evidence does not
     if claim.says_back and not claim.terms <= covered:
-        return False, ""  # "Yes, if you abbreviate an argument name R will match it": every word needs saying
+        return ""  # "Yes, if you abbreviate an argument name R will match it": every word needs saying
     window_terms = set().union(*(ix.terms[j] for j in window))
     if claim.advice and not claim.advice <= window_terms:
-        return False, ""  # "you need to edit default.target" from "systemd starts the services listed in"
+        return ""  # "you need to edit default.target" from "systemd starts the services listed in"
     if _longest_missing_run(claim.sequence, covered) >= MISSING_RUN:
-        return False, ""  # "Reading a million distinct integers takes too much time": the evidence says
+        return ""  # "Reading a million distinct integers takes too much time": the evidence says
         # "garbage collection takes an appreciable amount of time"
     if claim.settings and not all(any(_setting_said(n, v, ix.sentence_texts[j]) for j in window)
                                   for n, v in claim.settings):
-        return False, "names"  # "setting fill = FALSE" against "blank.lines.skip = FALSE ... with fill = TRUE"
+        return "names"  # "setting fill = FALSE" against "blank.lines.skip = FALSE ... with fill = TRUE"
     if claim.cause:
         said_terms = set().union(*(ix.terms[j] for j in window))
         if len(claim.cause & said_terms) < CAUSE_COVERAGE * len(claim.cause):
-            return False, ""  # "decreased ... due to lower sales of laptops": the evidence names iPhone models
+            return ""  # "decreased ... due to lower sales of laptops": the evidence names iPhone models
     if claim.ordinals and not claim.ordinals <= set().union(*(_ordinals(ix.sentence_texts[j]) for j in window)):
-        return False, ""  # "in the second and third periods": the evidence says no such period
+        return ""  # "in the second and third periods": the evidence says no such period
     if claim.figures and not any(_holds_figures(ix, j, claim) for j in window):
-        return False, "figures"
+        return "figures"
     if claim.counted and not claim.counted <= covered:
-        return False, "figures"  # "the long-term debt is 7,216 years": the sentence with 7,216 counts no years
+        return "figures"  # "the long-term debt is 7,216 years": the sentence with 7,216 counts no years
     if claim.idents or claim.calls or claim.before:
         said = " ".join(ix.sentence_texts[j] for j in window).lower() + " " + ix.label
         if not _names_in(said, claim.idents, claim.calls) or (
                 claim.before and not names_what_before(ix, window[0], said, claim.before)):
-            return False, "names"
-    return True, ""
-
+            return "names"
+    return None
 
 def _causes_the_asked_change(ix: SourceIndex, j: int, claim: Claim) -> bool:
     """Does source sentence `j` give the claim's cause as the cause of the question's change: the

@@ -156,6 +156,25 @@ def test_number_words_belong_to_the_figure_next_to_them():
     assert wrong.support == Support.UNSUPPORTED
 
 
+def test_a_figure_given_as_a_gap_needs_a_source_that_gives_it_as_one(embedder):
+    # The sample's own sentence: 465 degrees is how hot Venus is, not how much hotter than Mercury.
+    venus = ("Venus has a thick atmosphere of carbon dioxide and its surface is hotter than Mercury's, "
+             "about 465 degrees Celsius, because of the greenhouse effect.")
+    question = "How hot is the surface of Venus?"
+    for wrong in ("The surface of Venus is hotter than Mercury by 465 degrees Celsius.",
+                  "The surface of Venus is 465 degrees hotter than Mercury's."):
+        assert _support(embedder, wrong, venus, question) == Support.UNSUPPORTED, wrong
+    assert _support(embedder, "The surface of Venus is about 465 degrees Celsius.", venus, question) == Support.SUPPORTED
+    # A source that gives the gap, in any of the usual ways, supports it.
+    for said in ("The water in the kettle is hotter than the water from the tap by 60 degrees.",
+                 "The water in the kettle is 60 degrees hotter than the water from the tap."):
+        for claim in ("The kettle water is hotter than the tap water by 60 degrees.",
+                      "The kettle water is 60 degrees hotter than the tap water."):
+            assert _support(embedder, claim, said) == Support.SUPPORTED, (claim, said)
+    assert _support(embedder, "Net sales were 5% higher than in the prior year quarter.",
+                    "Net sales rose 5% compared to the prior year quarter.") == Support.SUPPORTED
+
+
 def test_a_code_name_must_be_in_a_source_not_only_its_words():
     text = ("Package foreign reads data stored by Minitab, SAS, SPSS, Stata and Systat. "
             "The function read.table() reads a data frame.")

@@ -29,6 +29,7 @@ from edgechat.core.answering.wording import (
     _PDF_MARKS,
     _REFERS_BACK_RE,
     _WORD_RE,
+    _YEAR_RE,
     _as_code,
     _changed_before_cause,
     _count_compounds,
@@ -160,6 +161,8 @@ def _holds_figures(ix: SourceIndex, j: int, claim: Claim) -> bool:
         return False
     if (claim.figures & _changes(ix.sentence_texts[j])) - _changes(claim.body):
         return False  # "increased International net sales by $1.4 billion": a change, not the sales
+    if (_gaps(claim.body) & claim.figures) - _gaps(ix.sentence_texts[j], loose=True):
+        return False  # "hotter than Mercury by 465 degrees" from "hotter than Mercury's, about 465 degrees": Venus's own
     if not _paired_right(paired_periods(ix.sentence_texts[j]), claim):
         return False  # "$9.4 billion and $9.2 billion in Q3 2022 and Q3 2023": 9.4 is not Q3 2023's
     if j == 0 and ix.cut and _quarters(claim.body) and not names_any_period(ix.sentence_texts[j]):
@@ -204,6 +207,32 @@ def _changes(text: str) -> set[str]:
     for m in _FIGURE_RE.finditer(text):
         before = text[max(0, m.start() - 80):m.start()]
         if _BY_RE.search(before) and _CHANGE_RE.search(before):
+            out.add(_norm_figure(m))
+    return out
+
+
+_COMPARATIVE = r"\b(?!rather\b|other\b)(?:\w{2,}er|more|less|fewer)\s+than\b"
+# "hotter than Mercury by 465 degrees": the figure is the gap between the two things compared
+_COMPARED_BY_RE = re.compile(rf"{_COMPARATIVE}[^.;:!?]{{0,80}}?\bby\s+{_ABOUT}$", re.IGNORECASE)
+# "465 degrees hotter than", "15% more than"
+_GAP_AFTER_RE = re.compile(rf"^\s*(?:(?!(?:is|was|were|are|be|been|has|have|had|and|or|but|the|an?|its?)\b)[^\W\d]+\s+)"
+                           rf"{{0,2}}{_COMPARATIVE}", re.IGNORECASE)
+# "increased 2.1 points", "fell 5%": a change, "by" left out
+_CHANGED_RE = re.compile(rf"\b(?:increase[sd]?|decrease[sd]?|rose|fell|grew|gained|lost|dropped|declined|up|down)\s+"
+                         rf"{_ABOUT}$", re.IGNORECASE)
+
+
+def _gaps(text: str, loose: bool = False) -> set[str]:
+    """The figures `text` gives as the gap between two things it compares ("hotter than Mercury
+    by 465 degrees", "465 degrees hotter than Mercury"); `loose`: also those it gives as the size
+    of any change ("by 465", "an increase of 5%", "rose 5%"), as evidence for such a gap."""
+    out = set()
+    for m in _FIGURE_RE.finditer(text):
+        before, after = text[max(0, m.start() - 120):m.start()], text[m.end():m.end() + 60]
+        if _YEAR_RE.fullmatch(m.group(0).strip()):
+            continue  # "the first nine months of 2023 was lower than": a year is never the gap
+        if (_COMPARED_BY_RE.search(before) or _GAP_AFTER_RE.match(after)
+                or loose and (_BY_RE.search(before) or _CHANGED_RE.search(before))):
             out.add(_norm_figure(m))
     return out
 

@@ -61,6 +61,7 @@ _INDEX_ENTRY = re.compile(r"^[^\d\s][^,]{0,60}?[^\d\s,],\s*\d{1,4}(?:\s*[,\u2013
 _CONTENTS_TITLE = re.compile(r"^(?:table of )?contents$|^index$", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=1 << 14)  # each line is asked about for its page and again for each window holding it
 def norm_line(line: str) -> str:
     """A line as running headers/footers are compared: digits as '#', spaces collapsed, lower."""
     return _DIGITS.sub("#", _SPACE.sub(" ", line.strip().lower()))

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 import edgechat.core  # noqa: F401
-from benchmarks.common import SHARED, emit, machine, replay_alone, summary
-from benchmarks.pipeline_overlap import R_MANUALS
+from benchmarks.common import emit, machine, replay_alone, summary
+from benchmarks.pipeline_overlap import R_MANUALS, source_folder
 from edgechat.core.embedding import load_default_embedder
 from edgechat.core.engine import Engine
 
@@ -85,13 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="edgechat-overhead-"))
     try:
-        if args.folder:
-            folder = Path(args.folder).resolve()
-        else:
-            folder = work / "r-manuals"
-            folder.mkdir()
-            for name in R_MANUALS:
-                shutil.copy2(SHARED / "corpus" / "pdf" / "debian" / name, folder / name)
+        folder = source_folder(args.folder, work)
         real = load_default_embedder()
         real.embed(["warm up"])
         free = FreeEmbedder(real)

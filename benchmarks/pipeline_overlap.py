@@ -72,6 +72,19 @@ def _per_file(on: bool) -> None:
 R_MANUALS = ("R-FAQ.pdf", "R-admin.pdf", "R-lang.pdf")
 
 
+def source_folder(given: str | None, work: Path) -> Path:
+    """The folder to index: the one given, or the R manuals copied into `work`."""
+    if given:
+        return Path(given).resolve()
+    folder = work / "r-manuals"
+    folder.mkdir()
+    for name in R_MANUALS:
+        shutil.copy2(SHARED / "corpus" / "pdf" / "debian" / name, folder / name)
+    return folder
+
+
+
+
 def run_once(folder: Path, embedder, work: Path, variant: str, cold: bool = False,
              expected: list[list[str]] | None = None) -> dict:
     """One indexing run and its ceiling. `expected`: the batches an earlier run of this variant
@@ -154,13 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out")
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="edgechat-overlap-"))
-    if args.folder:
-        folder = Path(args.folder).resolve()
-    else:
-        folder = work / "r-manuals"
-        folder.mkdir()
-        for name in R_MANUALS:
-            shutil.copy2(SHARED / "corpus" / "pdf" / "debian" / name, folder / name)
+    folder = source_folder(args.folder, work)
     variants = args.variants.split(",")
 
     def spec(v: str) -> tuple[int, int]:

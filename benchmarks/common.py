@@ -101,6 +101,15 @@ class RecordingEmbedder:
         finally:
             self.calls.append((t, time.perf_counter()))
 
+    def embed_encoded(self, texts, token_ids):
+        """The indexer's call when it has the texts' token ids: recorded as embed() is."""
+        self.batches.append(list(texts))
+        t = time.perf_counter()
+        try:
+            return self._embedder.embed_encoded(texts, token_ids)
+        finally:
+            self.calls.append((t, time.perf_counter()))
+
     def __getattr__(self, name: str):
         return getattr(self._embedder, name)
 

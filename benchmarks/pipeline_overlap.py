@@ -15,7 +15,8 @@ batch's texts queued behind the last ones); its ceiling replays its batches the 
 "+end-writes" leaves the vector index's writes of the run's last stretch to its end, as before
 the fourteenth session (not FINAL_WRITE_BATCH at a time as the vectors are made). "+flat-parts"
 chunks a document in parts of 4 pages and then 32, as before the fourteenth (not growing from 4
-to 32: chunking.part_bounds).
+to 32: chunking.part_bounds). "+tokenize" has the embedder tokenize every text, as before the
+fifteenth (not given the token ids the chunker already has: Chunk.embed_ids).
 
 Each repeat indexes FOLDER into a fresh library once per variant (the order alternating between
 repeats), the library opened first as the app opens it at start-up (`--cold`: not, as the command
@@ -44,6 +45,7 @@ from edgechat.core.embedding import load_default_embedder
 from edgechat.core.engine import Engine
 from edgechat.core.indexing import chunking as chunking_mod
 from edgechat.core.indexing import indexer as indexer_mod
+from edgechat.core import records as records_mod
 from edgechat.core.store import library as library_mod
 
 _PARTS = indexer_mod.chunk_document_parts
@@ -51,6 +53,7 @@ _VECTOR_WRITE_BATCH = library_mod.VECTOR_WRITE_BATCH
 _EMBED_IN_FLIGHT = indexer_mod.EMBED_IN_FLIGHT
 _FINAL_WRITE_BATCH = indexer_mod.FINAL_WRITE_BATCH
 _PART_BOUNDS = chunking_mod.part_bounds
+_EMBED_IDS = records_mod.Chunk.embed_ids
 
 
 def _flat_bounds(pages: int) -> list[int]:
@@ -99,6 +102,9 @@ def run_once(folder: Path, embedder, work: Path, variant: str, cold: bool = Fals
     # "+end-writes": the last stretch's vectors written after its last batch, as before the fourteenth
     indexer_mod.FINAL_WRITE_BATCH = 1 << 62 if "+end-writes" in variant else _FINAL_WRITE_BATCH  # type: ignore[misc]
     chunking_mod.part_bounds = _flat_bounds if "+flat-parts" in variant else _PART_BOUNDS  # type: ignore[assignment]
+    # "+tokenize": the embedder tokenizes every text again, as before the fifteenth session (not
+    # given the token ids the chunker has)
+    records_mod.Chunk.embed_ids = property(lambda c: None) if "+tokenize" in variant else _EMBED_IDS  # type: ignore[method-assign]
     before = replay_alone(embedder, expected) if expected else None
     lib = work / f"lib-{variant}-{time.time_ns()}"
     recorder = RecordingEmbedder(embedder)

@@ -163,6 +163,21 @@ def test_long_text_is_truncated_to_max_tokens(embedder: OnnxEmbedder) -> None:
     np.testing.assert_allclose(vec[0], embedder.embed([head])[0], atol=1e-4)
 
 
+def test_texts_given_with_their_token_ids_get_the_vectors_of_the_texts(embedder: OnnxEmbedder) -> None:
+    texts = ["Venus is the hottest planet.", "Mercury is closest to the Sun.",
+             " ".join(f"word{i} is here" for i in range(400))]  # longer than max_tokens: cut alike
+    ids = [embedder.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
+    expected = embedder.embed(texts)
+    np.testing.assert_allclose(embedder.embed_encoded(texts, ids), expected, atol=1e-6)
+    # a text without ids is tokenized as embed() does; the order is kept
+    np.testing.assert_allclose(embedder.embed_encoded(texts, [ids[0], None, ids[2]]), expected, atol=1e-6)
+    # the ids, not the text, are what is embedded when given
+    swapped = embedder.embed_encoded(texts[:2], [ids[1], ids[0]])
+    np.testing.assert_allclose(swapped, expected[[1, 0]], atol=1e-6)
+    with pytest.raises(ValueError):
+        embedder.embed_encoded(texts, ids[:2])
+
+
 def test_public_tokenizer_has_no_padding_or_truncation(embedder: OnnxEmbedder) -> None:
     tok = embedder.tokenizer
     assert tok.padding is None

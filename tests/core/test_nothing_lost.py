@@ -70,19 +70,19 @@ def test_a_changed_file_keeps_its_old_version_until_the_new_one_is_in(library, e
         class PowerCut(Exception):
             pass
 
-        real_embed = embedder.embed
+        real_embed = embedder.embed_encoded  # what the indexer calls, with the chunker's token ids
 
-        def embed_then_die(texts):
+        def embed_then_die(texts, token_ids):
             if any("oven" in t for t in texts):
                 raise PowerCut  # the process dies while the new version is being embedded
-            return real_embed(texts)
+            return real_embed(texts, token_ids)
 
-        embedder.embed = embed_then_die
+        embedder.embed_encoded = embed_then_die
         try:
             with pytest.raises(PowerCut):
                 e.index([docs])
         finally:
-            embedder.embed = real_embed
+            del embedder.embed_encoded  # the method again
         assert top_text(e, VENUS) == old_text  # the old version is still searchable
         rec = e.parts.store.file(str(path.resolve()))
         assert rec is not None and rec.state == FileState.DONE

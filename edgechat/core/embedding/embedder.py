@@ -41,7 +41,11 @@ _VARIANT_FILES = {
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 vectors; cosine similarity is a dot product."""
+    """Turns texts into L2-normalised float32 vectors; cosine similarity is a dot product.
+
+    An embedder may also offer `embed_encoded(texts, token_ids)` (OnnxEmbedder does): the same
+    vectors, given the texts' token ids where the caller has them. The indexer then passes the
+    ids its chunker already made, and the texts are not tokenized twice."""
 
     name: str
     dim: int
@@ -164,8 +168,9 @@ class OnnxEmbedder:
         if isinstance(last, int):
             dim = last
         if not dim:
-            dim = self._run(*self._batch_arrays([self._encoder.encode("dimension probe")])).shape[1]
+            dim = self._run(*self._batch_arrays([self._encoder.encode("dimension probe").ids])).shape[1]
         self.dim = int(dim)
+        self._wrap = _special_tokens(self._encoder, self.tokenizer)
 
     def __repr__(self) -> str:
         return (f"OnnxEmbedder(name={self.name!r}, variant={self.variant!r}, dim={self.dim}, "
@@ -184,14 +189,36 @@ class OnnxEmbedder:
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"embed() takes strings, not {type(t).__name__}")
-        encodings = self._encoder.encode_batch(texts)
-        lengths = [len(e.ids) for e in encodings]
-        order = sorted(range(len(texts)), key=lengths.__getitem__, reverse=True)
+        return self._embed_ids([e.ids for e in self._encoder.encode_batch(texts)], out)
+
+    def embed_encoded(self, texts: Sequence[str], token_ids: Sequence[Sequence[int] | None]) -> np.ndarray:
+        """embed(texts), given the token ids (no special tokens) of those texts the caller has
+        already: the same vectors, without tokenizing those again. None where it has not."""
+        texts = list(texts)
+        if len(token_ids) != len(texts):
+            raise ValueError("embed_encoded() needs one entry of token ids (or None) per text")
+        rows: list[list[int]] = [[] for _ in texts]
+        todo = [k for k, ids in enumerate(token_ids) if ids is None or self._wrap is None]
+        for k, e in zip(todo, self._encoder.encode_batch([texts[k] for k in todo]) if todo else ()):
+            rows[k] = e.ids
+        if self._wrap is not None:
+            first, last = self._wrap
+            room = self.max_tokens - len(first) - len(last)
+            for k, ids in enumerate(token_ids):
+                if ids is not None:
+                    rows[k] = [*first, *ids[:room], *last]
+        return self._embed_ids(rows, np.empty((len(texts), self.dim), dtype=np.float32))
+
+    def _embed_ids(self, encoded: list[list[int]], out: np.ndarray) -> np.ndarray:
+        """Each row of token ids (special tokens included) embedded into `out`, longest first."""
+        if not encoded:
+            return out
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]), reverse=True)
         step = self.rows_per_run
         runs = [order[start : start + step] for start in range(0, len(order), step)]
 
         def run(rows: list[int]) -> None:
-            out[rows] = self._run(*self._batch_arrays([encodings[i] for i in rows]))
+            out[rows] = self._run(*self._batch_arrays([encoded[i] for i in rows]))
 
         if self.lanes == 1 or len(runs) == 1:
             for rows in runs:
@@ -224,17 +251,16 @@ class OnnxEmbedder:
 
     # ------------------------------------------------------------------ internals
 
-    def _batch_arrays(self, encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        longest = max(len(e.ids) for e in encodings)
-        ids = np.full((len(encodings), longest), self._pad_id, dtype=np.int64)
+    def _batch_arrays(self, rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Token ids padded to the longest row, the attention mask, and token types (all 0: one
+        text per row)."""
+        longest = max(len(r) for r in rows)
+        ids = np.full((len(rows), longest), self._pad_id, dtype=np.int64)
         mask = np.zeros_like(ids)
-        types = np.zeros_like(ids)
-        for r, e in enumerate(encodings):
-            n = len(e.ids)
-            ids[r, :n] = e.ids
-            mask[r, :n] = 1
-            types[r, :n] = e.type_ids
-        return ids, mask, types
+        for r, row in enumerate(rows):
+            ids[r, : len(row)] = row
+            mask[r, : len(row)] = 1
+        return ids, mask, np.zeros_like(ids)
 
     def _run(self, ids: np.ndarray, mask: np.ndarray, types: np.ndarray) -> np.ndarray:
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
@@ -250,6 +276,19 @@ class OnnxEmbedder:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _special_tokens(encoder: Tokenizer, plain: Tokenizer) -> tuple[list[int], list[int]] | None:
+    """The ids `encoder` puts before and after a text's own ([CLS], [SEP]), or None when it does
+    more than that or gives a token a type other than 0 (then embed_encoded tokenizes every text)."""
+    probe = "edgechat probe"
+    whole, own = encoder.encode(probe), plain.encode(probe, add_special_tokens=False).ids
+    for start in range(len(whole.ids) - len(own) + 1):
+        if whole.ids[start : start + len(own)] == own:
+            if any(whole.type_ids):
+                return None
+            return list(whole.ids[:start]), list(whole.ids[start + len(own):])
+    return None
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

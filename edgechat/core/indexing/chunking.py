@@ -73,6 +73,9 @@ def chunk_page(
     n = len(offsets)
     if n == 0:
         return
+    # A window's token ids are the page's, from word start to word end, when no token of the page
+    # is empty (then the indices line up): tokenizing the window's text alone gives the same.
+    ids, pieces = (enc.ids, enc.tokens) if n == len(enc.offsets) else (None, None)
     size = settings.size
     starts = [o[0] for o in offsets]
     # tables as token ranges [first, last) of those that fit in one window
@@ -97,7 +100,10 @@ def chunk_page(
         start, end = offsets[i][0], offsets[j - 1][1]
         piece = text[start:end]
         if len(piece.strip()) >= settings.min_chars:
-            yield Chunk(page=page.number, start=start, end=end, text=piece, tokens=j - i)
+            whole_words = pieces is not None and not pieces[i].startswith("##") and (
+                j == n or not pieces[j].startswith("##"))
+            yield Chunk(page=page.number, start=start, end=end, text=piece, tokens=j - i,
+                        text_ids=tuple(ids[i:j]) if whole_words and ids is not None else None)
         if j >= n:
             break
         nxt = max(j - settings.overlap, i + 1)
@@ -200,7 +206,7 @@ def chunk_document_parts(
         if dctx.period:
             doc.metadata[ctx.PERIOD_KEY] = dctx.period
     left_out: list[Chunk] = []
-    fitted: dict[str, str] = {}  # header -> the header cut to its tokens: most chunks share a few
+    fitted: dict[str, tuple[str, tuple[int, ...]]] = {}  # header -> it cut to its tokens, and their ids
     given = False
     bounds = part_bounds(len(doc.pages))
     for lo, hi in zip(bounds, bounds[1:]):
@@ -212,6 +218,7 @@ def chunk_document_parts(
                                 encoding=enc):
                 search, share = ctx.retrieval_text(c.text, running) if boilerplate else ("", 0.0)
                 header = ""
+                header_ids: tuple[int, ...] = ()
                 if settings.context:
                     parts = dctx.label.split(" | ") + [dctx.section_at(page.number, c.start)]
                     parts += [t.header for t in tables if t.start < c.start < t.end and t.header]
@@ -219,9 +226,11 @@ def chunk_document_parts(
                     parts = [p for p in parts if p and " ".join(p.lower().split()) not in head]  # said already
                     joined = " | ".join(parts)
                     if joined not in fitted:
-                        fitted[joined] = _fit(joined, tokenizer, settings.context_tokens)
-                    header = fitted[joined]
-                c = replace(c, context=header, search_text="" if search == c.text else search)
+                        cut = _fit(joined, tokenizer, settings.context_tokens)
+                        fitted[joined] = cut, tuple(tokenizer.encode(cut, add_special_tokens=False).ids)
+                    header, header_ids = fitted[joined]
+                c = replace(c, context=header, context_ids=header_ids or None,
+                            search_text="" if search == c.text else search)
                 if boilerplate and (share >= settings.boilerplate_share or not search.strip()):
                     left_out.append(c)
                 else:

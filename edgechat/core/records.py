@@ -175,10 +175,11 @@ class Chunk:
     tokens: int = 0
     context: str = ""
     search_text: str = ""
-    # The embedder's token ids (no special tokens) of `text` and of `context`, as the chunker
-    # has them from the page's encoding and the header's; None where it has not. Only a shortcut:
-    # `embed_ids` is what tokenizing `embed_text` gives.
-    text_ids: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
+    # The embedder's token ids (no special tokens) of what is embedded after the header
+    # (`search_text or text`) and of `context`, as the chunker has them from the page's encoding
+    # and the header's; None where it has not. Only a shortcut: `embed_ids` is what tokenizing
+    # `embed_text` gives.
+    body_ids: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
     context_ids: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -190,13 +191,12 @@ class Chunk:
     @property
     def embed_ids(self) -> tuple[int, ...] | None:
         """`embed_text`'s token ids without special tokens, when known without tokenizing it: the
-        header's, then the text's (the line end between them is no token); None otherwise (a
-        search text without boilerplate lines, or ids not given)."""
-        if self.search_text or self.text_ids is None:
+        header's, then the body's (the line end between them is no token); None otherwise."""
+        if self.body_ids is None:
             return None
         if not self.context:
-            return self.text_ids
-        return None if self.context_ids is None else self.context_ids + self.text_ids
+            return self.body_ids
+        return None if self.context_ids is None else self.context_ids + self.body_ids
 
 
 @dataclass

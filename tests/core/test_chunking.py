@@ -19,8 +19,8 @@ def _check(page: Page, chunks, tokenizer, size: int) -> None:
         assert page.text[c.start : c.end] == c.text
         assert 0 < c.tokens <= size
         assert len(tokenizer.encode(c.text, add_special_tokens=False).ids) <= size + 2
-        if c.text_ids is not None:  # the page's ids, given only where the window's own text has them
-            assert list(c.text_ids) == tokenizer.encode(c.text, add_special_tokens=False).ids
+        if c.body_ids is not None:  # the page's ids, given only where the window's own text has them
+            assert list(c.body_ids) == tokenizer.encode(c.text, add_special_tokens=False).ids
 
 
 def test_long_page_is_windowed_with_overlap(tokenizer):
@@ -105,11 +105,11 @@ def test_a_chunk_carries_its_token_ids_only_when_they_are_its_text_s_own(tokeniz
     words = " ".join(f"electroencephalography record {i} shows rhythm {i % 5}" for i in range(120))
     page = Page(1, words)
     chunks = list(chunk_page(page, tokenizer, ChunkSettings(size=40, overlap=13)))
-    with_ids = [c for c in chunks if c.text_ids is not None]
-    without = [c for c in chunks if c.text_ids is None]
+    with_ids = [c for c in chunks if c.body_ids is not None]
+    without = [c for c in chunks if c.body_ids is None]
     assert with_ids and without  # some windows cut a word: those are tokenized again
     for c in with_ids:
-        assert list(c.text_ids) == tokenizer.encode(c.text, add_special_tokens=False).ids
+        assert list(c.body_ids) == tokenizer.encode(c.text, add_special_tokens=False).ids
     for c in without:
         assert c.embed_ids is None
 
@@ -118,12 +118,18 @@ def test_a_document_s_chunks_give_the_ids_of_what_is_embedded(tokenizer):
     from edgechat.core.indexing.chunking import chunk_document
     from edgechat.core.records import Document
 
-    body = "The lighthouse keeper lit the great lamp at dusk. " * 60
-    pages = [Page(n, f"Harbour Notes {n}\nChapter 2 The Lamp\n{body}\nHarbour Notes") for n in range(1, 7)]
-    doc = Document(path="/docs/harbour.txt", title="Harbour Notes", format="text", pages=pages)
-    chunks = chunk_document(doc, tokenizer)
+    words = "amber birch cedar dune ember fjord grove heath inlet jetty kelp lagoon marsh north ocean pier".split()
+
+    def body(n: int) -> str:
+        return "\n".join(f"The keeper trimmed the {words[(n * 3 + k) % 16]} wick and watched the "
+                         f"{words[(n * 7 + k) % 16]} water rise." for k in range(4))
+
+    pages = [Page(n, f"The Harbour Almanac {n}\n{body(n)}\nKeeping the light, chapter two") for n in range(1, 7)]
+    chunks = chunk_document(Document(path="/docs/lamps.pdf", title="Lamps", format="pdf", pages=pages), tokenizer)
     known = [c for c in chunks if c.embed_ids is not None]
     assert known and all(c.context for c in known)  # headers included
+    # the running header and footer left out of what is embedded: the ids are the kept lines'
+    assert all(c.search_text and "Almanac" not in c.search_text for c in known)
     for c in chunks:
         if c.embed_ids is not None:
             assert list(c.embed_ids) == tokenizer.encode(c.embed_text, add_special_tokens=False).ids

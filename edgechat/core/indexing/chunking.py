@@ -103,7 +103,7 @@ def chunk_page(
             whole_words = pieces is not None and not pieces[i].startswith("##") and (
                 j == n or not pieces[j].startswith("##"))
             yield Chunk(page=page.number, start=start, end=end, text=piece, tokens=j - i,
-                        text_ids=tuple(ids[i:j]) if whole_words and ids is not None else None)
+                        body_ids=tuple(ids[i:j]) if whole_words and ids is not None else None)
         if j >= n:
             break
         nxt = max(j - settings.overlap, i + 1)
@@ -214,9 +214,14 @@ def chunk_document_parts(
         out: list[Chunk] = []
         for page, enc in _encoded(doc.pages[lo:hi], tokenizer):
             tables = ctx.find_tables(page.text) if settings.tables else []
+            page_tokens = _PageTokens(enc)
             for c in chunk_page(page, tokenizer, settings, tables if settings.whole_tables else (), rows=rows,
                                 encoding=enc):
-                search, share = ctx.retrieval_text(c.text, running) if boilerplate else ("", 0.0)
+                kept, share = ctx.retrieval_lines(c.text, running) if boilerplate else ([], 0.0)
+                search = "\n".join(c.text[a:b] for a, b in kept)
+                body_ids = c.body_ids
+                if search and search != c.text:  # the ids of the lines kept, from the page's
+                    body_ids = page_tokens.ids_of([(c.start + a, c.start + b) for a, b in kept])
                 header = ""
                 header_ids: tuple[int, ...] = ()
                 if settings.context:
@@ -230,7 +235,7 @@ def chunk_document_parts(
                         fitted[joined] = cut, tuple(tokenizer.encode(cut, add_special_tokens=False).ids)
                     header, header_ids = fitted[joined]
                 c = replace(c, context=header, context_ids=header_ids or None,
-                            search_text="" if search == c.text else search)
+                            search_text="" if search == c.text else search, body_ids=body_ids)
                 if boilerplate and (share >= settings.boilerplate_share or not search.strip()):
                     left_out.append(c)
                 else:
@@ -240,6 +245,42 @@ def chunk_document_parts(
         elif out or last:
             given = True
             yield out, last
+
+
+class _PageTokens:
+    """A page's encoding, read once: the token ids of the lines a chunk keeps for its search text."""
+
+    def __init__(self, enc: Encoding) -> None:
+        self._enc = enc
+        self._read = False
+
+    def _load(self) -> None:
+        offsets = self._enc.offsets
+        self.exact = all(b > a for a, b in offsets)  # no empty token: indices line up with the text
+        self.starts = [a for a, _ in offsets]
+        self.ends = [b for _, b in offsets]
+        self.ids, self.pieces = self._enc.ids, self._enc.tokens
+        self._read = True
+
+    def ids_of(self, spans: Sequence[tuple[int, int]]) -> tuple[int, ...] | None:
+        """The ids of the text of `spans` (page offsets) joined by line ends, when they are the
+        page's tokens inside them: none cut by a span's end, none a word's continuation at a
+        span's start or just after its end; None otherwise (then the text is tokenized)."""
+        if not self._read:
+            self._load()
+        if not self.exact:
+            return None
+        out: list[int] = []
+        for a, b in spans:
+            lo, hi = bisect.bisect_left(self.starts, a), bisect.bisect_left(self.starts, b)
+            if lo < hi and (self.ends[hi - 1] > b or self.pieces[lo].startswith("##")):
+                return None
+            if lo > 0 and self.ends[lo - 1] > a:  # a token across the span's start
+                return None
+            if hi < len(self.pieces) and self.pieces[hi].startswith("##"):
+                return None
+            out.extend(self.ids[lo:hi])
+        return tuple(out)
 
 
 def _fit(text: str, tokenizer: Tokenizer, max_tokens: int) -> str:

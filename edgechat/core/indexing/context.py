@@ -436,13 +436,26 @@ def retrieval_text(text: str, running: frozenset[str]) -> tuple[str, float]:
     boilerplate. Running headers/footers and leader lines are always left out; contents and
     index entries only where they are at least a third of the lines (a prose line may end in
     "see Note 5" too)."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if not lines:
-        return "", 0.0
+    kept, share = retrieval_lines(text, running)
+    return "\n".join(text[a:b] for a, b in kept), share
+
+
+def retrieval_lines(text: str, running: frozenset[str]) -> tuple[list[tuple[int, int]], float]:
+    """retrieval_text's lines as spans of `text` (line ends left out), and the share."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for piece in text.splitlines(keepends=True):
+        line = piece.splitlines()[0]
+        if line.strip():
+            spans.append((pos, pos + len(line)))
+        pos += len(piece)
+    if not spans:
+        return [], 0.0
+    lines = [text[a:b] for a, b in spans]
     run = [norm_line(ln) in running for ln in lines]
     contents = [is_contents_line(ln) for ln in lines]
     share = sum(a or b for a, b in zip(run, contents)) / len(lines)
     many = sum(contents) >= len(lines) / 3
-    kept = [ln for ln, r, c in zip(lines, run, contents)
+    kept = [span for span, ln, r, c in zip(spans, lines, run, contents)
             if not (r or (c and (many or _LEADER.search(ln))))]
-    return "\n".join(kept), share
+    return kept, share

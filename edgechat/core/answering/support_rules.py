@@ -435,6 +435,7 @@ def _same_meaning(claim: Claim, ix: SourceIndex, window: list[int], covered: set
         return ""  # "the most severe type ... wishlist": the evidence does not rank it
     return None
 
+
 def _names_said(claim: Claim, ix: SourceIndex, window: list[int], covered: set[str]) -> str | None:
     """Do the sentences write the claim's names as it does (code names, acronyms, titles, packages,
     its own names)? None when they do, else why not ("names" or "")."""
@@ -475,6 +476,7 @@ def _names_said(claim: Claim, ix: SourceIndex, window: list[int], covered: set[s
             return "names"  # "in the XY plane": the sentence that says the rest does not say that
     return None
 
+
 def _rest_said(claim: Claim, ix: SourceIndex, window: list[int], covered: set[str]) -> str | None:
     """Do the sentences say the rest: the question's words the claim restates, its advice, its
     settings, the terms of its cause, its ordinals, figures and code names? None when they do,
@@ -509,6 +511,7 @@ def _rest_said(claim: Claim, ix: SourceIndex, window: list[int], covered: set[st
                 claim.before and not names_what_before(ix, window[0], said, claim.before)):
             return "names"
     return None
+
 
 def _causes_the_asked_change(ix: SourceIndex, j: int, claim: Claim) -> bool:
     """Does source sentence `j` give the claim's cause as the cause of the question's change: the

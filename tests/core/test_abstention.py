@@ -215,8 +215,8 @@ def test_an_answer_that_states_nothing_is_no_answer(engine):
 
 def test_a_withheld_answer_to_an_amount_quotes_the_row_that_names_it_first(tmp_path, embedder):
     """Asked for an amount, the model copied the wrong figure; the table row that names what was
-    asked is quoted first, under a heading that does not call the answer "not found"."""
-    from edgechat.core.answering.answer import ROW_FIRST, UNCHECKED_WITH_ROW
+    asked is quoted first, under the heading that the model's answer is not shown."""
+    from edgechat.core.answering.answer import ROW_FIRST
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -231,7 +231,7 @@ def test_a_withheld_answer_to_an_amount_quotes_the_row_that_names_it_first(tmp_p
                     ScriptedClient("Phones brought in revenue of $45,384 million during the quarter [1]."))
     assert r.abstained and r.draft.startswith("Phones brought in")
     lines = r.text.splitlines()
-    assert lines[0] == UNCHECKED_WITH_ROW and ROW_FIRST in lines
+    assert lines[0] == WITHHELD and ROW_FIRST in lines
     after = lines[lines.index(ROW_FIRST) + 1 :]
     assert after[0].startswith("Net sales by category") and after[0].endswith("(in millions): [1]")
     assert after[1] == "Phones $ 39,669 $ 40,665 [1]"
@@ -287,14 +287,12 @@ def test_an_answer_with_no_figure_to_an_amount_asked_for_is_no_answer(tmp_path, 
 def test_a_quoted_row_comes_with_the_headings_that_tell_its_columns_apart(tmp_path, embedder):
     """A withheld answer quotes the row asked for; "Operating income 3,669 4,774" alone does not say
     which figure is which quarter, so the column headings come on the line above it."""
-    from edgechat.core.answering.answer import UNCHECKED_WITH_ROW
-
     report = ("Results of operations\n\nThe results of operations were as follows (in millions):\n"
               "Three Months Ended March 31,\n2022 2023\nTotal net sales 116,444 127,358\n"
               "Operating income 3,669 4,774\nNet income (loss) (3,844) 3,172\n")
     r = _ask_report(tmp_path, embedder, report, "What was the operating income in the quarter ended March 31, 2023?",
                     "The operating income was 3,669 million [1].")  # 2022's column
-    assert r.abstained and r.text.startswith(UNCHECKED_WITH_ROW)
+    assert r.abstained and r.text.startswith(WITHHELD)
     lines = r.text.splitlines()
     row = next(i for i, line in enumerate(lines) if line.startswith("Operating income 3,669 4,774"))
     assert lines[row - 1] == "Columns: Three Months Ended March 31, 2022 2023 [1]"

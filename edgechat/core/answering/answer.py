@@ -29,8 +29,8 @@ are supported (`support_ratio` < 0.5) or when its first claim sentence is unsupp
 sentence is what a reader takes as the answer (the Echoserver opening line was the answer's
 headline), so a wrong one is not rescued by true sentences after it. With a supported first
 claim, only the supported sentences are shown, in order, and the whole text is kept as the
-unverified `draft`; with an unsupported first claim the answer is withheld ("Not found in your
-documents", the closest passages, the draft). On the Debian questions with Qwen2.5-Coder-0.5B,
+unverified `draft`; with an unsupported first claim the answer is withheld ("The model's answer is not
+shown", the closest passages, the draft). On the Debian questions with Qwen2.5-Coder-0.5B,
 withholding every such answer threw away 13 drafts that held the right fact out of 29; showing
 the supported sentences whatever the first claim showed fragments that did not answer the
 question for 2 of 17 questions the library cannot answer. An answer that passes can still hold an
@@ -92,14 +92,12 @@ NO_SEARCH_EXTRACTIVE = (
     "Without a language model EdgeChat can only answer from your documents: ask about them."
 )
 NOT_IN_DOCUMENTS = "Your documents don't say: nothing in them is close enough to this question."
-WITHHELD = ("Not found in your documents: the answer the model wrote is not supported by them, "
-            "so it is not shown as the answer.")
+# The model wrote an answer its sources do not support. Not "not found": the closest passages shown
+# under it often do answer the question.
+WITHHELD = "The model's answer is not shown: your documents do not support what it wrote."
 CLOSEST = "The closest passages:"
 MAX_EXTRA_ROWS = 2  # passages added for amounts the question compares and the sources have no row for
 ROW_SEARCH_RESULTS = 20  # passages of the document searched for such a row
-# Withheld, or the model found nothing, but a table row names what the question asks for: the
-# documents may well hold the answer, so "not found" would mislead.
-UNCHECKED_WITH_ROW = "The model's answer is not shown: your documents do not support what it wrote."
 ROW_FIRST = "The table row that matches the question, then the closest passages:"
 ROWS_FIRST = "The table rows that match the question, then the closest passages:"
 MODEL_FOUND_NONE = ("Your documents don't seem to say: the model found no answer in the passages closest "
@@ -107,7 +105,7 @@ MODEL_FOUND_NONE = ("Your documents don't seem to say: the model found no answer
 NO_FIGURE = "The model's answer is not shown: it gives no figure for the amount you asked about."
 OTHER_AMOUNT = "The model's answer is not shown: its figure is not of the amount you asked about."
 register_own_text(NOTHING_FOUND, NOT_IN_DOCUMENTS, WITHHELD, CLOSEST, MODEL_FOUND_NONE, DONT_KNOW,
-                  UNCHECKED_WITH_ROW, ROW_FIRST, ROWS_FIRST, NO_FIGURE, OTHER_AMOUNT)
+                  ROW_FIRST, ROWS_FIRST, NO_FIGURE, OTHER_AMOUNT)
 # The model saying it cannot answer, in the prompt's words (DONT_KNOW) or its own.
 _DONT_KNOW_RE = re.compile(
     r"\b(?:do not|don't|cannot|can't|can not) (?:know|answer|find|determine|tell)\b"
@@ -537,6 +535,6 @@ class Answerer:
                 quotes = first + [qn for qn in quotes if qn not in first]
                 rows_quoted = sum(1 for q, _ in first if q not in captions and not q.startswith(COLUMNS))
                 heading = ROW_FIRST if rows_quoted == 1 else ROWS_FIRST
-                if sentence in (WITHHELD, MODEL_FOUND_NONE):  # the documents may well hold it: not "not found"
-                    sentence = UNCHECKED_WITH_ROW
+                if sentence == MODEL_FOUND_NONE:  # a row names what was asked: the documents may well say
+                    sentence = WITHHELD
         return sentence + "\n\n" + heading + "\n" + "\n".join(f"{q} [{n}]" for q, n in quotes)

@@ -64,6 +64,7 @@ from edgechat.core.answering.extractive import (
     unfound_amounts,
 )
 from edgechat.core.answering.focus import focus
+from edgechat.core.answering.history import ReducedHistory
 from edgechat.core.answering.verify import attribute, introduces, invents_a_figure, register_own_text, verify
 from edgechat.core.answering.wording import _YEAR_RE, figures
 from edgechat.core.llm.client import ChatClient
@@ -324,18 +325,7 @@ class Answerer:
         if not pq.search_skipped:
             sources += self._rows_of_other_amounts(request, sources)
         t_retrieved = time.perf_counter()
-        base = options or self.options
-        budget = max(256, self.client.context_length - base.max_new_tokens)
-        shown = sources
-        if self.client.kind != ClientKind.EXTRACTIVE and base.source_tokens > 0:
-            # A short prompt: each source's sentences about the question (focus.py). The
-            # answer is checked, cited and highlighted against the whole passages.
-            shown = focus(pq.rewritten_query or request.query, sources, self.client.count_tokens, base.source_tokens)
-        fitted = fit_messages(request.query, shown, [m for m in history if not m.pinned], budget, self.client.count_tokens)
-        kept = len(sources) - fitted.trimmed_sources
-        sources = sources[:kept]
-        # The sources reach the client on a copy of the options made for this call.
-        call_options = dataclasses.replace(base, sources=tuple(sources))
+        fitted, sources, call_options = self._prompt(request, sources, pq, history, options)
 
         text = ""
         stop_reason = StopReason.EOS
@@ -367,52 +357,74 @@ class Answerer:
         own_citations = len(build_citations(text, sources).citations)  # what the writer wrote itself
         checked = not pq.search_skipped and bool(sources) and stop_reason != StopReason.CANCELLED
         judged = self._judge(request.query, text, sources, abstained) if checked else _Judged(text, abstained)
-        text, verdicts, added_spans, abstained = judged.text, judged.verdicts, judged.added_spans, judged.abstained
-        draft, draft_verdicts, trimmed = judged.draft, judged.draft_verdicts, judged.trimmed
-        added = sum(len(v.markers_added) for v in verdicts)
-        cites = build_citations(text, sources)
-        added_at = {s for s, _ in added_spans}
-        for c in cites.citations:
-            c.added = bool(c.spans) and all(s in added_at for s, _ in c.spans)
-        ratio = support_ratio(verdicts)
-        all_supported = all(v.support != Support.UNSUPPORTED for v in verdicts)
-        t_end = time.perf_counter()
         diagnostics = {
             "retrieval_seconds": t_retrieved - t0,
             "first_token_seconds": None if first_token is None else first_token - t_retrieved,
-            "total_seconds": t_end - t0,
+            "total_seconds": time.perf_counter() - t0,
             "evicted_turns": fitted.evicted_turns,
             "trimmed_sources": fitted.trimmed_sources,
             "prompt_tokens": fitted.tokens,
             "history": fitted.diagnostics,
             "client": self.client.name,
-            "markers_added": added,  # by attribution (verify.py), after the model finished
             "model_citations": own_citations,  # accepted citations the writer wrote itself
             "relevance": rel,
-            "support_ratio": ratio,
-            "draft_support_ratio": support_ratio(draft_verdicts) if draft else None,
-            "sentences_left_out": trimmed,
         }
+        response = self._response(judged, sources, pq, stop_reason, checked, diagnostics)
+        yield ChatUpdate(done=True, text=response.text, stop_reason=stop_reason, citations=response.citations,
+                         response=response)
+
+    def _prompt(self, request: RagRequest, sources: list[Source], pq: ProcessedQuery,
+                history: Sequence[ChatMessage], options: ChatOptions | None,
+                ) -> tuple[ReducedHistory, list[Source], ChatOptions]:
+        """The messages for the client, the sources that fit beside them, and the options for this
+        call (a copy that carries those sources)."""
+        base = options or self.options
+        budget = max(256, self.client.context_length - base.max_new_tokens)
+        shown = sources
+        if self.client.kind != ClientKind.EXTRACTIVE and base.source_tokens > 0:
+            # A short prompt: each source's sentences about the question (focus.py). The
+            # answer is checked, cited and highlighted against the whole passages.
+            shown = focus(pq.rewritten_query or request.query, sources, self.client.count_tokens, base.source_tokens)
+        fitted = fit_messages(request.query, shown, [m for m in history if not m.pinned], budget, self.client.count_tokens)
+        sources = sources[:len(sources) - fitted.trimmed_sources]
+        return fitted, sources, dataclasses.replace(base, sources=tuple(sources))
+
+    def _response(self, judged: _Judged, sources: list[Source], pq: ProcessedQuery, stop_reason: StopReason, checked: bool,
+                  diagnostics: dict[str, Any]) -> ChatResponse:
+        """The answer as shown: its citations (those attribution added marked so), verdicts and
+        diagnostics, and whether it is grounded."""
+        text, verdicts = judged.text, judged.verdicts
+        cites = build_citations(text, sources)
+        added_at = {s for s, _ in judged.added_spans}
+        for c in cites.citations:
+            c.added = bool(c.spans) and all(s in added_at for s, _ in c.spans)
+        ratio = support_ratio(verdicts)
+        all_supported = all(v.support != Support.UNSUPPORTED for v in verdicts)
+        diagnostics.update({
+            "markers_added": sum(len(v.markers_added) for v in verdicts),  # by attribution, after the model finished
+            "support_ratio": ratio,
+            "draft_support_ratio": support_ratio(judged.draft_verdicts) if judged.draft else None,
+            "sentences_left_out": judged.trimmed,
+        })
         stats = getattr(self.client, "last_stats", None)
         if isinstance(stats, dict):
             diagnostics["generation"] = dict(stats)
         pq.diagnostics.setdefault("answer", {}).update(diagnostics)
-        response = ChatResponse(
+        return ChatResponse(
             text=text,
             sources=sources,
             citations=cites.citations,
             unmatched_markers=cites.unmatched,
-            grounded=checked and not abstained and all_supported and bool(cites.citations),
+            grounded=checked and not judged.abstained and all_supported and bool(cites.citations),
             stop_reason=stop_reason,
             processed=pq,
             diagnostics=diagnostics,
             verdicts=verdicts,
             support_ratio=ratio,
-            abstained=abstained,
-            draft=draft,
-            draft_verdicts=draft_verdicts,
+            abstained=judged.abstained,
+            draft=judged.draft,
+            draft_verdicts=judged.draft_verdicts,
         )
-        yield ChatUpdate(done=True, text=text, stop_reason=stop_reason, citations=cites.citations, response=response)
 
     def _judge(self, query: str, text: str, sources: list[Source], abstained: bool) -> _Judged:
         """The answer written (or quoted) checked against its sources: a model's answer kept with

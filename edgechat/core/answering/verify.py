@@ -230,7 +230,11 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[SourceIndex], ques
     figure of its own, and a table's columns name the period in their own way ("December 31,
     2022"). `context`: the words of the claim before, to choose between two sentences that say it.
     `joined`: the sentence goes on the line of the one before (a quote on a line of its own stands
-    alone)."""
+    alone).
+
+    In turn: what claims nothing; a source's own sentence, quoted; what no source can bear out (a
+    period not asked about, a figure, name or piece of code no source has); then the search of the
+    sources' windows for one that says it."""
     clean = MARKER_RE.sub(" ", sentence).strip()
     if clean in _OWN_TEXT:
         return _Check(Support.NO_CLAIM)
@@ -243,16 +247,8 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[SourceIndex], ques
     body = _LIST_ENUM_RE.sub("", clean.translate(_PDF_MARKS))
     # "According to the table, Amazon held 34,170 ...": where the writer read it, not part of the claim
     body = _ACCORDING_RE.sub("", body) or body
-    if _FENCE_RE.match(body) or (_COMMENT_RE.match(body) and len(body.split()) <= COMMENT_WORDS + 1):
-        return _Check(Support.NO_CLAIM)  # a fence; a comment or heading that names a step
-    if introduces(body) and len(body.split()) <= INTRO_WORDS and not figures(body) and not _identifiers(body):
-        return _Check(Support.NO_CLAIM)  # "In this modified script:", "Run this command:"
-    if _furniture(body):
+    if _states_nothing(body, index):
         return _Check(Support.NO_CLAIM)
-    if not re.search(r"[^\W\d_]", body) and re.fullmatch(r"\W*\d{0,2}\W*", body):
-        return _Check(Support.NO_CLAIM)  # "2 [1].": a number left of a list, nothing said
-    if index and any(_terms(body) and _terms(body) <= ix.label_terms for ix in index):
-        return _Check(Support.NO_CLAIM)  # "1. [1]: Debian Developer's Reference": a source's name
     # The question's own years and dates, said back, are the period asked about, not figures to find
     asked_days = {day for month_day in _dates(body) & asked.dates for day in month_day[1:]}
     figs = [(n, w) for n, w in figures(body) if n not in asked.years and n not in asked_days]
@@ -262,17 +258,12 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[SourceIndex], ques
         terms |= _claim_terms(question)
     if len(terms) < MIN_CLAIM_TERMS and not figs and not names and not MARKER_RE.search(sentence):
         return _Check(Support.NO_CLAIM)  # a sentence that cites a source claims something
-    if (asked.wh and not question and terms and {t for t in terms if not t.isdigit()} <= asked.terms and not figs
-            and not _identifiers(body) and not _calls(body)  # "use the `continue` command" names an answer
-            and not any(" ".join(body.lower().split()).rstrip(".") in " ".join(ix.haystack.split())
-                        for ix in index)):  # a document's own sentence, quoted, says what it says
-        # "The Asymptote module provides Circle for drawing a true circle" to "Which Asymptote
-        # module provides Circle ...?": the question said back, with nothing that answers it.
+    if _says_the_question_back(body, terms, figs, question, asked, index):
         return _Check(Support.NO_CLAIM, reason="says only what the question asks")
-    # A source's own sentence, word for word, says what it says; but "This file ..." run on after
-    # "Edit `resolv.conf`" says it of resolv.conf, and that is checked below.
     quoted = _quoted_sentence(body, index)
     if quoted is not None and joined and before and _REFERS_BACK_RE.match(body):
+        # A source's own sentence says what it says; but "This file ..." run on after "Edit
+        # `resolv.conf`" says it of resolv.conf, and that is checked in the search.
         ix = next(ix for ix in index if ix.source.ordinal == quoted[0])
         if not names_what_before(ix, quoted[1], ix.sentence_texts[quoted[1]].lower(), before):
             quoted = None
@@ -280,53 +271,14 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[SourceIndex], ques
         number, j = quoted
         ix = next(ix for ix in index if ix.source.ordinal == number)
         return _Check(Support.SUPPORTED, sources=[number], evidence=[Evidence(number, *ix.spans[j])])
-    said_years = {f for f, _ in figures(body) if _YEAR_RE.fullmatch(f)}
-    if asked.years and said_years and not said_years & asked.years and not _dates(body):
-        # "Amazon expects cash capital expenditures to decrease in 2023" to "... expect for 2024?":
-        # true of another year, and no answer to this one. (A date, "the quarter ended December
-        # 31, 2022", may be how a fiscal year's quarter is named.)
-        return _Check(Support.UNSUPPORTED, reason=f"it speaks of {' and '.join(sorted(said_years))}, "
-                                                  f"not of {' or '.join(sorted(asked.years))} as asked")
-    asked_span, said_spans = period_span(asked.text), spans_said(body)
-    if figs and asked_span and said_spans and asked_span not in said_spans:
-        # "The Company's quarterly cash dividend was $0.24 per share" to "How much did Apple pay in
-        # dividends in the nine months ended July 1, 2023?": a figure of another length of period
-        return _Check(Support.UNSUPPORTED, reason=f"it gives a figure for {' or '.join(sorted(said_spans))} months, "
-                                                  f"not for the {asked_span} months asked about")
-    all_figures = set().union(*(ix.figures for ix in index)) if index else set()
-    for norm, written in figs:
-        if norm not in all_figures:
-            return _Check(Support.UNSUPPORTED, reason=_INVENTED.format(written))
-    for counted in _counted(body) - asked.terms:
-        if not any(counted in ix.words for ix in index):
-            return _Check(Support.UNSUPPORTED, reason=f"no source counts {counted} (a figure said with what it counts)")
     # Code the question writes, said back ("to get a decimal instead of exp(9/4), use float"): the
     # question's, not a claim to find in the sources.
     idents = [i for i in _identifiers(body) if not asked.writes(i)]
     calls = [c for c in _calls(body) if not asked.writes(c)]
-    for ident in idents:
-        if not any(_ident_pattern(ident).search(ix.haystack) for ix in index):
-            return _Check(Support.UNSUPPORTED, reason=f"the name {ident} appears in no source")
-    for call in calls:
-        if not any(_names_in(ix.haystack, (), [call]) for ix in index):
-            return _Check(Support.UNSUPPORTED, reason=f"the function {call}() appears in no source")
-    all_words = set().union(*(ix.words for ix in index)) if index else set()
-    for name in names:
-        bare = POSSESSIVE_RE.sub("", name).lower()  # "Apple's" is Apple, whichever apostrophe
-        if bare not in all_words and stem(bare) not in all_words and not (
-                ("_" in bare or "-" in bare)  # FIT_LOG, Sarbanes-Oxley, C-x: as written
-                and any(_ident_pattern(bare).search(ix.haystack) for ix in index)):
-            return _Check(Support.UNSUPPORTED, reason=f"the name {name} appears in no source")
-    if _REFERS_BACK_RE.match(body) and index:
-        # "This reflects the company's ability to ...", "This will ... close the Octave session": a
-        # sentence about something the answer said before, in a word no source uses, is the
-        # writer's own reading of it
-        said = set().union(*(t for ix in index for t in ix.terms), *(ix.label_terms for ix in index))
-        novel = _claim_terms(body) - said - asked.terms
-        if novel:
-            word = next((w for w in _WORD_RE.findall(body) if _claim_terms(w) & novel), "")
-            return _Check(Support.UNSUPPORTED, reason=f"it comments on what the answer said before, in words no "
-                                                      f"source uses (\"{word}\")")
+    reason = (_other_period(body, figs, asked)
+              or _not_in_sources(body, figs, names, idents, calls, asked, index))
+    if reason:
+        return _Check(Support.UNSUPPORTED, reason=reason)
     if not terms:
         terms = _terms(body)
     if not terms:  # a marker with nothing to check beside it ("[2].", "( ) [1]")
@@ -335,6 +287,84 @@ def _check(sentence: str, vec: np.ndarray | None, index: list[SourceIndex], ques
         return _Check(Support.UNSUPPORTED, reason="there are no sources")
     claim = _claim_of(body, terms, figs, names, idents, calls, question, before, asked, index)
     return _search(claim, figs, vec, index, asked, context)
+
+
+def _states_nothing(body: str, index: list[SourceIndex]) -> bool:
+    """A fence, a comment or heading that names a step, an introduction ("Run this command:"),
+    page furniture, a bare list number, or a source's own name: nothing to check."""
+    if _FENCE_RE.match(body) or (_COMMENT_RE.match(body) and len(body.split()) <= COMMENT_WORDS + 1):
+        return True
+    if introduces(body) and len(body.split()) <= INTRO_WORDS and not figures(body) and not _identifiers(body):
+        return True  # "In this modified script:", "Run this command:"
+    if _furniture(body):
+        return True
+    if not re.search(r"[^\W\d_]", body) and re.fullmatch(r"\W*\d{0,2}\W*", body):
+        return True  # "2 [1].": a number left of a list, nothing said
+    # "1. [1]: Debian Developer's Reference": a source's name
+    return bool(index) and any(_terms(body) and _terms(body) <= ix.label_terms for ix in index)
+
+
+def _says_the_question_back(body: str, terms: set[str], figs: list[tuple[str, str]], question: str,
+                            asked: _Asked, index: list[SourceIndex]) -> bool:
+    """"The Asymptote module provides Circle for drawing a true circle" to "Which Asymptote module
+    provides Circle ...?": the question said back, with nothing that answers it. Not when it names
+    code ("use the `continue` command" names an answer) or is a document's own sentence, quoted."""
+    return bool(asked.wh and not question and terms and {t for t in terms if not t.isdigit()} <= asked.terms
+                and not figs and not _identifiers(body) and not _calls(body)
+                and not any(" ".join(body.lower().split()).rstrip(".") in " ".join(ix.haystack.split())
+                            for ix in index))
+
+
+def _other_period(body: str, figs: list[tuple[str, str]], asked: _Asked) -> str:
+    """Why the sentence speaks of another period than the one asked about; "" when it does not."""
+    said_years = {f for f, _ in figures(body) if _YEAR_RE.fullmatch(f)}
+    if asked.years and said_years and not said_years & asked.years and not _dates(body):
+        # "Amazon expects cash capital expenditures to decrease in 2023" to "... expect for 2024?":
+        # true of another year, and no answer to this one. (A date, "the quarter ended December
+        # 31, 2022", may be how a fiscal year's quarter is named.)
+        return f"it speaks of {' and '.join(sorted(said_years))}, not of {' or '.join(sorted(asked.years))} as asked"
+    asked_span, said_spans = period_span(asked.text), spans_said(body)
+    if figs and asked_span and said_spans and asked_span not in said_spans:
+        # "The Company's quarterly cash dividend was $0.24 per share" to "How much did Apple pay in
+        # dividends in the nine months ended July 1, 2023?": a figure of another length of period
+        return f"it gives a figure for {' or '.join(sorted(said_spans))} months, not for the {asked_span} months asked about"
+    return ""
+
+
+def _not_in_sources(body: str, figs: list[tuple[str, str]], names: list[str], idents: list[str],
+                    calls: list[str], asked: _Asked, index: list[SourceIndex]) -> str:
+    """Why no source can bear the sentence out: a figure, a counted thing, a name or a piece of
+    code that none has, or a comment on the answer before in words none uses; "" otherwise."""
+    all_figures = set().union(*(ix.figures for ix in index)) if index else set()
+    for norm, written in figs:
+        if norm not in all_figures:
+            return _INVENTED.format(written)
+    for counted in _counted(body) - asked.terms:
+        if not any(counted in ix.words for ix in index):
+            return f"no source counts {counted} (a figure said with what it counts)"
+    for ident in idents:
+        if not any(_ident_pattern(ident).search(ix.haystack) for ix in index):
+            return f"the name {ident} appears in no source"
+    for call in calls:
+        if not any(_names_in(ix.haystack, (), [call]) for ix in index):
+            return f"the function {call}() appears in no source"
+    all_words = set().union(*(ix.words for ix in index)) if index else set()
+    for name in names:
+        bare = POSSESSIVE_RE.sub("", name).lower()  # "Apple's" is Apple, whichever apostrophe
+        if bare not in all_words and stem(bare) not in all_words and not (
+                ("_" in bare or "-" in bare)  # FIT_LOG, Sarbanes-Oxley, C-x: as written
+                and any(_ident_pattern(bare).search(ix.haystack) for ix in index)):
+            return f"the name {name} appears in no source"
+    if _REFERS_BACK_RE.match(body) and index:
+        # "This reflects the company's ability to ...", "This will ... close the Octave session": a
+        # sentence about something the answer said before, in a word no source uses, is the
+        # writer's own reading of it
+        said = set().union(*(t for ix in index for t in ix.terms), *(ix.label_terms for ix in index))
+        novel = _claim_terms(body) - said - asked.terms
+        if novel:
+            word = next((w for w in _WORD_RE.findall(body) if _claim_terms(w) & novel), "")
+            return f"it comments on what the answer said before, in words no source uses (\"{word}\")"
+    return ""
 
 
 def _claim_of(body: str, terms: set[str], figs: list[tuple[str, str]], names: list[str], idents: list[str],

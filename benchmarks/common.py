@@ -1,4 +1,5 @@
-"""Shared helpers for the benchmarks: machine description, timing summaries, peak memory."""
+"""Shared helpers for the benchmarks: machine description, provenance, timing summaries, peak
+memory."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections import deque
@@ -14,6 +16,19 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_average() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (OSError, AttributeError):  # not on Windows
+        return None
+
+
+# The machine's load when the benchmark's process started (benchmarks.common is imported before
+# any work): the load "before the run", which provenance() reports.
+LOAD_BEFORE = _load_average()
 
 # Questions about the Debian manuals (../shared/data/corpus/pdf/debian), for latency runs.
 DEBIAN_QUERIES = [
@@ -73,6 +88,47 @@ def machine() -> dict:
     }
 
 
+def git_commit(root: Path = ROOT) -> dict:
+    """The commit the code ran at: {"commit": full hash, "dirty": True if tracked files differ
+    from it}. {"commit": None} outside a git checkout."""
+    try:
+        r = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if r.returncode != 0:
+            return {"commit": None, "dirty": None}
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                                 capture_output=True, text=True, timeout=30).stdout.strip()
+        return {"commit": r.stdout.strip(), "dirty": bool(changed)}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+
+
+def provenance(load_before: list[float] | None = None) -> dict:
+    """Where a result came from, recorded in every JSON a benchmark writes: the commit (and
+    whether the tree had changes), the date and time, and the machine: its cores, its load average
+    before the run (by default when this process started), platform and processor."""
+    m = machine()
+    return {
+        **git_commit(),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": {
+            "cores": os.cpu_count(),
+            "load_average_before": load_before if load_before is not None else LOAD_BEFORE,
+            "platform": m["platform"],
+            "cpu": m["cpu"],
+            "memory_gib": m["memory_gib"],
+            "python": m["python"],
+        },
+        "argv": [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv and sys.argv[0] else list(sys.argv),
+    }
+
+
+def with_provenance(result: dict, load_before: list[float] | None = None) -> dict:
+    """`result` with a "provenance" entry first (kept if it has one already)."""
+    if not isinstance(result, dict) or "provenance" in result:
+        return result
+    return {"provenance": provenance(load_before), **result}
+
+
 def summary(values: list[float]) -> dict:
     vals = sorted(values)
     return {
@@ -118,8 +174,8 @@ def replay_alone(embedder, batches: list[list[str]], in_flight: int | None = Non
     """Embed the recorded batches again, alone, in a tight loop: (wall seconds, CPU seconds of
     this process). This is the ceiling an indexing run that made those calls is measured against.
     The batches are given to the embedder as the indexer gives them: `in_flight` at once (default
-    the indexer's EMBED_IN_FLIGHT; with 1, one after the other, as the indexer did before
-    2026-12-02's thirteenth session)."""
+    the indexer's EMBED_IN_FLIGHT; with 1, one after the other, as an indexer with one batch in
+    flight does)."""
     from edgechat.core.indexing.indexer import EMBED_IN_FLIGHT
 
     n = in_flight or EMBED_IN_FLIGHT
@@ -142,7 +198,8 @@ def peak_rss_mb() -> float:
 
 
 def emit(result: dict, out: str | None) -> None:
-    text = json.dumps(result, indent=2, default=str)
+    """Print the result as JSON, and write it to `out` if given, with its provenance."""
+    text = json.dumps(with_provenance(result), indent=2, default=str)
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(text)

@@ -229,7 +229,7 @@ def main() -> int:
             result["gui_stalls"] = measure_stalls(args.corpus, args.questions, args.extractive, args.max_seconds)
         finally:
             shutil.rmtree(home, ignore_errors=True)
-    print(json.dumps(result, indent=2))
+    print(json.dumps(common.with_provenance(result), indent=2))
     return 0
 
 

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from benchmarks.common import SHARED
+from benchmarks.common import SHARED, with_provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "986f2f0"  # the last commit whose PDF reader was pypdf alone
@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         result["qtpdf_offsets"] = qt_offsets(files, data_root, texts["edgechat"])
     if not args.no_cut:
         result["cut_short"] = cut_files(files, data_root, args.before)
-    text = json.dumps(result, indent=2)
+    text = json.dumps(with_provenance(result), indent=2)
     if args.out:
         Path(args.out).write_text(text)
     print(text)

@@ -21,6 +21,7 @@ from pathlib import Path
 import edgechat.core  # noqa: F401
 from edgechat.core import paths
 from edgechat.core.engine import Engine
+from benchmarks.common import with_provenance
 from benchmarks.evaluation import beir_documents, dedupe_docs, load_beir, score_run
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "scifact-dev"
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{mode:10s} {r['ndcg@10']:8.4f} {r['recall@10']:7.4f} {r['recall@100']:7.4f} {r['mrr@10']:7.4f} "
               f"{r['latency_ms_median']:7.1f} {r['latency_ms_p95']:7.1f}")
-    text = json.dumps(out, indent=2)
+    text = json.dumps(with_provenance(out), indent=2)
     if args.out:
         Path(args.out).write_text(text)
     print(text)

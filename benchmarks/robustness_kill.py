@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import SHARED, pump
+from benchmarks.common import SHARED, pump, with_provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 EDGECHAT = [sys.executable, "-m", "edgechat.cli"]
@@ -358,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             result["cli"] = cli_mode(folder, work, args.kills, rng, reader)
         result["seconds"] = round(time.perf_counter() - t0, 1)
-        print(json.dumps(result, indent=1, default=str))
+        print(json.dumps(with_provenance(result), indent=1, default=str))
     finally:
         if args.keep:
             print(f"work folder: {work}", file=sys.stderr)

@@ -46,7 +46,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import SHARED
+from benchmarks.common import SHARED, with_provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -359,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
             "workers": run["workers"],
             "seconds": round(time.perf_counter() - t0, 1),
         }
-        print(json.dumps(result, indent=1, default=str))
+        print(json.dumps(with_provenance(result), indent=1, default=str))
     finally:
         if args.keep:
             print(f"work folder: {work}", file=sys.stderr)

@@ -97,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         result = {"uninterrupted_s": baseline, "pages": args.pages, "pdf_kb": round(pdf.stat().st_size / 1024), "interval_s": args.interval,
                   "finished": finished, "runs": len(runs), "killed": sum(1 for r in runs if r.get("killed")),
                   "total_s": round(time.perf_counter() - t_all, 1), "per_run": runs}
-    print(json.dumps(result, indent=1))
+    from benchmarks.common import with_provenance
+
+    print(json.dumps(with_provenance(result), indent=1))
     return 0
 
 

@@ -51,7 +51,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import SHARED, machine  # noqa: E402
+from benchmarks.common import SHARED, machine, with_provenance  # noqa: E402
 
 DEBIAN = SHARED / "corpus" / "pdf" / "debian"
 SCIFACT = SHARED / "eval" / "scifact-dev"
@@ -247,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "git_commit": _git_commit(),
     }
+    meta = with_provenance(meta)  # the load average before the run: taken when benchmarks.common was imported
     if args.merge_only:  # the run's span is that of the part files it merges
         stamps = [f.stat().st_mtime for f in parts_dir.glob("*.json")]
         logs = [f.stat().st_mtime for f in parts_dir.glob("*.log")]

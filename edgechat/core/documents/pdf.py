@@ -59,7 +59,8 @@ MIN_PDF_TEXT = 20  # fewer non-whitespace characters than this in a whole PDF: n
 # exceed some of them (a 10-Q's structure tree holds arrays of more than 100,000 elements:
 # "Reached maximum array element count"). These are what real documents need while a hostile
 # file still meets a bound: each element costs at least two bytes of the file, and a file is at
-# most `max_bytes` (200 MB) long.
+# most `max_bytes` (200 MB) long. pypdf has every one of these names from 7.0, the lower bound in
+# pyproject.toml.
 PYPDF_LIMITS: dict[str, int] = {
     "array_maximum_element_count": 5_000_000,
     "dictionary_maximum_element_count": 1_000_000,
@@ -481,11 +482,9 @@ def _pdfium_encrypted(doc) -> bool:
 
 @contextmanager
 def _pypdf_limits() -> Iterator[None]:
-    try:
-        from pypdf import apply_configuration
-    except ImportError:  # pypdf before its Configuration: its old module-level limits apply
-        yield
-        return
+    """PYPDF_LIMITS in force for this thread's pypdf calls (pypdf.apply_configuration)."""
+    from pypdf import apply_configuration
+
     with apply_configuration(None, **PYPDF_LIMITS):
         yield
 

@@ -34,12 +34,12 @@ from pathlib import Path
 
 import edgechat.core  # noqa: F401
 from benchmarks.common import SHARED, emit, machine
+from benchmarks.rerankers import FeatureReranker, StaticMaxSimReranker
 from edgechat.core import paths
 from edgechat.core.engine import Engine
-from edgechat.core.search.pipeline import PipelineSettings, RagPipeline
 from edgechat.core.records import ChatMessage, RagRequest, Role
-from benchmarks.rerankers import FeatureReranker, StaticMaxSimReranker
 from edgechat.core.search.mmr import MmrSettings
+from edgechat.core.search.pipeline import PipelineSettings, RagPipeline
 from edgechat.core.understanding import ConversationInterpreter, ModelRewriter
 
 SET = Path(__file__).resolve().parents[1] / "tests" / "core" / "data" / "followups.jsonl"

@@ -13,9 +13,8 @@ on a fresh temporary library; only EDGECHAT_HOME is redirected (models stay wher
 
 from __future__ import annotations
 
-import dataclasses
-
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -94,9 +93,9 @@ def measure_launch(runs: int, env: dict) -> dict:
 
 
 def measure_stalls(corpus: Path, n_questions: int, extractive: bool, max_seconds: float) -> dict:
-    from PySide6.QtCore import QElapsedTimer, Qt, QTimer
-
     import gc
+
+    from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 
     from edgechat.ui.app import make_application, settle
 

@@ -25,7 +25,6 @@ from edgechat.core.embedding import load_default_embedder
 from edgechat.core.engine import Engine
 
 
-
 def index_once(folder: Path, embedder, workdir: Path) -> dict:
     lib = workdir / f"lib-{time.time_ns()}"
     recorder = RecordingEmbedder(embedder)

@@ -19,12 +19,11 @@ from benchmarks.common import emit, machine
 
 
 def scifact(overlap: int) -> dict:
+    from benchmarks.evaluation import beir_documents, dedupe_docs, load_beir, score_run
+    from benchmarks.retrieval_quality import DEFAULT, library_for
     from edgechat.core import paths
     from edgechat.core.engine import Engine
     from edgechat.core.indexing.chunking import ChunkSettings
-
-    from benchmarks.evaluation import beir_documents, dedupe_docs, load_beir, score_run
-    from benchmarks.retrieval_quality import DEFAULT, library_for
 
     beir = load_beir(DEFAULT, "train")
     settings = ChunkSettings(overlap=overlap)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib.util
-import io
 import json
 import os
 import re

@@ -40,12 +40,12 @@ import time
 from pathlib import Path
 
 import edgechat.core  # noqa: F401
+from edgechat.core import records as records_mod
 from benchmarks.common import SHARED, RecordingEmbedder, emit, machine, replay_alone, summary
 from edgechat.core.embedding import load_default_embedder
 from edgechat.core.engine import Engine
 from edgechat.core.indexing import chunking as chunking_mod
 from edgechat.core.indexing import indexer as indexer_mod
-from edgechat.core import records as records_mod
 from edgechat.core.store import library as library_mod
 
 _PARTS = indexer_mod.chunk_document_parts

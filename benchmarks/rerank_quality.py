@@ -28,9 +28,9 @@ import numpy as np
 
 import edgechat.core  # noqa: F401
 from benchmarks.common import emit, machine
-from benchmarks.retrieval_quality import DEFAULT, build_library
 from benchmarks.evaluation import dedupe_docs, load_beir, ndcg_at, score_run
 from benchmarks.rerankers import FeatureReranker, LateInteractionReranker, StaticMaxSimReranker, diversify
+from benchmarks.retrieval_quality import DEFAULT, build_library
 from edgechat.core.search.mmr import MmrSettings, similarity
 from edgechat.core.understanding import ConversationInterpreter
 

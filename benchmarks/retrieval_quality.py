@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 import edgechat.core  # noqa: F401
-from edgechat.core import paths
-from edgechat.core.engine import Engine
 from benchmarks.common import with_provenance
 from benchmarks.evaluation import beir_documents, dedupe_docs, load_beir, score_run
+from edgechat.core import paths
+from edgechat.core.engine import Engine
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "scifact-dev"
 

@@ -32,11 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
 
+    from benchmarks.answers import load_debian, load_sec10q
     from edgechat.core.answering.verify import verify
     from edgechat.core.embedding.loader import load_default_embedder
     from edgechat.core.records import Source, Support
-
-    from benchmarks.answers import load_debian, load_sec10q
 
     questions = {q.id: q.question for q in load_debian() + load_sec10q()}
     embedder = load_default_embedder()

@@ -26,7 +26,6 @@ import argparse
 import csv
 import fnmatch
 import hashlib
-import json
 import shutil
 import sys
 import time

@@ -22,8 +22,8 @@ import signal
 import sys
 import threading
 import time
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import edgechat.core  # noqa: F401  (sets ORT_DISABLE_TELEMETRY before onnxruntime loads)
 from edgechat import __version__

@@ -155,8 +155,8 @@ def edgechat_index(folder: Path, embedder, work: Path, queries: list[str], round
 
 
 def quality(beir_dir: Path, split: str, limit: int, embedder, py: Path, model_dir: Path, splitter: str) -> dict:
-    from benchmarks.retrieval_quality import build_library, run_mode
     from benchmarks.evaluation import load_beir, score_run
+    from benchmarks.retrieval_quality import build_library, run_mode
 
     beir = load_beir(beir_dir, split)
     if limit:

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edgechat.core.search.pipeline import how_found
 from edgechat.core.records import ChatMessage, ChatResponse, Citation, Role, SentenceVerdict, Source
+from edgechat.core.search.pipeline import how_found
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ import os
 import queue
 import sys
 import threading
-from logging.handlers import RotatingFileHandler
 from collections.abc import Callable
+from logging.handlers import RotatingFileHandler
 from multiprocessing.connection import Connection
 
 import edgechat.core  # noqa: F401  (telemetry off before onnxruntime loads)

@@ -20,10 +20,10 @@ SWITCH_INTERVAL = 0.002
 
 def make_application(argv: list[str] | None = None):
     """The QApplication, logging, the exception hook and the runtime settings of the app."""
-    import edgechat.core  # noqa: F401  (telemetry off before anything imports onnxruntime)
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
 
+    import edgechat.core  # noqa: F401  (telemetry off before anything imports onnxruntime)
     from edgechat.ui.crash import ExceptionHook, setup_logging
     from edgechat.ui.qtfix import guard
     from edgechat.ui.resources import app_icon

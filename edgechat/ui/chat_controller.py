@@ -9,11 +9,12 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+
 from PySide6.QtCore import QObject, Signal
 
 from edgechat.core.conversations import Conversation, ConversationError, ConversationStore, Turn, history_messages
 from edgechat.core.records import Role
-from edgechat.service.protocol import Ask, AnswerDelta, AnswerDone, AnswerFailed, AnswerStatus, AskRequest, CancelAnswer
+from edgechat.service.protocol import AnswerDelta, AnswerDone, AnswerFailed, AnswerStatus, Ask, AskRequest, CancelAnswer
 from edgechat.ui.chat_pane import ChatPane
 from edgechat.ui.workers import EngineHost
 

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
 
 from edgechat.core.records import IndexPhase, LibraryFile
 from edgechat.service.protocol import Progress
-from edgechat.ui.progress_text import progress_line
 from edgechat.ui.models import LibraryModel
+from edgechat.ui.progress_text import progress_line
 
 
 class IndexProgressBox(QWidget):

@@ -59,10 +59,10 @@ from edgechat.ui.chat_pane import ChatPane
 from edgechat.ui.first_run import ModelChoiceDialog, model_choice_made
 from edgechat.ui.library_panel import LibraryPanel
 from edgechat.ui.models import ConversationListModel, LibraryModel
+from edgechat.ui.qtfix import guard as guard_refcounts
 from edgechat.ui.settings import EXTRACTIVE, AppSettings, SettingsDialog, make_qsettings
 from edgechat.ui.source_pane import SourcePane
 from edgechat.ui.watcher import LibraryWatcher
-from edgechat.ui.qtfix import guard as guard_refcounts
 from edgechat.ui.workers import EngineProcess, LoadedSource, Workers
 
 log = logging.getLogger(__name__)

@@ -4,8 +4,8 @@ of an answer, and the past chats. They hold plain data handed over by the worker
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from edgechat.core.answering.citations import build_citations
 from edgechat.core.conversations import (
     Conversation,
     ConversationError,
@@ -15,7 +16,6 @@ from edgechat.core.conversations import (
     export_markdown,
     history_messages,
 )
-from edgechat.core.answering.citations import build_citations
 from edgechat.core.records import ChatResponse, ProcessedQuery, Role, Source
 
 LONG_CONTEXT = "Venus has a thick atmosphere of carbon dioxide. " * 20 + "UNIQUE-CONTEXT-TAIL"

@@ -6,8 +6,8 @@ import threading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edgechat.core.llm.client import ChatClient
 from edgechat.core.answering.citations import build_citations, marker_spans
+from edgechat.core.answering.columns import is_figure_row
 from edgechat.core.answering.extractive import (
     COLUMNS,
     NO_MATCH_TEXT,
@@ -17,8 +17,8 @@ from edgechat.core.answering.extractive import (
     quote_text,
     split_sentences,
 )
-from edgechat.core.answering.columns import is_figure_row
 from edgechat.core.answering.prompt import build_messages, render_context
+from edgechat.core.llm.client import ChatClient
 from edgechat.core.records import ChatMessage, ChatOptions, Role, Source
 
 

@@ -11,8 +11,8 @@ import pytest
 from edgechat.core import documents
 from edgechat.core.indexing import indexer as indexer_mod
 from edgechat.core.indexing.chunking import chunk_document
-from edgechat.core.records import Problem
 from edgechat.core.indexing.indexer import Indexer
+from edgechat.core.records import Problem
 from edgechat.core.store import Store
 from tests.core.test_indexing import consistent
 from tests.helpers import make_corpus, write

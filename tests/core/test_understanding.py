@@ -295,8 +295,8 @@ class CountingEmbedder:
 
 
 def test_engine_resolves_a_follow_up_and_skips_small_talk(tmp_path, embedder):
-    from edgechat.core.engine import Engine
     from edgechat.core.answering.extractive import ExtractiveClient
+    from edgechat.core.engine import Engine
     from tests.helpers import make_corpus, write
 
     corpus = make_corpus(tmp_path / "docs")

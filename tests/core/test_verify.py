@@ -4,7 +4,6 @@ the real embedder."""
 from __future__ import annotations
 
 import dataclasses
-
 from pathlib import Path
 
 from edgechat.core.answering.citations import build_citations

@@ -24,7 +24,6 @@ from edgechat.core.answering.extractive import ExtractiveClient  # noqa: E402
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, StopReason  # noqa: E402
 
 
-
 def pytest_collection_modifyitems(config, items):
     """Qt warnings fail the GUI tests, except the offscreen platform's note about size hints."""
     here = Path(__file__).parent

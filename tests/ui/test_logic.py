@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from edgechat.ui.align import align_passage
 from dataclasses import replace
 
 from edgechat.core.records import IndexPhase
 from edgechat.service.eta import EtaEstimator
 from edgechat.service.protocol import Progress
+from edgechat.ui.align import align_passage
 from edgechat.ui.progress_text import format_duration, progress_line
 
 

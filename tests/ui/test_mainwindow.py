@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from edgechat.core.answering.extractive import ExtractiveClient
 from edgechat.core.records import IndexPhase
 from edgechat.service.protocol import Progress
-from edgechat.ui.models import LibraryModel, SourceListModel
+from edgechat.ui.models import LibraryModel
 from tests.helpers import make_corpus, write
 from tests.ui.conftest import ScriptedClient, SlowClient, wait_idle
 from tests.ui.pdfmaker import make_pdf

@@ -15,8 +15,8 @@ from collections import Counter
 from pathlib import Path
 
 from edgechat.core.documents.common import (
-    SECTION_CHARS,
     _PARA_BREAK_RE,
+    SECTION_CHARS,
     _choose_title,
     _decode,
     _slices,

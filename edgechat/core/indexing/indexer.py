@@ -30,15 +30,15 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from edgechat.core import documents
+from edgechat.core.embedding.embedder import Embedder
+from edgechat.core.fileio import sha256_file
 from edgechat.core.indexing.chunking import ChunkSettings, chunk_document, chunk_document_parts
 from edgechat.core.indexing.parse_worker import ParseCancelled, ParseLimit, ParseWorker, ParseWorkerUnavailable
 from edgechat.core.indexing.scan import scan
-from edgechat.core.embedding.embedder import Embedder
-from edgechat.core.fileio import sha256_file
 from edgechat.core.records import Chunk, Document, DocumentError, FileState, IndexPhase, Problem
 from edgechat.core.store import Store
 from edgechat.core.store.diskfull import DiskFullError, disk_full_message, disk_full_reason

@@ -29,10 +29,10 @@ import os
 import sqlite3
 import threading
 import time
-from typing import Any, NamedTuple
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 

@@ -7,7 +7,7 @@ The library must already hold ../shared/data/corpus/pdf/debian (edgechat index .
 question: the answer as the model wrote it (raw), and after edgechat.core.answering.attribution supplied
 markers it left out. A citation is valid when the citation builder accepted it (its number
 names a source); every accepted citation is also checked to land on a page whose stored text
-contains the cited passage. Also reports the end-to-end figures of issue 3 for each answer:
+contains the cited passage. Also reports the end-to-end figures for each answer:
 retrieval time, prompt tokens, time to first token, total time, and peak resident memory.
 """
 

@@ -1,4 +1,4 @@
-"""Before/after of the retrieval legs at scale (issue 15), interleaved in one process on the
+"""Before/after of the retrieval legs at scale, interleaved in one process on the
 libraries benchmarks.latency_scale caches: the search as it was (the lexical leg's plain OR with
 a chunk-row join before the LIMIT and bm25() computed twice; a Chroma count() before every HNSW
 query) against the search as it is, each query run through both in alternating order, plus how
@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class BeforeStore:
-    """The Store's search methods as they were before issue 15's changes; the rest delegated."""
+    """The Store's search methods as they were before the lexical leg was bounded and the count
+    dropped; the rest delegated."""
 
     def __init__(self, store) -> None:
         self._s = store

@@ -7,16 +7,15 @@ interleaved in one process so load from other processes hits both alike.
 
 A variant may name its embedder: "sequential@2" (2 intra-op threads), "sequential@2/1" (2 cores
 in 1 lane: one text at a time, the embedder before lanes), "sequential@2/2" (a text per core).
-"+per-file" after it runs the indexer as it was before 2026-12-02's twelfth session: each file's
-chunks handed to the embedder whole (not in parts as its pages are chunked), and each file's
-vectors written to the vector index at its commit (not 1,024 or more at a time). "+one-batch"
-gives the embedder one batch at a time, as before the thirteenth session (not two: the next
-batch's texts queued behind the last ones); its ceiling replays its batches the same way.
-"+end-writes" leaves the vector index's writes of the run's last stretch to its end, as before
-the fourteenth session (not FINAL_WRITE_BATCH at a time as the vectors are made). "+flat-parts"
-chunks a document in parts of 4 pages and then 32, as before the fourteenth (not growing from 4
-to 32: chunking.part_bounds). "+tokenize" has the embedder tokenize every text, as before the
-fifteenth (not given the token ids the chunker already has: Chunk.embed_ids).
+Suffixes put back an earlier design, to measure what the present one gains. "+per-file": each
+file's chunks handed to the embedder whole (not in parts as its pages are chunked), and each
+file's vectors written to the vector index at its commit (not 1,024 or more at a time).
+"+one-batch": the embedder given one batch at a time (not two: the next batch's texts queued
+behind the last ones); its ceiling replays its batches the same way. "+end-writes": the vector
+index's writes of the run's last stretch left to its end (not FINAL_WRITE_BATCH at a time as the
+vectors are made). "+flat-parts": a document chunked in parts of 4 pages and then 32 (not growing
+from 4 to 32: chunking.part_bounds). "+tokenize": the embedder tokenizes every text (not given
+the token ids the chunker already has: Chunk.embed_ids).
 
 Each repeat indexes FOLDER into a fresh library once per variant (the order alternating between
 repeats), the library opened first as the app opens it at start-up (`--cold`: not, as the command
@@ -40,8 +39,8 @@ import time
 from pathlib import Path
 
 import edgechat.core  # noqa: F401
-from edgechat.core import records as records_mod
 from benchmarks.common import SHARED, RecordingEmbedder, emit, machine, replay_alone, summary
+from edgechat.core import records as records_mod
 from edgechat.core.embedding import load_default_embedder
 from edgechat.core.engine import Engine
 from edgechat.core.indexing import chunking as chunking_mod
@@ -57,7 +56,7 @@ _EMBED_IDS = records_mod.Chunk.embed_ids
 
 
 def _flat_bounds(pages: int) -> list[int]:
-    """The parts before the fourteenth session: FIRST_PART_PAGES pages, then ENCODE_PAGES at a time."""
+    """Flat parts ("+flat-parts"): FIRST_PART_PAGES pages, then ENCODE_PAGES at a time."""
     first = min(chunking_mod.FIRST_PART_PAGES, pages)
     return [0, *range(first, pages, chunking_mod.ENCODE_PAGES), pages]
 
@@ -96,14 +95,13 @@ def run_once(folder: Path, embedder, work: Path, variant: str, cold: bool = Fals
     as a shared one does, then moves both sides alike)."""
     indexer_mod.Indexer.write_in_background = not variant.startswith("sequential")  # type: ignore[attr-defined]
     _per_file("+per-file" in variant)
-    # "+one-batch": one batch given to the embedder at a time, as before the thirteenth session
-    # (2026-12-02); its ceiling replays its batches the same way
+    # "+one-batch": one batch given to the embedder at a time; its ceiling replays its batches the
+    # same way
     indexer_mod.EMBED_IN_FLIGHT = 1 if "+one-batch" in variant else _EMBED_IN_FLIGHT  # type: ignore[misc]
-    # "+end-writes": the last stretch's vectors written after its last batch, as before the fourteenth
+    # "+end-writes": the last stretch's vectors written after its last batch
     indexer_mod.FINAL_WRITE_BATCH = 1 << 62 if "+end-writes" in variant else _FINAL_WRITE_BATCH  # type: ignore[misc]
     chunking_mod.part_bounds = _flat_bounds if "+flat-parts" in variant else _PART_BOUNDS  # type: ignore[assignment]
-    # "+tokenize": the embedder tokenizes every text again, as before the fifteenth session (not
-    # given the token ids the chunker has)
+    # "+tokenize": the embedder tokenizes every text again (not given the token ids the chunker has)
     records_mod.Chunk.embed_ids = property(lambda c: None) if "+tokenize" in variant else _EMBED_IDS  # type: ignore[method-assign]
     before = replay_alone(embedder, expected) if expected else None
     lib = work / f"lib-{variant}-{time.time_ns()}"

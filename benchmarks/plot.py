@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.readme_table import _combine, _get, headline  # noqa: E402
+from benchmarks.readme_table import _combine, _get, headline
 
 
 def _plot_venv_python() -> Path:
@@ -39,7 +39,7 @@ def _plot_venv_python() -> Path:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib
     except ImportError:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         return subprocess.run([str(_plot_venv_python()), "-m", "benchmarks.plot", *argv], cwd=ROOT, env=env).returncode
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         if bs:
             for stat, color in (("median", "#2b6cb0"), ("p95", "#c53030")):
                 vals = [_get(before, [str(s), "before", "ms", "total", stat]) for s in bs]
-                ax2.plot(bs, vals, ":", marker=".", color=color, alpha=0.5, label=f"before issue 15, {stat}")
+                ax2.plot(bs, vals, ":", marker=".", color=color, alpha=0.5, label=f"before the lexical leg was bounded, {stat}")
         if sizes[-1] >= 500_000:
             ax2.axhline(100, color="#718096", ls=":", lw=1, label="goal: p95 under 100 ms at 500k chunks")
         ax2.set_xscale("log")

@@ -1,12 +1,14 @@
 """Render the figures of a merged benchmark run (benchmarks/run_all.py) as tables: text for the
-terminal, Markdown for README.md's Performance section. No figure is typed in by hand: every
-number in the section comes from the JSON given.
+terminal, Markdown for docs/performance.md and the small table of README.md. No figure is typed in
+by hand: every number in those tables comes from the JSON given.
 
-    python -m benchmarks.readme_table [docs/performance.json] [--update README.md]
+    python -m benchmarks.readme_table [docs/performance.json] [--update [FILE ...]]
 
---update replaces the text between the `<!-- performance:begin -->` and
-`<!-- performance:end -->` markers (appending a "## Performance" section with them at the end
-of the file if they are missing); without it the Markdown is printed.
+--update rewrites the text between the markers of each file: `<!-- performance:begin -->` and
+`<!-- performance:end -->` in docs/performance.md (the full tables), `<!-- figures:begin -->` and
+`<!-- figures:end -->` in README.md (what a user cares about); with no FILE, both. A file without
+its markers is an error. Without --update the Markdown of docs/performance.md is printed.
+tests/benchmarks/test_tables_in_sync.py checks that both files hold exactly what this renders.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- performance:begin -->", "<!-- performance:end -->"
+FIGURES_BEGIN, FIGURES_END = "<!-- figures:begin -->", "<!-- figures:end -->"
+PERFORMANCE_DOC = ROOT / "docs" / "performance.md"
+README = ROOT / "README.md"
+PERFORMANCE_JSON = ROOT / "docs" / "performance.json"
 
 
 # --------------------------------------------------------------------------- extraction
@@ -63,7 +69,7 @@ def _combine(values: list) -> dict | None:
 
 
 EMBEDDERS = {  # benchmarks.embedder_speed's variants, as the tables name them
-    "int8_single_before": "Before issue 15 (int8, one text per run)",
+    "int8_single_before": "The earlier embedder (int8, one text per run)",
     "int8_lanes": "The app's embedder (int8, one text per core at once)",
     "fp32_plain_single": "onnxruntime on the plain fp32 graph",
     "sentence_transformers_torch": "sentence-transformers on torch",
@@ -115,7 +121,7 @@ def _spec(merged: dict) -> list[tuple]:
         add((f"embedder.{v}.tokens_per_s", em, f"{name}: tokens/s", "tokens/s", "embedder",
              ["results", v, "tokens_per_s_median"]))
     for v in ("int8_lanes", "sentence_transformers_torch", "fp32_plain_single"):
-        add((f"embedder.{v}.ratio", em, f"{EMBEDDERS[v]}: speed against the embedder before issue 15", "x",
+        add((f"embedder.{v}.ratio", em, f"{EMBEDDERS[v]}: speed against the earlier embedder", "x",
              "embedder", ["results", v, "ratio_vs_baseline"]))
     add(("embedder.int8_lanes.cos_min", em, "The app's embedder: a text's vector alone against in a batch, "
          "minimum cosine", "", "embedder", ["results", "int8_lanes", "batch_vs_alone_cosine_min"]))
@@ -320,7 +326,7 @@ def comparisons(fig: dict, merged: dict | None = None) -> list[dict]:
     before, now = g("embedder.int8_single_before.ndcg"), g("embedder.int8_lanes.ndcg")
     cos = g("embedder.int8_lanes.cos_min")
     same = None if before is None or now is None or cos is None else now >= before - 0.003 and cos >= 0.999
-    row("Embedder tokens/s, against the embedder before issue 15", g("embedder.int8_lanes.tokens_per_s"),
+    row("Embedder tokens/s, against the earlier embedder", g("embedder.int8_lanes.tokens_per_s"),
         g("embedder.int8_single_before.tokens_per_s"), r,
         ">= 1.6, nDCG@10 no more than 0.003 lower, vectors batch-invariant (cos >= 0.999)",
         None if r is None else r >= 1.6 and same is not False, CAUSES["embedder"], "tokens/s")
@@ -426,7 +432,8 @@ def _machine_line(merged: dict) -> str:
             + ", ".join(f"{k} {x}" for k, x in v.items()))
 
 
-def render_markdown(merged: dict, plot: str | None = "docs/performance.png") -> str:
+def render_markdown(merged: dict, plot: str | None = "performance.png", raw: str = "performance.json") -> str:
+    """The full tables, for docs/performance.md: `plot` and `raw` are links relative to that file."""
     fig = merged.get("figures") or {}
     m = merged.get("machine") or {}
     out = [
@@ -435,7 +442,7 @@ def render_markdown(merged: dict, plot: str | None = "docs/performance.png") -> 
         f"{merged.get('wall_seconds', 0) / 60:.0f} minutes) on {m.get('cpu', '?')}, {m.get('cores', '?')} cores, "
         f"{m.get('memory_gib', '?')} GiB, {m.get('platform', '?')}, Python {m.get('python', '?')}.",
         "Versions: " + ", ".join(f"{k} {x}" for k, x in (m.get("versions") or {}).items()) + ".",
-        "The raw figures are in [docs/performance.json](docs/performance.json); the tables below are rendered from "
+        f"The raw figures are in [{raw}]({raw}); the tables below are rendered from "
         "it by `python -m benchmarks.readme_table`. Absolute times belong to this machine; the ratios "
         "against LangChain and the bare model loop are measured in the same run and carry over better.",
         "",
@@ -457,7 +464,8 @@ def render_markdown(merged: dict, plot: str | None = "docs/performance.png") -> 
             out.append(f"| {c['figure']} | {fmt(c['edgechat'], c['unit'])} | {fmt(c['other'], c['unit'])} | "
                        f"{ratio} | {c['goal']} | {met} |")
         out.append("")
-        out.append("\"Other\" is, row by row: the embedder before issue 15 (int8, one text per run); the "
+        out.append("\"Other\" is, row by row: the earlier embedder (int8, one text per run, onnxruntime's default "
+                   "fusions); the "
                    "same texts embedded alone in a tight loop (the ceiling); the LangChain pipeline its RAG "
                    "tutorial builds (DirectoryLoader + PyPDFLoader, RecursiveCharacterTextSplitter at 1000/200 "
                    "characters, langchain-chroma with its defaults, `similarity_search(k=4)`, in its own "
@@ -544,7 +552,7 @@ def _scale_table(merged: dict) -> list[str]:
             "from empty, embedding excluded.", ""]
     ba = _get(run, ["before_after", "sizes"]) or {}
     if ba:
-        out += ["**The search before and after issue 15's changes** (`benchmarks.latency_legs_compare`: both in one "
+        out += ["**The search before and after the lexical leg was bounded** (`benchmarks.latency_legs_compare`: both in one "
                 "process on the same libraries, each query through both in alternating order; ms, median / p95)",
                 "", "| Chunks | Before: whole search | Before: FTS5 leg | Before: HNSW leg | After: whole search "
                 "| After: FTS5 leg | After: HNSW leg | Speed-up (median, p95) | Top 10 shared with before |",
@@ -592,40 +600,95 @@ def _quality_matrix(fig: dict) -> list[str]:
     return out
 
 
-SECTION_HEAD = """## Performance
+def render_user_table(merged: dict) -> str:
+    """The few figures a user cares about, for README.md, with a link to docs/performance.md."""
+    fig = merged.get("figures") or {}
+    g = lambda k: (fig.get(k) or {}).get("median")  # noqa: E731
+    m = merged.get("machine") or {}
+    rows = []
 
-Every figure here comes from one run of the committed benchmarks; nothing is typed in by hand.
-Reproduce them (first run: about a minute more to create the LangChain virtualenv, and the SciFact
-libraries are indexed once and cached; the plot is drawn with matplotlib from a small virtualenv of
-its own, so EdgeChat's environment never gets it):
+    def row(what: str, value: str | None) -> None:
+        if value is not None:
+            rows.append(f"| {what} | {value} |")
 
-```sh
-.venv/bin/python -m benchmarks --publish    # full run (about an hour on 2 quiet cores); writes docs/performance.{json,png} and this section
-.venv/bin/python -m benchmarks --smoke      # every part on tiny inputs: under a minute once its caches exist
-```
-"""
+    ix = (_get(merged, ["parts", "indexing", "runs"]) or [{}])[0]
+    files, npages = _get(ix, ["runs", 0, "files"]), _get(ix, ["runs", 0, "pages"])
+    pages, wall = g("index.pages_per_s"), g("index.wall_s")
+    if pages is not None and wall is not None:
+        what = f"{files} {Path(_get(ix, ['folder']) or 'folder').name.capitalize()} PDFs, {npages:,} pages" \
+            if files and npages else "a folder of PDFs"
+        row(f"Indexing ({what})", f"{fmt(pages, 'pages/s')} pages/s, {fmt(wall, 's')} s in all")
+    x = g("index.reindex_unchanged_s")
+    row("Checking a folder again when nothing changed", None if x is None else f"{fmt(x, 's')} s")
+    x = g("index.reindex_changed_s")
+    row("Re-indexing one changed file", None if x is None else f"{fmt(x, 's')} s")
+    sizes = sorted((k.split(".")[1] for k in fig if k.startswith("latency.") and k.endswith(".p95_ms")), key=int)
+    if sizes:
+        s = sizes[-1]
+        row(f"Finding the passages for a question in a library of {int(s):,} passages",
+            f"{fmt(g(f'latency.{s}.median_ms'), 'ms')} ms (95 % within {fmt(g(f'latency.{s}.p95_ms'), 'ms')} ms)")
+    mname = (_get((_get(merged, ["parts", "memory", "runs"]) or [{}])[0], ["memory", "model"]) or "the default model")
+    first, last = g("memory.answer_ttft_s"), g("memory.answer_total_s")
+    if first is not None:
+        row(f"From a question to the first word of the answer ({mname})",
+            f"{fmt(first, 's')} s; the whole answer {fmt(last, 's')} s")
+    x = g("memory.peak_rss_mb")
+    mchunks = _get((_get(merged, ["parts", "memory", "runs"]) or [{}])[0], ["memory", "chunks"])
+    row(f"Memory while answering (that model and a {mchunks or 0:,}-passage library)",
+        None if x is None else f"{fmt(x, 'MB')} MB")
+    x = g("gui.launch_s")
+    row("From launch to the window", None if x is None else f"{fmt(x, 's')} s")
+    x = g("gui.stall_max_ms")
+    row("The window's longest pause while indexing and answering", None if x is None else f"{fmt(x, 'ms')} ms")
+    head = [f"Measured on {merged.get('finished', '?')[:10]} on {m.get('cpu', '?')} with {m.get('cores', '?')} cores, "
+            "shared with other work; more cores are faster:", "",
+            "| | |", "|---|---|"]
+    foot = ["", "How these are measured, how to rerun them and every other figure: "
+            "[docs/performance.md](docs/performance.md)."]
+    return "\n".join(head + rows + foot)
 
 
-def update_readme(readme: Path, merged: dict) -> None:
-    text = readme.read_text(encoding="utf-8")
-    body = f"{BEGIN}\n{render_markdown(merged)}\n{END}"
-    if BEGIN in text and END in text:
-        text = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: body, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + SECTION_HEAD + "\n" + body + "\n"
-    readme.write_text(text, encoding="utf-8")
+def _replace_between(text: str, begin: str, end: str, body: str, name: str) -> str:
+    if begin not in text or end not in text:
+        raise ValueError(f"{name} has no {begin} ... {end} markers")
+    return re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda _: f"{begin}\n{body}\n{end}", text,
+                  count=1, flags=re.S)
+
+
+def load(path: Path = PERFORMANCE_JSON) -> dict:
+    merged = json.loads(Path(path).read_text(encoding="utf-8"))
+    merged["figures"] = headline(merged)  # always recomputed from the raw runs
+    return merged
+
+
+def rendered(merged: dict, files: list[Path] | None = None) -> dict[Path, str]:
+    """Each file's text with its tables rendered from `merged` (README.md: the user table;
+    any other file, docs/performance.md: the full tables)."""
+    out = {}
+    for f in files or [PERFORMANCE_DOC, README]:
+        text = Path(f).read_text(encoding="utf-8")
+        if Path(f).name == "README.md":
+            out[Path(f)] = _replace_between(text, FIGURES_BEGIN, FIGURES_END, render_user_table(merged), str(f))
+        else:
+            out[Path(f)] = _replace_between(text, BEGIN, END, render_markdown(merged), str(f))
+    return out
+
+
+def update(merged: dict, files: list[Path] | None = None) -> None:
+    for f, text in rendered(merged, files).items():
+        f.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("json", nargs="?", default=str(ROOT / "docs" / "performance.json"))
-    ap.add_argument("--update", help="README.md to update in place")
+    ap.add_argument("json", nargs="?", default=str(PERFORMANCE_JSON))
+    ap.add_argument("--update", nargs="*", metavar="FILE",
+                    help="rewrite the tables in these files (default: docs/performance.md and README.md)")
     ap.add_argument("--text", action="store_true", help="print the terminal table instead")
     args = ap.parse_args(argv)
-    merged = json.loads(Path(args.json).read_text())
-    merged["figures"] = headline(merged)  # always recomputed from the raw runs
-    if args.update:
-        update_readme(Path(args.update), merged)
+    merged = load(Path(args.json))
+    if args.update is not None:
+        update(merged, [Path(f) for f in args.update] or None)
     elif args.text:
         print(render_text(merged))
     else:

@@ -9,7 +9,7 @@ it; the pipeline keeps the raw list too):
   together (best window) and as adjacent pairs, whether the title has them, blended with the
   fused score and the two legs' own scores. Cheap (pure Python, no model).
 - `LateInteractionReranker` ("maxsim"): ColBERT-style MaxSim with the embedder's own
-  contextual token vectors (the ONNX session's last_hidden_state): for each query token the
+  contextual token vectors (the ONNX InferenceSession's last_hidden_state): for each query token the
   best-matching candidate token, averaged, blended with the fused score. Costs one encoder pass
   over the candidates per question (cached per chunk).
 - `StaticMaxSimReranker` ("static-maxsim"): MaxSim over the model's input word-piece vectors,
@@ -183,14 +183,14 @@ class FeatureReranker:
 
 
 class TokenEncoder:
-    """Per-token, L2-normalised contextual vectors from an OnnxEmbedder's session."""
+    """Per-token, L2-normalised contextual vectors from an OnnxEmbedder's InferenceSession."""
 
     def __init__(self, embedder, max_tokens: int = 128, batch_size: int = 16) -> None:
         from tokenizers import Tokenizer
 
         for attr in ("_session", "_output", "_inputs", "_input_dtypes", "tokenizer"):
             if not hasattr(embedder, attr):
-                raise TypeError("late interaction needs an OnnxEmbedder (token outputs of its ONNX session)")
+                raise TypeError("late interaction needs an OnnxEmbedder (token outputs of its ONNX InferenceSession)")
         if getattr(embedder, "_pooled_output", False):
             raise TypeError("this embedding model only returns pooled vectors, not token vectors")
         self.embedder = embedder

@@ -3,7 +3,7 @@
     python -m benchmarks                 # the full run (tens of minutes; the lead runs it on a quiet machine)
     python -m benchmarks --smoke         # a tiny version of every part (about 3 minutes once the caches exist)
     python -m benchmarks --publish       # ... and write docs/performance.json, docs/performance.png and
-                                         #     the README's Performance section from this run
+                                         #     the tables of docs/performance.md and README.md
 
 Each part runs as its own process (clean peak-memory figures; one failing part does not stop
 the others) and writes its own JSON into OUT/parts/<part>.<repeat>.json (logs beside it).
@@ -18,8 +18,8 @@ Parts:
                   memory, the embedding-only ceiling, re-index unchanged / one changed / one removed
   pipeline        benchmarks.pipeline_overlap: the three R manuals indexed as the app indexes them
                   (library opened first), as a share of the embed-only ceiling, 7 runs
-  embedder        benchmarks.embedder_speed: tokens/s of the app's embedder against the one before
-                  issue 15, the plain fp32 graph and sentence-transformers on torch (the peer's
+  embedder        benchmarks.embedder_speed: tokens/s of the app's embedder against the earlier one
+                  (int8, one text per run), the plain fp32 graph and sentence-transformers on torch (the peer's
                   virtualenv), same texts, same run; vectors alone vs in a batch; SciFact dense nDCG@10
   quality         benchmarks.retrieval_quality: SciFact dev, BM25, dense, RRF and EdgeChat's hybrid
   rerank          benchmarks.rerank_quality: hybrid + each reranker
@@ -51,7 +51,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import SHARED, machine, with_provenance  # noqa: E402
+from benchmarks.common import SHARED, machine, with_provenance
 
 DEBIAN = SHARED / "corpus" / "pdf" / "debian"
 SCIFACT = SHARED / "eval" / "scifact-dev"
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--merge-only", action="store_true", help="merge the parts already written, run nothing")
     ap.add_argument("--note", default="", help="a remark kept in the JSON and shown in the README (e.g. machine load)")
     ap.add_argument("--publish", action="store_true",
-                    help="write docs/performance.json, docs/performance.png and README's Performance section")
+                    help="write docs/performance.json, docs/performance.png and the tables of docs/performance.md and README.md")
     args = ap.parse_args(argv)
     if args.repeats is None:
         args.repeats = 1 if args.smoke else 3
@@ -275,8 +275,8 @@ def main(argv: list[str] | None = None) -> int:
         docs.mkdir(exist_ok=True)
         (docs / "performance.json").write_text(json.dumps(merged, indent=2, default=str))
         plot.main([str(docs / "performance.json"), str(docs / "performance.png")])
-        readme_table.main([str(docs / "performance.json"), "--update", str(ROOT / "README.md")])
-        print("published: docs/performance.json, docs/performance.png, README.md (Performance)")
+        readme_table.main([str(docs / "performance.json"), "--update"])
+        print("published: docs/performance.json, docs/performance.png, the tables of docs/performance.md and README.md")
     return 1 if failed else 0
 
 

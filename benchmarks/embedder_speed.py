@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         if st_python == "peer":
             from benchmarks.peer.compare import ensure_peer_hf, ensure_peer_venv
 
-            log = lambda m: print(m, file=sys.stderr)  # noqa: E731
+            log = lambda m: print(m, file=sys.stderr)
             st_python = str(ensure_peer_venv(log))
             ensure_peer_hf(Path(st_python), log)
         st = _SentenceTransformers(st_python, model_dir, texts, threads)

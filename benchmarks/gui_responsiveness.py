@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import common  # noqa: E402
+from benchmarks import common
 
 QUESTIONS = [
     "How do I install a package from a .deb file?",

@@ -89,7 +89,7 @@ def token_reuse(folder: Path, real, repeats: int = 5) -> dict:
     chunks = [c for p in sorted(folder.rglob("*")) if p.is_file() and documents.is_supported(p)
               for c in chunk_document(documents.parse_document(p), real.tokenizer)]
     batches = [chunks[k:k + 32] for k in range(0, len(chunks), 32)]
-    encoder, (first, last) = real._encoder, real._wrap  # noqa: SLF001 - the embedder's own two steps
+    encoder, (first, last) = real._encoder, real._wrap  # the embedder's own two steps
     room = real.max_tokens - len(first) - len(last)
     again, reused = [], []
     for _ in range(repeats):

@@ -335,7 +335,7 @@ def memory_probe(lib: Path, questions: list[str], max_new_tokens: int) -> dict:
     out: dict = {"rss_after_imports_mb": _rss_mb()}
     with Engine(lib) as engine:
         t = time.perf_counter()
-        engine.embedder  # noqa: B018
+        engine.embedder  # loads the embedder
         engine.parts.store.counts()  # opens Chroma
         out["embedder_and_library_load_s"] = time.perf_counter() - t
         out["rss_library_loaded_mb"] = _rss_mb()

@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import common  # noqa: E402
-from benchmarks.common import emit, machine  # noqa: E402
-from benchmarks.gui_responsiveness import summary  # noqa: E402
+from benchmarks import common
+from benchmarks.common import emit, machine
+from benchmarks.gui_responsiveness import summary
 
 WORDS = ("harbour keeper lantern storm tide rope anchor gull reef chart bell watch ship coast "
          "north valley river herd rain season").split()

@@ -187,14 +187,14 @@ def worker(library: str, files: list[str], log: str) -> None:
                 parser.parse(f, size=os.path.getsize(f))
             except DocumentError as exc:
                 problem = str(getattr(exc, "problem", "")) or type(exc).__name__
-            except Exception as exc:  # not a DocumentError: escaped the parser
+            except Exception as exc:  # noqa: BLE001 - not a DocumentError: escaped the parser, recorded
                 problem = f"ESCAPED {type(exc).__name__}: {str(exc)[:200]}"
             parse_s = time.perf_counter() - t0
             t1 = time.perf_counter()
             err = ""
             try:
                 engine.index([f])
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - any indexing error is what this records
                 err = f"{type(exc).__name__}: {str(exc)[:200]}"
             out.write(json.dumps({"done": f, "parse_s": parse_s, "index_s": time.perf_counter() - t1,
                                   "parse_problem": problem, "index_error": err}) + "\n")

@@ -407,7 +407,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
             try:
                 entry = get_entry(DEFAULT_MODEL if args.name.lower() == "default" else args.name)
-            except Exception:
+            except KeyError:
                 raise CliError(f"no model called {args.name!r}: see 'edgechat models catalog'") from None
             tty = sys.stderr.isatty()
 
@@ -469,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nedgechat: interrupted", file=sys.stderr)
         return 130
-    except Exception as e:  # one clear line, never a traceback (the log has it with -v)
+    except Exception as e:  # noqa: BLE001 - any failure is one clear line, never a traceback (the log has it with -v)
         logging.getLogger("edgechat").debug("failure", exc_info=True)
         print(f"edgechat: {type(e).__name__}: {e}" if str(e) else f"edgechat: {type(e).__name__}", file=sys.stderr)
         if os.environ.get("EDGECHAT_DEBUG"):

@@ -10,13 +10,13 @@ import pytest
 
 # Resolve the machine's model cache before redirecting EDGECHAT_HOME.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-from edgechat.core import paths  # noqa: E402
+from edgechat.core import paths
 
 os.environ.setdefault("EDGECHAT_MODELS", str(paths.models_dir()))
 
 # Property tests check behaviour, not speed: Hypothesis' default 200 ms per example failed them
 # on a loaded 2-core machine (timings belong in benchmarks).
-from hypothesis import settings as _hypothesis_settings  # noqa: E402
+from hypothesis import settings as _hypothesis_settings
 
 _hypothesis_settings.register_profile("edgechat", deadline=None)
 _hypothesis_settings.load_profile("edgechat")

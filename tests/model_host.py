@@ -41,7 +41,7 @@ class LocalModelHost:
             def log_message(self, *args: object) -> None:  # quiet
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 try:
                     host._serve(self)
                 except (BrokenPipeError, ConnectionResetError):

@@ -36,8 +36,8 @@ warnings.filterwarnings("ignore")  # langchain-community's sunset notice and fri
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from langchain_core.documents import Document  # noqa: E402
-from langchain_core.embeddings import Embeddings  # noqa: E402
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
 
 
 class MiniLMEmbeddings(Embeddings):

@@ -225,7 +225,7 @@ class IndexRunner:
         try:
             listing = LibraryListing(tuple(self.engine.roots()), tuple(self.engine.files()),
                                      tuple(self.engine.offline_roots()))
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - reported to the window
             log.exception("listing the library failed")
             self.emit(JobFailed(JobKind.LIST, describe_error(e)))
             return
@@ -245,6 +245,6 @@ class IndexRunner:
         if self.engine is not None:
             try:
                 self.engine.close()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - the library is being let go: logged, never fatal
                 log.exception("closing the library failed")
             self.engine = None

@@ -34,7 +34,7 @@ class ChatInput(QPlainTextEdit):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.document().contentsChanged.connect(self.updateGeometry)
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             mods = event.modifiers()
             if mods & Qt.KeyboardModifier.ShiftModifier:
@@ -45,7 +45,7 @@ class ChatInput(QPlainTextEdit):
                 return
         super().keyPressEvent(event)
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         lines = max(2, min(8, self.document().blockCount() + (1 if self.document().size().width() else 0)))
         fm = self.fontMetrics()
         return QSize(200, int(lines * fm.lineSpacing() + 2 * self.frameWidth() + 12))
@@ -88,7 +88,7 @@ class DropHint(QWidget):
         layout.addStretch(1)
         self.active = False  # a drag is over the window
 
-    def paintEvent(self, event) -> None:  # noqa: N802
+    def paintEvent(self, event) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         hl = self.palette().color(QPalette.ColorRole.Highlight)

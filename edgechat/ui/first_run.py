@@ -496,7 +496,7 @@ class ModelChoiceDialog(QDialog):
             record_model_choice(self.qsettings, "later")
         super().reject()
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.cancel_download()
         super().closeEvent(event)
 

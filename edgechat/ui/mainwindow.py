@@ -715,7 +715,7 @@ class MainWindow(QMainWindow):
             return []
         return [u.toLocalFile() for u in md.urls() if u.isLocalFile() and u.toLocalFile()]
 
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if self._local_paths(event):
             event.acceptProposedAction()
             self.chat.drop_hint.active = True
@@ -723,15 +723,15 @@ class MainWindow(QMainWindow):
         else:
             event.ignore()
 
-    def dragMoveEvent(self, event) -> None:  # noqa: N802
+    def dragMoveEvent(self, event) -> None:
         if self._local_paths(event):
             event.acceptProposedAction()
 
-    def dragLeaveEvent(self, event) -> None:  # noqa: N802
+    def dragLeaveEvent(self, event) -> None:
         self.chat.drop_hint.active = False
         self.chat.drop_hint.update()
 
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+    def dropEvent(self, event: QDropEvent) -> None:
         self.chat.drop_hint.active = False
         self.chat.drop_hint.update()
         found = self._local_paths(event)
@@ -743,7 +743,7 @@ class MainWindow(QMainWindow):
 
     # ================================================================ closing
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
         if self.model_dialog is not None:
             self.model_dialog.shutdown()  # a download stops; what it fetched is kept

@@ -33,7 +33,7 @@ def leaks() -> dict[str, int]:
         sig = Signal(int)
 
     class _Model(QAbstractListModel):
-        def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802, B008
+        def rowCount(self, parent=QModelIndex()) -> int:
             return 1
 
         def data(self, index, role=Qt.ItemDataRole.DisplayRole):

@@ -22,7 +22,7 @@ ACTIVATE = b"activate\n"
 def server_name(library: Path) -> str:
     try:
         user = getpass.getuser()
-    except Exception:  # noqa: BLE001
+    except (OSError, KeyError, ImportError):  # no name for this user id (OSError from Python 3.13)
         user = "user"
     key = f"{user}:{Path(library).expanduser().resolve()}"
     return "edgechat-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]

@@ -77,7 +77,7 @@ class SourceDelegate(QStyledItemDelegate):
         doc.documentLayout().draw(painter, ctx)
         painter.restore()
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:  # noqa: N802
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
         view = option.widget
         width = view.viewport().width() if isinstance(view, QAbstractItemView) else option.rect.width()
         doc = self._doc(option, index, width)
@@ -85,7 +85,7 @@ class SourceDelegate(QStyledItemDelegate):
 
 
 class SourceList(QListView):
-    def resizeEvent(self, event) -> None:  # noqa: N802
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.scheduleDelayedItemsLayout()  # heights depend on the width
 

@@ -150,12 +150,12 @@ class ChipHandler(QPyTextObject):
         font.setBold(True)
         return QFontMetricsF(font)
 
-    def intrinsicSize(self, doc: QTextDocument, pos: int, fmt: QTextFormat) -> QSizeF:  # noqa: N802
+    def intrinsicSize(self, doc: QTextDocument, pos: int, fmt: QTextFormat) -> QSizeF:
         fm = self._metrics(fmt)
         text = str(fmt.property(CHIP_NUMBER))
         return QSizeF(fm.horizontalAdvance(text) + fm.height() * 0.8 + 3, fm.height() + 3)
 
-    def drawObject(self, painter: QPainter, rect: QRectF, doc: QTextDocument, pos: int,  # noqa: N802
+    def drawObject(self, painter: QPainter, rect: QRectF, doc: QTextDocument, pos: int,
                    fmt: QTextFormat) -> None:
         pal = self.view.palette()
         number = int(fmt.property(CHIP_NUMBER))
@@ -532,7 +532,7 @@ class TranscriptView(QTextBrowser):
                         sb.setValue(sb.value() + rect.top() - self.viewport().height() // 3)
         self.setExtraSelections(selections)
 
-    def changeEvent(self, event) -> None:  # noqa: N802
+    def changeEvent(self, event) -> None:
         from PySide6.QtCore import QEvent
 
         super().changeEvent(event)
@@ -545,7 +545,7 @@ class TranscriptView(QTextBrowser):
         href = self.anchorAt(pos)
         return parse_chip(href) if href else None
 
-    def viewportEvent(self, event) -> bool:  # noqa: N802
+    def viewportEvent(self, event) -> bool:
         from PySide6.QtCore import QEvent
 
         if event.type() == QEvent.Type.ToolTip:
@@ -576,7 +576,7 @@ class TranscriptView(QTextBrowser):
         return (f"<p style='white-space:pre-wrap'><b>[{number}] {title}</b><br/>page {page}"
                 f"<br/><i>{snippet}</i>{added}</p>")
 
-    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802
+    def createMimeDataFromSelection(self) -> QMimeData:
         """Copying an answer gives its [n] markers back instead of object characters."""
         cur = self.textCursor()
         start, end = cur.selectionStart(), cur.selectionEnd()

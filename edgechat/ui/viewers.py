@@ -140,7 +140,7 @@ def make_pdf_view(parent: QWidget | None = None):
             return [QPolygonF([QPointF(rect.left() + p.x() * sx, rect.top() + p.y() * sy) for p in poly])
                     for poly in self.highlight_polygons]
 
-        def paintEvent(self, event) -> None:  # noqa: N802
+        def paintEvent(self, event) -> None:
             super().paintEvent(event)
             if self.highlight_page < 0 or not self.highlight_polygons:
                 return

@@ -182,7 +182,7 @@ class DocumentWorker(QObject):
                 else:
                     loaded.pdf = self._place_in_pdf(check.path, check.stamp, check.page, passage, check.start,
                                                     check.end)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - any failure is shown in the viewer
                 log.exception("placing the passage in %s failed", check.path)
                 check.status, check.message = SourceStatus.ERROR, str(e) or type(e).__name__
         if self._current(event.request_id):
@@ -351,7 +351,7 @@ class _Reader(QThread):
                 event = self.conn.recv()
             except (EOFError, OSError):
                 break
-            except Exception:  # noqa: BLE001 - a message that does not unpickle
+            except Exception:  # noqa: BLE001 - a message that does not unpickle (any error pickle raises)
                 log.exception("bad message from the engine process")
                 continue
             if isinstance(event, Closed):
@@ -359,7 +359,7 @@ class _Reader(QThread):
                 break
             try:
                 self.host.deliver(event)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - one event that fails must not stop the reader thread
                 log.exception("handling %r from the engine process failed", event)
         self.host.reader_done()
 

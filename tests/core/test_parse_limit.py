@@ -179,7 +179,7 @@ def _limit_in_a_daemon(path: str, conn) -> None:
         conn.send(("parsed", ""))
     except DocumentError as e:
         conn.send((e.problem.value, e.detail))
-    except BaseException as e:  # what went wrong, for the assertion message
+    except BaseException as e:  # noqa: BLE001 - what went wrong, for the assertion message
         conn.send(("unexpected", f"{type(e).__name__}: {e}"))
 
 

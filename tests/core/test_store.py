@@ -467,7 +467,7 @@ def test_vectors_are_not_put_ahead_over_the_chunks_of_the_same_version(tmp_path)
     rng = np.random.default_rng(13)
     vecs = rng.standard_normal((3, DIM)).astype(np.float32)
     with Store(tmp_path / "library") as store:
-        index = store.open_vectors()
+        store.open_vectors()
         _put(store, "report", vecs, "c", defer=False)
         store.put_vectors_ahead("/docs/report.txt", "c" * 64, [(0, -vecs[0], 1)])
         store.put_vectors_ahead("/docs/report.txt", "c" * 64, [(1, -vecs[1], 1)])

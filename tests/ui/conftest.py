@@ -12,16 +12,16 @@ import pytest
 
 # PySide6 and pytest-qt are hard dependencies: a broken Qt (a missing libEGL on a headless
 # machine) must fail the run here, not turn the window's tests into skips.
-import pytestqt  # noqa: E402,F401
-from PySide6 import QtWidgets  # noqa: E402,F401
-from PySide6.QtCore import QSettings  # noqa: E402
+import pytestqt  # noqa: F401
+from PySide6 import QtWidgets  # noqa: F401
+from PySide6.QtCore import QSettings
 
-from edgechat.ui.qtfix import guard  # noqa: E402
+from edgechat.ui.qtfix import guard
 
 guard()  # before any model or signal of a test exists (see edgechat/ui/qtfix.py)
 
-from edgechat.core.answering.extractive import ExtractiveClient  # noqa: E402
-from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, StopReason  # noqa: E402
+from edgechat.core.answering.extractive import ExtractiveClient
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, StopReason
 
 
 def pytest_collection_modifyitems(config, items):

@@ -123,7 +123,7 @@ def parse_document(
         raise
     except RecursionError:
         raise DocumentError(Problem.MALFORMED, "structure nested too deeply") from None
-    except Exception as exc:  # anything a parser throws on a broken file
+    except Exception as exc:  # noqa: BLE001 - anything a parser throws on a broken file
         raise DocumentError(Problem.MALFORMED, _describe(exc)) from exc
 
 

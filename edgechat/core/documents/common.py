@@ -94,7 +94,7 @@ def _core_properties(data: bytes) -> dict[str, str]:
                 if str(rel.get("Type", "")).endswith("/core-properties"):
                     target = str(rel.get("Target", target)).lstrip("/")
             root = etree.fromstring(zf.read(target), parser)
-    except Exception:  # no such part, or a damaged one: no properties
+    except Exception:  # noqa: BLE001 - no such part, or a damaged zip or XML (zipfile, zlib, lxml): no properties
         return found
     for el in root:
         tag = el.tag if isinstance(el.tag, str) else ""
@@ -243,7 +243,7 @@ def _safe(get: Callable[[], object]) -> object:
         if value is not None and hasattr(value, "get_object"):
             value = value.get_object()
         return value
-    except Exception:
+    except Exception:  # noqa: BLE001 - pypdf resolves lazily: a damaged object fails in many ways
         return None
 
 

@@ -210,13 +210,13 @@ def _parse_docx(path: Path, data: bytes, max_bytes: int) -> Document:
         body = doc.element.body
         try:
             styles_root = doc.styles.element
-        except Exception:
+        except Exception:  # noqa: BLE001 - damaged styles: the text is read without them
             styles_root = None
         try:
             cp = doc.core_properties
             for key in ("title", "author", "created", "modified"):
                 core[key] = _safe(functools.partial(getattr, cp, key))
-        except Exception:
+        except Exception:  # noqa: BLE001 - damaged core properties: read without them
             pass
     blocks: list[tuple[str, int | None]] = []
     _docx_blocks(body, _DocxStyles(styles_root), blocks)

@@ -56,7 +56,7 @@ def _parse_epub(path: Path, data: bytes, max_bytes: int) -> Document:
     def dc(name: str) -> list[str]:
         try:
             values = book.get_metadata("DC", name)
-        except Exception:
+        except KeyError:  # no metadata in that namespace
             return []
         return [str(v[0]).strip() for v in values if v and v[0] and str(v[0]).strip()]
 

@@ -162,7 +162,7 @@ def _parse_odt(path: Path, data: bytes, max_bytes: int) -> Document:
         if text is not None:
             _blocks(text, blocks)
         meta = _meta(doc)
-    except Exception as exc:  # SAXParseException, KeyError, odfpy's own errors
+    except Exception as exc:  # noqa: BLE001 - SAXParseException, KeyError, odfpy's own errors
         raise DocumentError(Problem.MALFORMED, f"not a valid OpenDocument text file: {_describe(exc)}") from None
     if text is None:
         kind = next((n.qname[1] for n in _elements(doc.body)), "nothing")

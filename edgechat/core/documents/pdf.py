@@ -284,6 +284,7 @@ MIN_PAGE_TEXT = 20  # a page with fewer visible characters than this, and an ima
 def _scanned_pages(doc, pages: list[Page]) -> list[int]:
     """Indexes of the pages with (almost) no text of their own that show an image: a scan, a
     photographed page. Called under _PDFIUM_LOCK."""
+    import pypdfium2 as pdfium
     import pypdfium2.raw as raw
 
     out = []
@@ -297,7 +298,7 @@ def _scanned_pages(doc, pages: list[Page]) -> list[int]:
                                  None) is not None
             finally:
                 pdf_page.close()
-        except Exception:  # a page PDFium cannot open is counted as unreadable already
+        except pdfium.PdfiumError:  # a page PDFium cannot open is counted as unreadable already
             continue
         if has_image:
             out.append(i)
@@ -332,7 +333,7 @@ def _ocr_pages(doc, pages: list[Page], scanned: list[int], words: dict[int, list
                 read = ocr.read_pdf_page(pdf_page)
             finally:
                 pdf_page.close()
-        except Exception as exc:  # one page that cannot be rendered or read must not lose the rest
+        except Exception as exc:  # noqa: BLE001 - one page that cannot be rendered or read must not lose the rest
             logging.getLogger(__name__).warning("OCR of page %d failed: %s", i + 1, _describe(exc))
             failed += 1
             ocr.report_progress(done, total)
@@ -400,11 +401,13 @@ def _pypdf_says_encrypted(data: bytes) -> bool:
 
         with _pypdf_limits():
             return bool(PdfReader(io.BytesIO(data), strict=False).is_encrypted)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a file pypdf cannot open in any way is not known to be encrypted
         return False
 
 
 def _pdfium_pages(doc, count: int) -> tuple[list[Page], int, str]:
+    import pypdfium2 as pdfium
+
     pages: list[Page] = []
     failures = 0
     first_failure = ""
@@ -419,7 +422,7 @@ def _pdfium_pages(doc, count: int) -> tuple[list[Page], int, str]:
                     textpage.close()
             finally:
                 page.close()
-        except Exception as exc:  # one broken page must not lose the rest of the document
+        except pdfium.PdfiumError as exc:  # one broken page must not lose the rest of the document
             failures += 1
             first_failure = first_failure or f"page {index + 1}: {_describe(exc)}"
             text = ""
@@ -464,7 +467,7 @@ def _pdfium_info(doc) -> dict[str, str]:
     try:
         info = doc.get_metadata_dict(skip_empty=True)
         return {str(k): str(v) for k, v in info.items()}
-    except Exception:
+    except ValueError:  # a value that is not UTF-16 (UnicodeDecodeError)
         return {}
 
 
@@ -473,7 +476,7 @@ def _pdfium_encrypted(doc) -> bool:
         import pypdfium2.raw as raw
 
         return bool(raw.FPDF_GetSecurityHandlerRevision(doc) != -1)
-    except Exception:
+    except (AttributeError, ctypes.ArgumentError):  # a pypdfium2 without it, or no document handle
         return False
 
 
@@ -508,7 +511,7 @@ def _read_pypdf_configured(path: Path, data: bytes, password: str | None) -> Doc
         raise DocumentError(Problem.MALFORMED, _describe(exc)) from None
     except (RecursionError, MemoryError):
         raise
-    except Exception as exc:  # a damaged file fails in many ways inside pypdf
+    except Exception as exc:  # noqa: BLE001 - a damaged file fails in many ways inside pypdf
         raise DocumentError(Problem.MALFORMED, _describe(exc)) from None
 
     metadata: dict[str, str] = {"parser": "pypdf"}
@@ -531,7 +534,7 @@ def _read_pypdf_configured(path: Path, data: bytes, password: str | None) -> Doc
         raise DocumentError(Problem.PASSWORD_REQUIRED, "the PDF is protected by a password") from None
     except (RecursionError, MemoryError):
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a damaged page tree fails in many ways inside pypdf
         raise DocumentError(Problem.MALFORMED, f"page tree unreadable: {_describe(exc)}") from None
     if count == 0:
         raise DocumentError(Problem.MALFORMED, "no pages found")
@@ -544,7 +547,7 @@ def _read_pypdf_configured(path: Path, data: bytes, password: str | None) -> Doc
             text = _clean_pdf_text(reader.pages[index].extract_text())
         except FileNotDecryptedError:
             raise DocumentError(Problem.PASSWORD_REQUIRED, "the PDF is protected by a password") from None
-        except Exception as exc:  # one broken page must not lose the rest of the document
+        except Exception as exc:  # noqa: BLE001 - one broken page must not lose the rest of the document
             failures += 1
             first_failure = first_failure or f"page {index + 1}: {_describe(exc)}"
             text = ""
@@ -558,7 +561,7 @@ def _read_pypdf_configured(path: Path, data: bytes, password: str | None) -> Doc
     info = None
     try:
         info = reader.metadata
-    except Exception:
+    except Exception:  # noqa: BLE001 - damaged metadata fails in many ways inside pypdf: read without it
         info = None
     title = None
     if info is not None:

@@ -82,7 +82,7 @@ def _skipped_placeholder(shape) -> bool:
         return False
     try:
         kind = shape.placeholder_format.type
-    except Exception:
+    except Exception:  # noqa: BLE001 - python-pptx on a damaged placeholder: read as content
         return False
     return kind in (PP_PLACEHOLDER.SLIDE_NUMBER, PP_PLACEHOLDER.DATE, PP_PLACEHOLDER.FOOTER)
 
@@ -104,7 +104,7 @@ def _shape_blocks(shapes, skip_id: int | None, out: list[str]) -> None:
             continue
         try:
             text = _shape_text(shape)
-        except Exception:  # a shape python-pptx cannot read (an odd graphic frame): the others are
+        except Exception:  # noqa: BLE001 - a shape python-pptx cannot read (an odd graphic frame): the others are
             text = ""
         if text:
             out.append(text)
@@ -145,7 +145,7 @@ def _parse_pptx(path: Path, data: bytes, max_bytes: int) -> Document:
     try:
         prs = pptx.Presentation(io.BytesIO(data))
         slides = list(prs.slides)
-    except Exception as exc:  # PackageNotFoundError, KeyError, ValueError, XMLSyntaxError...
+    except Exception as exc:  # noqa: BLE001 - PackageNotFoundError, KeyError, ValueError, XMLSyntaxError...
         raise DocumentError(Problem.MALFORMED, f"not a valid PowerPoint file: {_describe(exc)}") from None
 
     pages: list[Page] = []
@@ -154,7 +154,7 @@ def _parse_pptx(path: Path, data: bytes, max_bytes: int) -> Document:
     for number, slide in enumerate(slides, 1):
         try:
             text, title = _slide_text(slide)
-        except Exception:  # one damaged slide: the others are still read
+        except Exception:  # noqa: BLE001 - one damaged slide: the others are still read
             text, title = "", ""
             broken += 1
         pages.append(Page(number, text))

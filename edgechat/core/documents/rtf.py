@@ -17,6 +17,9 @@ from edgechat.core.records import Document, DocumentError, Page, Problem
 _CODEPAGE_RE = re.compile(rb"\\ansicpg(\d+)")
 _TIME_RE = r"\\{}\s*\\yr(\d{{4}})(?:\\mo(\d{{1,2}}))?(?:\\dy(\d{{1,2}}))?"
 _BLANKS_RE = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
+# What striprtf's rtf_to_text raises on text it cannot read: a bad number or \u code point, an
+# unknown code page, a control word missing its number (\uc with none).
+_STRIPRTF_ERRORS = (ValueError, TypeError, LookupError, OverflowError)
 
 
 def _codepage(data: bytes) -> str:
@@ -38,7 +41,7 @@ def _info(raw: str, name: str) -> str | None:
         return None
     try:
         text = rtf_to_text("{\\rtf1 " + m.group(1) + "}", errors="replace")
-    except Exception:
+    except _STRIPRTF_ERRORS:
         return None
     return " ".join(text.split()) or None
 
@@ -78,7 +81,7 @@ def _parse_rtf(path: Path, data: bytes) -> Document:
     raw = data.decode(encoding, "replace")
     try:
         text = rtf_to_text(raw, encoding=encoding, errors="replace")
-    except Exception as exc:
+    except _STRIPRTF_ERRORS as exc:
         raise DocumentError(Problem.MALFORMED, f"not a valid RTF file: {_describe(exc)}") from None
     text = "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     text = _BLANKS_RE.sub("\n\n", _tables(text)).strip()

@@ -161,7 +161,7 @@ def _parse_xlsx(path: Path, data: bytes, max_bytes: int) -> Document:
 
     try:
         wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except Exception as exc:  # InvalidFileException, KeyError, XML errors...
+    except Exception as exc:  # noqa: BLE001 - InvalidFileException, KeyError, zip and XML errors...
         raise DocumentError(Problem.MALFORMED, f"not a valid Excel file: {_describe(exc)}") from None
     try:
         texts: list[str] = []
@@ -176,7 +176,7 @@ def _parse_xlsx(path: Path, data: bytes, max_bytes: int) -> Document:
             texts.extend(_pages_of(ws.title, _sheet_lines(rows)))
     except DocumentError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a damaged sheet fails in many ways inside openpyxl
         raise DocumentError(Problem.MALFORMED, f"not a valid Excel file: {_describe(exc)}") from None
     finally:
         wb.close()

@@ -204,7 +204,7 @@ class _Parser:
                 if self._cancel.is_set() or self._stop.is_set():
                     break
                 self._q.put(item)
-        except Exception:  # never let the parser thread die silently
+        except Exception:  # noqa: BLE001 - the parser thread never dies silently
             log.exception("parser thread failed")
         finally:
             self.done.set()
@@ -457,7 +457,7 @@ class Indexer:
             yield _Parsed(job, None, [], e)
         except ParseCancelled:
             raise
-        except Exception as e:  # a parser bug must not stop the run
+        except Exception as e:  # noqa: BLE001 - a parser bug must not stop the run
             log.exception("unexpected failure parsing %s", job.path)
             yield _Parsed(job, None, [], DocumentError(Problem.MALFORMED, f"{type(e).__name__}: {e}"))
 
@@ -498,7 +498,7 @@ class Indexer:
             return self._index(roots, progress, cancel)
         except DiskFullError:
             raise
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - any error is asked whether it is a full disk, else raised again
             reason = disk_full_reason(e, self.store.dir)
             if reason is None:
                 raise
@@ -649,7 +649,7 @@ class Indexer:
             try:  # the vectors of the files committed, a failed run's too
                 self.store.drop_vectors_ahead()  # but not those of files that did not commit
                 self.store.flush_vectors()
-            except Exception:
+            except Exception:  # noqa: BLE001 - raised again unless the run failed first (that error wins)
                 if ended and writer.error is None:
                     raise
                 log.warning("writing the vector index after a failed run failed too", exc_info=True)

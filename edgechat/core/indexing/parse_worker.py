@@ -111,7 +111,7 @@ def _serve(conn: Connection, parent_pid: int) -> None:
             reply: tuple = ("ok", documents.parse_document(path, password=password, max_bytes=max_bytes))
         except DocumentError as e:
             reply = ("error", e.problem.value, e.detail)
-        except BaseException as e:  # parse_document lets nothing else out; belt and braces
+        except BaseException as e:  # noqa: BLE001 - the child always answers; parse_document lets nothing else out
             reply = ("error", Problem.MALFORMED.value, f"{type(e).__name__}: {e}"[:300])
         try:
             conn.send(reply)
@@ -325,7 +325,7 @@ class SpareWorker:
             worker = ParseWorker()
             try:
                 worker.start()
-            except Exception:  # noqa: BLE001 - only a head start: the run starts its own
+            except OSError:  # no pipe or process to be had: only a head start, the run starts its own
                 log.debug("the parse worker could not be started ahead", exc_info=True)
                 return
             self._worker = worker

@@ -163,7 +163,7 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         super().__init__()
         self.hints = hints if hints is not None else {}
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
         m = _SHA256_RE.match((headers.get("X-Linked-Etag") or "").strip())
         if m:
             self.hints["sha256"] = m.group(1)

@@ -266,7 +266,7 @@ class Retriever:
             for c, (r, _) in lrank.items():
                 fused[c] += 1.0 / (s.rrf_k + r)
             top = 2.0 / (s.rrf_k + 1)
-            squash = lambda x: x / top  # noqa: E731 - 1.0 for a chunk first on both legs
+            squash = lambda x: x / top  # 1.0 for a chunk first on both legs
         else:
             fused = zscore_fusion(vec_hits, lex_hits, s.vector_weight)
             squash = _logistic

@@ -635,7 +635,7 @@ class Store:
             have = vectors.ids()
             if have:  # the id list comes from metadata; make sure the vectors read too
                 vectors.check_readable(self._dim())
-        except Exception as e:  # Chroma's files are damaged: rebuild from SQLite
+        except Exception as e:  # noqa: BLE001 - Chroma's damaged files fail in many ways: rebuilt from SQLite
             log.warning("vector index unreadable (%s); rebuilding it from the library", e)
             self._rebuild_vectors()
             return {"rebuilt": len(truth), "added": 0, "deleted": 0}

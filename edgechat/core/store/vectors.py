@@ -75,7 +75,7 @@ def _explicit_embedding_function() -> Any:
         def __init__(self) -> None:
             pass
 
-        def __call__(self, input):  # noqa: A002 - Chroma's signature
+        def __call__(self, input):  # Chroma's signature
             raise RuntimeError("EdgeChat passes embeddings explicitly; Chroma must not embed text")
 
         @staticmethod

@@ -1,6 +1,9 @@
-"""Screenshots of the app's main states, for a person to look at (not a test).
+"""Screenshots of the app's main states, for a person to look at (not a test): the pictures in
+README.md and docs/images/ are made by this script, never edited by hand.
 
     QT_QPA_PLATFORM=offscreen python benchmarks/screenshots.py [--corpus DIR] [--out DIR]
+
+--out defaults to docs/images/.
 
 Runs the real app (real Engine, embedder and, if one is installed, language model) on a
 temporary library and saves PNGs with QWidget.grab(): first run, indexing, an answer with
@@ -25,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", type=Path, help="a folder of real documents (PDFs) to index as well")
-    ap.add_argument("--out", type=Path, default=Path("/tmp/edgechat-shots"))
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
     ap.add_argument("--question", default="How do I install a package from a .deb file?")
     args = ap.parse_args()
 

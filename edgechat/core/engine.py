@@ -302,11 +302,8 @@ class Engine:
     ) -> Iterator[ChatUpdate]:
         """Stream an answer; the last update carries the ChatResponse (sources, citations)."""
         client = client or self.chat_client
-        tokenizer = self.embedder.tokenizer
         answerer = Answerer(self._pipeline(client), client, options, embed=self.embedder.embed,
-                            passages_with=self._store.passages_with,
-                            # an everyday word: one whole token of the embedder's ~30,000-word vocabulary
-                            is_common=lambda word: tokenizer.token_to_id(word) is not None)
+                            describe=self._store.describe_files)
         return self._while_answering(answerer.stream(request, history=history, options=options, cancel=cancel))
 
     def _while_answering(self, updates: Iterator[ChatUpdate]) -> Iterator[ChatUpdate]:

@@ -368,10 +368,10 @@ class ChatOptions:
     # Small greedy models fall into loops; a mild penalty (onnxruntime-genai's
     # repetition_penalty) keeps answers deterministic but less repetitive. 1.0 = off.
     repetition_penalty: float = 1.1
-    # Tokens of source text a model is shown, all sources together: each source's sentences
-    # that bear on the question (edgechat.core.answering.focus). 0 = whole passages.
-    source_tokens: int = 360
     sources: tuple[Source, ...] = ()
+    # The evidence of this call, best first: (source number, quoted sentence or row). A model
+    # reads it from the prompt; the extractive client quotes it.
+    evidence: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass

@@ -1,12 +1,11 @@
-"""Stage: from numbered sources to an answer with citations.
+"""Stage: from a question's passages to the answer a person sees, with its citations.
 
-    prompt.py       the system prompt, sources fenced as data, fitted to the model's context
-    history.py      earlier turns under a token budget (the sources are never evicted)
-    answer.py       says "not in your documents" when nothing relevant was found; else streams the
-                    chat client's answer, checks it (verify.py), withholds a mostly unsupported one,
-                    then builds the response and its citations
+    answer.py       the pass: subject, evidence, write, check each sentence, present
+    evidence.py     the sentences and table rows that answer, scored (what is highlighted)
+    prompt.py       numbered evidence -> messages, fitted to the model's context
+    judge.py        one support judge: a sentence of the answer against its evidence
+    words.py        terms, figures, names and negations as the checks compare them
+    history.py      earlier turns under a token budget (the evidence is never evicted)
     citations.py    [n] markers -> citations, and the answer's sentences each one supports
-    verify.py       every sentence: supported by source n (with the evidence span), unsupported
-                    (and why), or no claim; supplies the marker a small model left out, only there
-    extractive.py   the answerer with no model: quotes the sources' best sentences
+    extractive.py   the client with no model: the evidence is the answer
 """

@@ -1,41 +1,21 @@
-"""Question -> processed query (edgechat.core.search.pipeline) -> is anything relevant? (if not:
-"not in your documents" and the closest quotes, no model call) -> prompt of each source's
-sentences about the question (focus.py) under a token budget ->
-streamed answer -> every sentence checked against the sources (verify.py), markers supplied to
-supported sentences -> withheld when mostly unsupported -> citations (citations.py).
+"""One pass from a question to what the person sees: retrieve, find the documents it names,
+select the evidence, write from it, check each sentence, present.
 
-Relevance. The best candidate's vector cosine is the signal that carries over between
-libraries (the fused hybrid score is relative to the query's own candidates: it was 0.70-0.87 for
-every question, relevant or not). Over resources/sample and tests/helpers' corpus, 13 relevant
-questions scored 0.38-0.76 (one exception, "What is the Great Red Spot?", 0.14: MiniLM misses
-it, but every one of its words is in the Jupiter passage) and 12 questions about things absent
-from the library 0.02-0.13 (one, "What is the price of EdgeChat Pro?", 0.38: it names the app).
-So nothing is relevant when the cosine is under `MIN_RELEVANT_COSINE` (0.25, between the groups)
-AND no candidate holds `MIN_KEYWORD_COVERAGE` (2/3) of the question's content words.
+1. Retrieve (edgechat.core.search.pipeline): the passages closest to the question, more than are
+   shown, since the answer is in the top ten more often than in the top five.
+2. Subject (edgechat.core.search.subject): when the question names some documents by what
+   they say of themselves, only their passages are read (a search within them adds more), so a
+   look-alike document cannot answer for them.
+3. Evidence (evidence.py): the few sentences and table rows that answer, scored. When even the
+   best is weak, the documents do not say: "not in your documents", and no model is asked.
+4. Write: the client gets a short prompt of the numbered evidence (prompt.py).
+5. Check (judge.py): each sentence, as it is completed, against the evidence it cites. Supported
+   sentences are shown as they come, with the marker of their source (added when missing, put
+   right when wrong); the others are left out and kept with the model's draft.
+6. Present: when none of the model's sentences holds, the evidence itself is the answer ("Your
+   documents say: ..."). Nothing is shown and then taken back.
 
-Missing subjects. A question about something the library never mentions ("What learning rate
-does xgboost use?" over the Debian manuals) still finds passages that look close (cosine 0.35-0.64
-for 17 such questions, against 0.50-0.83 for 45 answerable ones). What gives it away is a name or term of
-art in the question (not an everyday word: not one whole token of the embedder's 30,000-word
-vocabulary, or capitalised inside the question) that no passage contains (FTS5's stemmed match, `Store.passages_with`): 14 of the 17
-had one, and of 126 answerable questions (Debian and 10-Q filings) none did once words about the
-asking ("analyze", "latest", "mentioned": `ASKING_WORDS`, not looked up) are set aside and one side
-of an "A or B" is enough ("acquisitions or divestitures"). So nothing is relevant when a subject
-word is in no passage AND the best cosine is under `MAX_COSINE_WITH_MISSING` (0.6): a strong
-match elsewhere means the word is likely a paraphrase. The answer names the word.
-
-Withholding. A written answer is not shown as written when fewer than half of its claim sentences
-are supported (`support_ratio` < 0.5) or when its first claim sentence is unsupported: the first
-sentence is what a reader takes as the answer (the Echoserver opening line was the answer's
-headline), so a wrong one is not rescued by true sentences after it. With a supported first
-claim, only the supported sentences are shown, in order, and the whole text is kept as the
-unverified `draft`; with an unsupported first claim the answer is withheld ("The model's answer is not
-shown", the closest passages, the draft). On the Debian questions with Qwen2.5-Coder-0.5B,
-withholding every such answer threw away 13 drafts that held the right fact out of 29; showing
-the supported sentences whatever the first claim showed fragments that did not answer the
-question for 2 of 17 questions the library cannot answer. An answer that passes can still hold an
-unsupported sentence later on: its verdict says so (the window marks it), and it is not
-`grounded`.
+The pass keeps no state between questions.
 """
 
 from __future__ import annotations
@@ -44,33 +24,15 @@ import dataclasses
 import re
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-import types
-
-from edgechat.core.answering.citations import MARKER_RE, build_citations
-from edgechat.core.answering.extractive import (
-    COLUMNS,
-    ExtractiveClient,
-    amount_row,
-    amount_terms,
-    asked_rows,
-    asks_for_figure,
-    column_line,
-    document_names,
-    of_the_report,
-    row_search_words,
-    unfound_amounts,
-)
-from edgechat.core.answering.focus import focus
+from edgechat.core.answering.citations import MARKER_RE, build_citations, sentence_spans
+from edgechat.core.answering.evidence import Quote, Selection, select
 from edgechat.core.answering.history import ReducedHistory
-from edgechat.core.answering.verify import attribute, introduces, invents_a_figure, register_own_text, verify
-from edgechat.core.answering.wording import _YEAR_RE, figures
+from edgechat.core.answering.judge import Judgement, judge, marker_numbers
+from edgechat.core.answering.prompt import fit_messages
 from edgechat.core.llm.client import ChatClient
-from edgechat.core.search.retrieval import keywords_of, stem
-from edgechat.core.search.pipeline import RagPipeline
-from edgechat.core.answering.prompt import DONT_KNOW, fit_messages
 from edgechat.core.records import (
     ChatMessage,
     ChatOptions,
@@ -86,6 +48,10 @@ from edgechat.core.records import (
     Support,
     support_ratio,
 )
+from edgechat.core.search.pipeline import RagPipeline
+from edgechat.core.search.subject import Subject, named_documents
+
+__all__ = ["Answerer", "Gathered", "NOT_IN_DOCUMENTS", "NOTHING_FOUND", "NO_SEARCH_EXTRACTIVE", "YOUR_DOCUMENTS_SAY"]
 
 NOTHING_FOUND = "Nothing in your library matched this question, so there is nothing to cite."
 NO_SEARCH_EXTRACTIVE = (
@@ -93,198 +59,69 @@ NO_SEARCH_EXTRACTIVE = (
     "Without a language model EdgeChat can only answer from your documents: ask about them."
 )
 NOT_IN_DOCUMENTS = "Your documents don't say: nothing in them is close enough to this question."
-# The model wrote an answer its sources do not support. Not "not found": the closest passages shown
-# under it often do answer the question.
-WITHHELD = "The model's answer is not shown: your documents do not support what it wrote."
-CLOSEST = "The closest passages:"
-MAX_EXTRA_ROWS = 2  # passages added for amounts the question compares and the sources have no row for
-ROW_SEARCH_RESULTS = 20  # passages of the document searched for such a row
-ROW_FIRST = "The table row that matches the question, then the closest passages:"
-ROWS_FIRST = "The table rows that match the question, then the closest passages:"
-MODEL_FOUND_NONE = ("Your documents don't seem to say: the model found no answer in the passages closest "
-                    "to this question.")
-NO_FIGURE = "The model's answer is not shown: it gives no figure for the amount you asked about."
-OTHER_AMOUNT = "The model's answer is not shown: its figure is not of the amount you asked about."
-register_own_text(NOTHING_FOUND, NOT_IN_DOCUMENTS, WITHHELD, CLOSEST, MODEL_FOUND_NONE, DONT_KNOW,
-                  ROW_FIRST, ROWS_FIRST, NO_FIGURE, OTHER_AMOUNT)
-# The model saying it cannot answer, in the prompt's words (DONT_KNOW) or its own.
+YOUR_DOCUMENTS_SAY = "Your documents say:"
+
+POOL = 12  # passages read for evidence
+SUBJECT_SEARCH = 8  # passages searched for within each named document
+MAX_SUBJECT_FILES = 2
+SHOWN_QUOTES = 3  # quotes shown as the answer when the model's words do not hold
+#: The best evidence score below which the documents are taken not to answer (calibrated on the
+#: tuning halves of the question sets: benchmarks/answers.py --calibrate).
+MIN_EVIDENCE = 0.42
+
+# The model saying it cannot answer, in the prompt's words or its own.
 _DONT_KNOW_RE = re.compile(
     r"\b(?:do not|don't|cannot|can't|can not) (?:know|answer|find|determine|tell)\b"
     r"|\b(?:does not|doesn't|do not|don't) (?:say|contain|mention|provide|include|specify|state)\b"
     r"|\bnot (?:mentioned|provided|stated|specified|found|available) in\b"
-    r"|\bno (?:information|mention|answer)\b",
+    r"|\bno (?:information|mention)\b",
     re.IGNORECASE,
 )
 
-MIN_RELEVANT_COSINE = 0.25
-MIN_KEYWORD_COVERAGE = 2 / 3
-MAX_COSINE_WITH_MISSING = 0.6
-#: Words about the asking, not the subject: a question can use them although no document does.
-ASKING_WORDS = frozenset(
-    """analyse analyze analysed analyzed assess breakdown compare compared comparison correlate
-    correlated correlates correlation describe detail details discuss discussed effect effects
-    examine explain happen happened identify impact impacts implication implications insight insights
-    latest list main major mention mentioned mentions notable noted overall please primary recent
-    relationship show significant significantly specific specifically suggest suggests summarise
-    summarize tell trend trends way ways""".split()
-)
-MIN_SUPPORT_RATIO = 0.5
-MAX_QUOTES_SOURCES = 3
 
+@dataclasses.dataclass
+class Gathered:
+    """What a question found before anything is written (`Answerer.gather`)."""
 
-_ALTERNATIVES_RE = re.compile(r"(\w+),? or (?:an? |the |any )?(\w+)")
-
-
-def subject_words(question: str, is_common: Callable[[str], bool] = lambda w: False) -> list[str]:
-    """The question's words that name what it is about: content words of 3+ letters, without
-    digits, not `ASKING_WORDS`, and either not common (`is_common`: a whole word of the
-    embedder's vocabulary) or written as a name (capitalised after the first word: "Sway")."""
-    names = {m.group().lower() for m in re.finditer(r"(?<=\s)[A-Z]\w*", question)}
-    return [w for w in keywords_of(question)
-            if len(w) >= 3 and w.isalpha() and w not in ASKING_WORDS and (w in names or not is_common(w))]
-
-
-def relevance(
-    pq: ProcessedQuery,
-    sources: Sequence[Source],
-    passages_with: Callable[[list[str]], dict[str, int]] | None = None,
-    is_common: Callable[[str], bool] = lambda w: False,
-) -> dict[str, Any]:
-    """Is anything retrieved relevant to the question? See the module docstring.
-    `passages_with` (the store's) counts the passages holding each word; without it the
-    missing-subject check is skipped. `is_common` tells an everyday word ("long", which a small
-    library may well never use) from a name or a term of art ("xgboost")."""
-    question = pq.rewritten_query or pq.original_query
-    cosine = max((c.vector_score or 0.0 for c in pq.raw_candidates), default=0.0)
-    words = {stem(w) for w in keywords_of(question)}
-    coverage = 0.0
-    if words:
-        for src in sources:
-            have = {stem(w) for w in keywords_of(src.content)}
-            coverage = max(coverage, len(words & have) / len(words))
-    missing: list[str] = []
-    if passages_with is not None and sources and cosine < MAX_COSINE_WITH_MISSING:
-        # The original wording: a rewrite may add words of its own.
-        counts = passages_with(subject_words(pq.original_query, is_common))
-        missing = [w for w, n in counts.items() if n == 0]
-        # "acquisitions or divestitures": one alternative the library has is enough.
-        for a, b in _ALTERNATIVES_RE.findall(pq.original_query.lower()):
-            if counts.get(a, 1) > 0 or counts.get(b, 1) > 0:
-                missing = [w for w in missing if w not in (a, b)]
-    relevant = (bool(sources) and not missing
-                and (cosine >= MIN_RELEVANT_COSINE or coverage >= MIN_KEYWORD_COVERAGE))
-    return {"relevant": relevant, "best_vector_cosine": round(float(cosine), 4),
-            "keyword_coverage": round(coverage, 3), "missing_words": missing}
-
-
-def missing_sentence(words: Sequence[str]) -> str:
-    """The sentence that names the question's words no passage contains."""
-    quoted = ", ".join(f"\u201c{w}\u201d" for w in words)
-    return f"No passage in your library mentions {quoted}." if len(words) == 1 else \
-        f"No passage in your library mentions any of {quoted}."
-
-
-def says_it_does_not_know(text: str, verdicts: Sequence[SentenceVerdict]) -> bool:
-    """Did the model answer that it cannot answer ("I do not know based on the documents.")?
-    Only when it claims nothing the sources support: "X is not mentioned, but Y is Z [1]" is
-    an answer."""
-    if not _DONT_KNOW_RE.search(text):
-        return False
-    return not any(v.support == Support.SUPPORTED for v in verdicts)
-
-
-# "How much did Apple pay in dividends?", "What was Amazon's net income in Q2 2023?": an amount
-# asked for outright (not its drivers, its change or how it compares; not "what is the default value").
-_ASKS_AMOUNT_RE = re.compile(
-    r"^\W*(?:how (?:much|many)\b|what (?:was|were)\b(?!.*\b(?:drivers?|reasons?|causes?|factors?|why|how|"
-    r"change[sd]?|compare[sd]?|trends?|affect(?:ed)?|impact(?:ed)?|relat\w*)\b))", re.IGNORECASE)
-
-
-_COUNT_WORD_RE = re.compile(
-    r"\b(?:zero|none|no|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|"
-    r"fifty|sixty|seventy|eighty|ninety|hundreds?|thousands?|millions?|billions?|dozens?|single|once|twice|half)\b",
-    re.IGNORECASE)
-
-
-# Words of a count that count nothing: a table's unit ("(in millions)") and its period's heading
-# ("Three Months Ended").
-_NOT_A_COUNT_RE = re.compile(
-    r"\((?:dollars |amounts )?in (?:hundreds|thousands|millions|billions)\b[^)]*\)|\bin (?:thousands|millions|billions)\b"
-    r"|\b(?:three|six|nine|twelve) months ended\b", re.IGNORECASE)
-
-
-def gives_no_figure(question: str, text: str) -> bool:
-    """Is `text` an answer without any figure to a question that asks for an amount outright ("Apple
-    paid in dividends in Q3 2023." for "How much did Apple pay in dividends in Q3 2023?")? The
-    question's own years and figures do not count."""
-    if not (_ASKS_AMOUNT_RE.search(question) and asks_for_figure(question)):
-        return False
-    asked = {f for f, _ in figures(question)}
-    text = _NOT_A_COUNT_RE.sub(" ", MARKER_RE.sub(" ", text))
-    if _COUNT_WORD_RE.search(text):  # "thirty days", "no restrictions"
-        return False
-    return not any(f not in asked and not _YEAR_RE.fullmatch(f) for f, _ in figures(text))
-
-
-_MONEY = r"[$\u20ac\u00a3\u00a5]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:thousand|million|billion|trillion)\b)?"
-_MONEY_RE = re.compile(_MONEY, re.IGNORECASE)
-# "$2.9 billion and $2.7 billion of unearned revenue as of ...": figures that say what they are of.
-_FIGURES_OF_RE = re.compile(
-    rf"{_MONEY}(?:\s*(?:,\s*and|,|and|or)\s*{_MONEY})*\s+of\s+(?!which\b|whom\b|the\s+[$\d])"
-    r"((?:[A-Za-z][\w'-]*\s*){1,6}?)(?=\s*(?:\bas of\b|\b(?:in|for|during|at|was|were|from|on)\b|\band\s+[$\d]|[.;:\[(]|,\s|$))",
-    re.IGNORECASE)
-
-
-def _what_figures_are_of(text: str) -> str:
-    """The words that say what `text`'s amounts are of: when every amount is given as "<amount>
-    of <what>", only the <what>s (the model's "total liabilities were $2.9 billion and $2.7
-    billion of unearned revenue" is about unearned revenue, whatever it calls it first); else
-    the whole text."""
-    spans = [(m.start(), m.end(), m.group(1)) for m in _FIGURES_OF_RE.finditer(text)]
-    amounts = [m.start() for m in _MONEY_RE.finditer(text)]
-    if not spans or not all(any(lo <= a < hi for lo, hi, _ in spans) for a in amounts):
-        return text
-    return " ".join(what for _, _, what in spans)
-
-
-def misses_the_amount(question: str, text: str, sources: Sequence[Source] = ()) -> bool:
-    """Is `text` a figure of something else than the amount `question` asks for outright ("Apple
-    paid 365 million shares of its common stock" to "How much did Apple pay for property, plant and
-    equipment?"): it names none of what the amount is of? The company whose documents `sources`
-    are (Apple, by their names or identity) is not what the amount is of; a product (iPhone) is.
-    Amounts given as "<amount> of <what>" are of the <what> (`_what_figures_are_of`)."""
-    if not (_ASKS_AMOUNT_RE.search(question) and asks_for_figure(question)):
-        return False
-    wanted = amount_terms(question, document_names(question, sources))
-    return bool(wanted) and not wanted & amount_terms(_what_figures_are_of(MARKER_RE.sub(" ", text)))
-
-
-def should_withhold(verdicts: Sequence[SentenceVerdict]) -> bool:
-    """Is the answer not to be shown as it was written: most of it unsupported, its first claim
-    unsupported, or any sentence giving a figure no source has (an answer that works out a figure
-    of its own has gone wrong, whatever else it says)?"""
-    claims = [v for v in verdicts if v.support != Support.NO_CLAIM]
-    if not claims:
-        return False
-    return (support_ratio(list(verdicts)) < MIN_SUPPORT_RATIO or claims[0].support == Support.UNSUPPORTED
-            or any(invents_a_figure(v) for v in claims))
+    processed: ProcessedQuery
+    subject: Subject
+    passages: list[Source]  # read for evidence, best first
+    selection: Selection
+    sources: list[Source]  # the passages holding the chosen quotes, numbered from 1
 
 
 @dataclasses.dataclass
-class _Judged:
-    """What Answerer._judge made of an answer (as it was, when nothing was checked)."""
+class _Shown:
+    """The answer as it is shown, built sentence by sentence."""
 
-    text: str
-    abstained: bool
+    text: str = ""
     verdicts: list[SentenceVerdict] = dataclasses.field(default_factory=list)
-    added_spans: list[tuple[int, int]] = dataclasses.field(default_factory=list)  # markers attribution added
-    draft: str = ""  # the model's text where it was withheld or cut
-    draft_verdicts: list[SentenceVerdict] = dataclasses.field(default_factory=list)
-    trimmed: int = 0  # unsupported sentences left out of a partly supported answer
+    added_at: set[int] = dataclasses.field(default_factory=set)  # starts of markers EdgeChat added
+
+    def add(self, sentence: str, verdict: SentenceVerdict, gap: str) -> str:
+        """Append `sentence` (its verdict's span made relative to the shown text); the delta."""
+        delta = (gap if self.text else "") + sentence
+        start = len(self.text) + len(delta) - len(sentence)
+        self.text += delta
+        verdict.start, verdict.end = start, start + len(sentence)
+        self.verdicts.append(verdict)
+        return delta
+
+
+def _with_marker(sentence: str, supporting: Sequence[int]) -> tuple[str, list[int], list[int]]:
+    """`sentence` with the marker of a source that supports it: the written markers are kept when
+    one of them names a supporting source, else replaced by the best one's. Returns (text, added,
+    wrong): the markers EdgeChat added and the written ones whose source does not say it."""
+    written = marker_numbers(sentence)
+    if any(n in supporting for n in written):
+        return sentence, [], [n for n in written if n not in supporting]
+    bare = re.sub(r"\s+([.,;:!?])", r"\1", MARKER_RE.sub("", sentence).rstrip())
+    return f"{bare} [{supporting[0]}]", [supporting[0]], written
 
 
 class Answerer:
-    """Drives one chat client over the pipeline's sources. Safe to reuse across questions."""
+    """Drives one chat client over the pipeline's passages. Safe to reuse across questions: it
+    keeps nothing between them."""
 
     def __init__(
         self,
@@ -293,19 +130,20 @@ class Answerer:
         options: ChatOptions | None = None,
         *,
         embed: Callable[[list[str]], Any] | None = None,
-        passages_with: Callable[[list[str]], dict[str, int]] | None = None,
-        is_common: Callable[[str], bool] = lambda word: False,
+        describe: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
+        min_evidence: float = MIN_EVIDENCE,
     ) -> None:
-        """`embed` (the embedder's: normalised rows) lets every sentence of the answer be checked
-        by meaning as well as words (edgechat.core.answering.verify); without it, words only.
-        `passages_with` (the store's) and `is_common` (an everyday word?) let a question about
-        something no passage mentions be answered without the model (`relevance`)."""
+        """`embed` (the embedder's: normalised rows) scores evidence and claims by meaning as well
+        as words. `describe` (the store's `describe_files`) says what each file says of itself, so
+        a question that names its documents is answered from them alone."""
         self.pipeline = pipeline
         self.client = client
         self.options = options or ChatOptions()
         self.embed = embed
-        self.passages_with = passages_with
-        self.is_common = is_common
+        self.describe = describe
+        self.min_evidence = min_evidence
+
+    # ------------------------------------------------------------------ the pass
 
     def stream(
         self,
@@ -315,238 +153,243 @@ class Answerer:
         options: ChatOptions | None = None,
         cancel: threading.Event | None = None,
     ) -> Iterator[ChatUpdate]:
-        """Yield text deltas; the last update (done=True) carries citations and the response.
+        """Yield the shown answer's deltas; the last update (done=True) carries the response.
 
-        `history` is the saved conversation (what was typed and answered); the retrieved
-        context is added for this call only and never written back into it."""
+        `history` is the saved conversation; the evidence is added for this call only."""
         t0 = time.perf_counter()
-        pq = self.pipeline.process(request)
-        sources = list(pq.references)
-        if not pq.search_skipped:
-            sources += self._rows_of_other_amounts(request, sources)
-        t_retrieved = time.perf_counter()
-        fitted, sources, call_options = self._prompt(request, sources, pq, history, options)
-
-        text = ""
-        stop_reason = StopReason.EOS
-        first_token: float | None = None
-        rel: dict[str, Any] = {}
-        abstained = False
-        if pq.search_skipped and self.client.kind == ClientKind.EXTRACTIVE:
-            text = NO_SEARCH_EXTRACTIVE  # small talk: there is nothing to quote
-            yield ChatUpdate(delta=text, text=text)
-        elif pq.search_skipped:
-            text, stop_reason, first_token = yield from self._generate(fitted.messages, call_options, cancel)
-        else:
-            rel = relevance(pq, sources, self.passages_with, self.is_common)
-            if not rel["relevant"]:
-                # Nothing relevant: the model is not asked; the closest passages are quoted.
-                abstained = True
-                opening = NOT_IN_DOCUMENTS if sources else NOTHING_FOUND
-                if rel["missing_words"]:
-                    named = missing_sentence(rel["missing_words"])
-                    register_own_text(named)
-                    opening += " " + named
-                text = self._not_found(opening, request.query, sources)
-                yield ChatUpdate(delta=text, text=text)
-            else:
-                text, stop_reason, first_token = yield from self._generate(fitted.messages, call_options, cancel)
-                if not text and not sources:
-                    text = NOTHING_FOUND
-                    yield ChatUpdate(delta=text, text=text)
-        own_citations = len(build_citations(text, sources).citations)  # what the writer wrote itself
-        checked = not pq.search_skipped and bool(sources) and stop_reason != StopReason.CANCELLED
-        judged = self._judge(request.query, text, sources, abstained) if checked else _Judged(text, abstained)
-        diagnostics = {
-            "retrieval_seconds": t_retrieved - t0,
-            "first_token_seconds": None if first_token is None else first_token - t_retrieved,
-            "total_seconds": time.perf_counter() - t0,
-            "evicted_turns": fitted.evicted_turns,
-            "trimmed_sources": fitted.trimmed_sources,
-            "prompt_tokens": fitted.tokens,
-            "history": fitted.diagnostics,
-            "client": self.client.name,
-            "model_citations": own_citations,  # accepted citations the writer wrote itself
-            "relevance": rel,
-        }
-        response = self._response(judged, sources, pq, stop_reason, checked, diagnostics)
-        yield ChatUpdate(done=True, text=response.text, stop_reason=stop_reason, citations=response.citations,
-                         response=response)
-
-    def _prompt(self, request: RagRequest, sources: list[Source], pq: ProcessedQuery,
-                history: Sequence[ChatMessage], options: ChatOptions | None,
-                ) -> tuple[ReducedHistory, list[Source], ChatOptions]:
-        """The messages for the client, the sources that fit beside them, and the options for this
-        call (a copy that carries those sources)."""
         base = options or self.options
-        budget = max(256, self.client.context_length - base.max_new_tokens)
-        shown = sources
-        if self.client.kind != ClientKind.EXTRACTIVE and base.source_tokens > 0:
-            # A short prompt: each source's sentences about the question (focus.py). The
-            # answer is checked, cited and highlighted against the whole passages.
-            shown = focus(pq.rewritten_query or request.query, sources, self.client.count_tokens, base.source_tokens)
-        fitted = fit_messages(request.query, shown, [m for m in history if not m.pinned], budget, self.client.count_tokens)
-        sources = sources[:len(sources) - fitted.trimmed_sources]
-        return fitted, sources, dataclasses.replace(base, sources=tuple(sources))
+        pq = self.pipeline.process(dataclasses.replace(request, max_results=max(request.max_results, POOL)))
+        if pq.search_skipped:
+            yield from self._small_talk(request, pq, history, base, cancel, t0)
+            return
+        found = self.gather(request, pq)
+        subject, passages, selection, sources = found.subject, found.passages, found.selection, found.sources
+        question = pq.rewritten_query or request.query
+        t_evidence = time.perf_counter()
+        diagnostics: dict[str, Any] = {
+            "client": self.client.name,
+            "retrieval_seconds": t_evidence - t0,
+            "subject": {"file_ids": subject.file_ids, "words": subject.words},
+            "evidence": {"best": round(selection.best, 4), "threshold": self.min_evidence,
+                         "passages_read": selection.passages, "quotes_read": selection.read,
+                         "chosen": len(selection.quotes)},
+        }
+        if not passages or selection.best < self.min_evidence:
+            text = NOT_IN_DOCUMENTS if passages else NOTHING_FOUND
+            yield ChatUpdate(delta=text, text=text)
+            shown_sources = sources or [dataclasses.replace(p, ordinal=i) for i, p in enumerate(passages[:3], 1)]
+            response = self._response(_Shown(text), shown_sources, pq, StopReason.EOS, diagnostics, abstained=True)
+            yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS, citations=[], response=response)
+            return
 
-    def _response(self, judged: _Judged, sources: list[Source], pq: ProcessedQuery, stop_reason: StopReason, checked: bool,
-                  diagnostics: dict[str, Any]) -> ChatResponse:
-        """The answer as shown: its citations (those attribution added marked so), verdicts and
-        diagnostics, and whether it is grounded."""
-        text, verdicts = judged.text, judged.verdicts
-        cites = build_citations(text, sources)
-        added_at = {s for s, _ in judged.added_spans}
-        for c in cites.citations:
-            c.added = bool(c.spans) and all(s in added_at for s, _ in c.spans)
-        ratio = support_ratio(verdicts)
-        all_supported = all(v.support != Support.UNSUPPORTED for v in verdicts)
+        quotes = selection.quotes
+        evidence = tuple((q.source.ordinal, q.text) for q in quotes)
+        fitted = self._fit(request.query, sources, history, base, evidence)
+        call = dataclasses.replace(base, sources=tuple(sources), evidence=evidence)
+        shown = _Shown()
+        draft = ""
+        draft_verdicts: list[SentenceVerdict] = []
+        done_upto = 0  # characters of the draft already judged
+        first_token: float | None = None
+        first_shown: float | None = None
+        stop_reason = StopReason.EOS
+        for upd in self.client.stream(fitted.messages, call, cancel):
+            if upd.delta:
+                first_token = first_token or time.perf_counter()
+                draft += upd.delta
+                for delta in self._judge_completed(draft, done_upto, False, quotes, question, shown, draft_verdicts):
+                    first_shown = first_shown or time.perf_counter()
+                    yield ChatUpdate(delta=delta, text=shown.text)
+                done_upto = draft_verdicts[-1].end if draft_verdicts else 0
+            if upd.done:
+                stop_reason = upd.stop_reason or StopReason.EOS
+                break
+        if stop_reason != StopReason.CANCELLED:
+            for delta in self._judge_completed(draft, done_upto, True, quotes, question, shown, draft_verdicts):
+                first_shown = first_shown or time.perf_counter()
+                yield ChatUpdate(delta=delta, text=shown.text)
+        abstained = False
+        kept_whole = bool(shown.verdicts) and all(v.support != Support.UNSUPPORTED for v in draft_verdicts)
+        if not shown.text and stop_reason != StopReason.CANCELLED:
+            said_none = bool(_DONT_KNOW_RE.search(draft))
+            if said_none and selection.best < self.min_evidence + CONFIDENT_MARGIN:
+                shown.text, abstained = NOT_IN_DOCUMENTS, True
+            else:
+                self._quote_evidence(shown, quotes)
+            first_shown = first_shown or time.perf_counter()
+            yield ChatUpdate(delta=shown.text, text=shown.text)
         diagnostics.update({
-            "markers_added": sum(len(v.markers_added) for v in verdicts),  # by attribution, after the model finished
-            "support_ratio": ratio,
-            "draft_support_ratio": support_ratio(judged.draft_verdicts) if judged.draft else None,
-            "sentences_left_out": judged.trimmed,
+            "first_token_seconds": None if first_token is None else first_token - t_evidence,
+            "first_shown_seconds": None if first_shown is None else first_shown - t0,
+            "total_seconds": time.perf_counter() - t0,
+            "prompt_tokens": fitted.tokens,
+            "evicted_turns": fitted.evicted_turns,
+            "history": fitted.diagnostics,
+            "model_citations": sum(bool(v.markers_written) for v in draft_verdicts),
+            "sentences_left_out": sum(v.support == Support.UNSUPPORTED for v in draft_verdicts),
         })
         stats = getattr(self.client, "last_stats", None)
         if isinstance(stats, dict):
             diagnostics["generation"] = dict(stats)
+        keep_draft = self.client.kind == ClientKind.MODEL and draft.strip() and not kept_whole
+        response = self._response(shown, sources, pq, stop_reason, diagnostics, abstained=abstained,
+                                  draft=draft if keep_draft else "", draft_verdicts=draft_verdicts if keep_draft else [])
+        yield ChatUpdate(done=True, text=response.text, stop_reason=stop_reason, citations=response.citations,
+                         response=response)
+
+    # ------------------------------------------------------------------ its steps
+
+    def gather(self, request: RagRequest, pq: ProcessedQuery | None = None) -> Gathered:
+        """Steps 1-3 of the pass: what the question is about, the passages read and the evidence
+        chosen from them (`pq`: the retrieval already made for `request`)."""
+        if pq is None:
+            pq = self.pipeline.process(dataclasses.replace(request, max_results=max(request.max_results, POOL)))
+        question = pq.rewritten_query or request.query
+        subject = self._subject(question, pq)
+        passages = self._passages(question, pq, subject)
+        selection = select(question, passages, self.embed)
+        return Gathered(pq, subject, passages, selection, self._numbered(selection, passages))
+
+    def _subject(self, question: str, pq: ProcessedQuery) -> Subject:
+        if self.describe is None or not pq.raw_candidates:
+            return Subject()
+        file_ids = list(dict.fromkeys(c.file_id for c in pq.raw_candidates))
+        return named_documents(question, pq.raw_candidates, self.describe(file_ids))
+
+    def _passages(self, question: str, pq: ProcessedQuery, subject: Subject) -> list[Source]:
+        """The passages evidence is read from: the retrieved ones, or, when the question names its
+        documents, theirs (with more found by a search within each)."""
+        if not subject:
+            return list(pq.references[:POOL])
+        named = set(subject.file_ids)
+        out = [s for s in pq.references if s.file_id in named]
+        paths = list(dict.fromkeys(c.path for c in pq.raw_candidates if c.file_id in named))
+        seen = {s.chunk_id for s in out}
+        for path in paths[:MAX_SUBJECT_FILES]:
+            found = self.pipeline.process(RagRequest(question, max_results=SUBJECT_SEARCH, scope=Scope("file", path)))
+            for s in found.references:
+                if s.chunk_id not in seen:
+                    seen.add(s.chunk_id)
+                    out.append(s)
+        return out[:POOL]
+
+    @staticmethod
+    def _numbered(selection: Selection, passages: Sequence[Source]) -> list[Source]:
+        """The passages that hold chosen quotes, numbered 1..n in the order of their best quote; the
+        quotes are moved onto the numbered copies."""
+        numbered: dict[str, Source] = {}
+        for q in selection.quotes:
+            key = q.source.chunk_id or str(id(q.source))
+            if key not in numbered:
+                numbered[key] = dataclasses.replace(q.source, ordinal=len(numbered) + 1)
+            q.source = numbered[key]
+        return list(numbered.values())
+
+    def _fit(self, question: str, sources: list[Source], history: Sequence[ChatMessage], options: ChatOptions,
+             evidence: tuple[tuple[int, str], ...]) -> ReducedHistory:
+        budget = max(256, self.client.context_length - options.max_new_tokens)
+        return fit_messages(question, sources, [m for m in history if not m.pinned], budget,
+                            self.client.count_tokens, evidence=evidence)
+
+    def _judge_completed(self, draft: str, done_upto: int, final: bool, quotes: Sequence[Quote], question: str,
+                         shown: _Shown, draft_verdicts: list[SentenceVerdict]) -> Iterator[str]:
+        """Judge the draft's sentences completed since `done_upto` (all of them when `final`); yield
+        the delta of each one shown."""
+        spans = [(s, e) for s, e in sentence_spans(draft) if s >= done_upto]
+        if not final:
+            spans = spans[:-1]  # the last may still grow
+        for s, e in spans:
+            verdict = self._verdict(draft[s:e], quotes, question)
+            verdict.start, verdict.end = s, e
+            draft_verdicts.append(verdict)
+            if verdict.support != Support.SUPPORTED:
+                continue
+            text, added, wrong = _with_marker(draft[s:e], verdict.sources)
+            gap = "\n" if "\n" in draft[max(0, s - 3):s] else " "
+            delta = shown.add(text, dataclasses.replace(verdict, markers_added=added, wrong_markers=wrong), gap)
+            if added:
+                shown.added_at.add(len(shown.text) - len(f"[{added[0]}]"))
+            yield delta
+
+    def _verdict(self, sentence: str, quotes: Sequence[Quote], question: str) -> SentenceVerdict:
+        if self.client.kind == ClientKind.EXTRACTIVE:  # its lines are the evidence, quoted
+            said = [q for q in quotes if q.text in sentence]
+            if said:
+                return SentenceVerdict(0, 0, Support.SUPPORTED, sources=[said[0].source.ordinal],
+                                       evidence=Judgement(Support.SUPPORTED, said[:1]).evidence(),
+                                       markers_written=marker_numbers(sentence))
+        if _DONT_KNOW_RE.search(sentence):
+            return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="says the sources do not answer")
+        j = judge(sentence, quotes, question, self.embed)
+        if j.support == Support.UNSUPPORTED and marker_numbers(sentence):
+            anywhere = judge(MARKER_RE.sub("", sentence), quotes, question, self.embed)
+            if anywhere.support == Support.SUPPORTED:
+                j = anywhere
+        return SentenceVerdict(0, 0, j.support, sources=list(dict.fromkeys(q.source.ordinal for q in j.quotes)),
+                               evidence=j.evidence(), markers_written=marker_numbers(sentence), reason=j.reason)
+
+    @staticmethod
+    def _quote_evidence(shown: _Shown, quotes: Sequence[Quote]) -> None:
+        """The evidence as the answer: its best quotes, each with its source's marker."""
+        shown.text = YOUR_DOCUMENTS_SAY
+        shown.verdicts.append(SentenceVerdict(0, len(YOUR_DOCUMENTS_SAY), Support.NO_CLAIM))
+        for q in quotes[:SHOWN_QUOTES]:
+            line = f"{q.text} [{q.source.ordinal}]"
+            verdict = SentenceVerdict(0, 0, Support.SUPPORTED, sources=[q.source.ordinal],
+                                      evidence=[Judgement(Support.SUPPORTED, [q]).evidence()[0]])
+            shown.add(line, verdict, "\n")
+
+    def _small_talk(self, request: RagRequest, pq: ProcessedQuery, history: Sequence[ChatMessage],
+                    options: ChatOptions, cancel: threading.Event | None, t0: float) -> Iterator[ChatUpdate]:
+        """A turn that needs no documents: the model answers it as it is; without a model there is
+        nothing to quote."""
+        shown = _Shown()
+        stop_reason = StopReason.EOS
+        fitted = self._fit(request.query, [], history, options, ())
+        if self.client.kind == ClientKind.EXTRACTIVE:
+            shown.text = NO_SEARCH_EXTRACTIVE
+            yield ChatUpdate(delta=shown.text, text=shown.text)
+        else:
+            for upd in self.client.stream(fitted.messages, options, cancel):
+                if upd.delta:
+                    shown.text += upd.delta
+                    yield ChatUpdate(delta=upd.delta, text=shown.text)
+                if upd.done:
+                    stop_reason = upd.stop_reason or StopReason.EOS
+                    break
+        diagnostics = {"client": self.client.name, "total_seconds": time.perf_counter() - t0,
+                       "prompt_tokens": fitted.tokens}
+        response = self._response(shown, [], pq, stop_reason, diagnostics)
+        yield ChatUpdate(done=True, text=response.text, stop_reason=stop_reason, citations=response.citations,
+                         response=response)
+
+    def _response(self, shown: _Shown, sources: list[Source], pq: ProcessedQuery, stop_reason: StopReason,
+                  diagnostics: dict[str, Any], *, abstained: bool = False, draft: str = "",
+                  draft_verdicts: list[SentenceVerdict] | None = None) -> ChatResponse:
+        cites = build_citations(shown.text, sources)
+        for c in cites.citations:
+            c.added = bool(c.spans) and all(s in shown.added_at for s, _ in c.spans)
+        verdicts = shown.verdicts
+        all_supported = all(v.support != Support.UNSUPPORTED for v in verdicts)
+        diagnostics["support_ratio"] = support_ratio(verdicts)
         pq.diagnostics.setdefault("answer", {}).update(diagnostics)
         return ChatResponse(
-            text=text,
+            text=shown.text,
             sources=sources,
             citations=cites.citations,
             unmatched_markers=cites.unmatched,
-            grounded=checked and not judged.abstained and all_supported and bool(cites.citations),
+            grounded=bool(sources) and not abstained and all_supported and bool(cites.citations),
             stop_reason=stop_reason,
             processed=pq,
             diagnostics=diagnostics,
             verdicts=verdicts,
-            support_ratio=ratio,
-            abstained=judged.abstained,
-            draft=judged.draft,
-            draft_verdicts=judged.draft_verdicts,
+            support_ratio=support_ratio(verdicts),
+            abstained=abstained,
+            draft=draft,
+            draft_verdicts=list(draft_verdicts or []),
         )
 
-    def _judge(self, query: str, text: str, sources: list[Source], abstained: bool) -> _Judged:
-        """The answer written (or quoted) checked against its sources: a model's answer kept with
-        markers added where a sentence's source is clear, cut to its supported sentences, or
-        replaced by a plain "not found" with the closest passages quoted (abstained), the
-        model's text then kept as the draft."""
-        is_model = self.client.kind != ClientKind.EXTRACTIVE
-        verdicts: list[SentenceVerdict] = []
-        added_spans: list[tuple[int, int]] = []
-        draft, draft_verdicts, trimmed = "", [], 0
-        if not abstained:
-            verdicts = verify(text, sources, self.embed, query)
-            claims_nothing = all(v.support == Support.NO_CLAIM for v in verdicts)
-            no_figure = is_model and gives_no_figure(query, text)
-            other_amount = is_model and not no_figure and misses_the_amount(query, text, sources)
-            if is_model and (says_it_does_not_know(text, verdicts) or claims_nothing or no_figure or other_amount):
-                # The model found no answer (or wrote nothing that states anything: a page footer,
-                # "Here is an example:"; or no figure for the amount asked, or one of something
-                # else): say so plainly and quote the closest passages.
-                abstained = True
-                draft, draft_verdicts = text, verdicts
-                opening = MODEL_FOUND_NONE
-                if not claims_nothing and (no_figure or other_amount):
-                    opening = NO_FIGURE if no_figure else OTHER_AMOUNT
-                text = self._not_found(opening, query, sources)
-            elif is_model and should_withhold(verdicts):
-                supported = [v for v in verdicts if v.support == Support.SUPPORTED]
-                claims = [v for v in verdicts if v.support != Support.NO_CLAIM]
-                draft, draft_verdicts = text, verdicts
-                # A kept part that only introduces what was left out ("Here's how EdgeChat keeps
-                # your documents private:") answers nothing: withheld like the rest.
-                says_something = any(not introduces(text[v.start:v.end]) for v in supported)
-                supported_text = " ".join(text[v.start:v.end].strip() for v in supported)
-                if claims and claims[0].support == Support.SUPPORTED and says_something and gives_no_figure(
-                        query, supported_text):
-                    # What is left of an answer whose figure was its own gives no figure at all.
-                    abstained = True
-                    text = self._not_found(NO_FIGURE, query, sources)
-                elif claims and claims[0].support == Support.SUPPORTED and says_something:
-                    # Only what the documents support is shown; the rest stays in the draft.
-                    text = supported_text
-                    trimmed = sum(v.support == Support.UNSUPPORTED for v in verdicts)
-                    verdicts = verify(text, sources, self.embed, query)
-                    text, verdicts, added_spans = attribute(text, verdicts)
-                else:
-                    abstained = True
-                    text = self._not_found(WITHHELD, query, sources)
-            elif is_model:
-                text, verdicts, added_spans = attribute(text, verdicts)
-        if abstained:
-            verdicts = verify(text, sources, self.embed)
-        return _Judged(text, abstained, verdicts, added_spans, draft, draft_verdicts, trimmed)
 
-    def _rows_of_other_amounts(self, request: RagRequest, sources: Sequence[Source]) -> list[Source]:
-        """For a question that puts amounts side by side ("operating expenses compared to
-        revenue") when the passages found hold a table row for one but not the other: the passage
-        of the same document that holds the other's row ("Total net sales"), searched for in that
-        document alone, numbered after the others. Empty otherwise."""
-        missing = unfound_amounts(request.query, sources)
-        if not missing:
-            return []
-        holder = asked_rows(request.query, sources)[0][0]
-        out: list[Source] = []
-        for amount in missing[:MAX_EXTRA_ROWS]:
-            found = self.pipeline.process(RagRequest(row_search_words(amount), max_results=ROW_SEARCH_RESULTS,
-                                                     scope=Scope("file", holder.path)))
-            row = amount_row(amount, found.references)
-            if row is None:
-                continue
-            src = row[0]
-            if any(s.chunk_id == src.chunk_id and s.start == src.start for s in [*sources, *out]):
-                continue
-            out.append(dataclasses.replace(src, ordinal=len(sources) + len(out) + 1))
-        return out
-
-    def _generate(
-        self, messages: Sequence[ChatMessage], options: ChatOptions, cancel: threading.Event | None
-    ) -> Generator[ChatUpdate, None, tuple[str, StopReason, float | None]]:
-        """Stream the client's answer; return (text, stop reason, time of the first token)."""
-        text = ""
-        stop_reason = StopReason.EOS
-        first_token: float | None = None
-        for upd in self.client.stream(messages, options, cancel):
-            if upd.delta:
-                if first_token is None:
-                    first_token = time.perf_counter()
-                text += upd.delta
-                yield ChatUpdate(delta=upd.delta, text=text)
-            if upd.done:
-                stop_reason = upd.stop_reason or StopReason.EOS
-                break
-        return text, stop_reason, first_token
-
-    def _not_found(self, sentence: str, question: str, sources: Sequence[Source]) -> str:
-        """The plain "not in your documents" sentence, then the closest passages quoted. Asked
-        for an amount that table rows name, the rows (with their captions) are quoted first and
-        the model's withheld or empty answer is not called "not found"."""
-        if not sources:
-            return sentence
-        quoter = ExtractiveClient(types.SimpleNamespace(embed=self.embed) if self.embed is not None else None)
-        quoted = of_the_report(question, sources)[:MAX_QUOTES_SOURCES]
-        rows = asked_rows(question, sources)  # the rows of figures asked for, from any source
-        for holder, _, _ in rows:
-            if holder not in quoted:
-                quoted.append(holder)
-        quotes = quoter.answer_sentences(question, quoted, rows)
-        if not quotes:
-            return sentence
-        heading = CLOSEST
-        if rows and sentence in (WITHHELD, MODEL_FOUND_NONE, NO_FIGURE, OTHER_AMOUNT):
-            by_number = {s.ordinal: s for s in sources}
-            captions = {caption for _, _, caption in rows}
-            first = []
-            for q, n in quotes:
-                if any(n == s.ordinal and q in (row, caption) for s, row, caption in rows):
-                    columns = column_line(by_number[n], q) if q not in captions else ""
-                    first += [(columns, n), (q, n)] if columns else [(q, n)]  # its columns just above the row
-            first = list(dict.fromkeys(first))
-            if first:
-                quotes = first + [qn for qn in quotes if qn not in first]
-                rows_quoted = sum(1 for q, _ in first if q not in captions and not q.startswith(COLUMNS))
-                heading = ROW_FIRST if rows_quoted == 1 else ROWS_FIRST
-                if sentence == MODEL_FOUND_NONE:  # a row names what was asked: the documents may well say
-                    sentence = WITHHELD
-        return sentence + "\n\n" + heading + "\n" + "\n".join(f"{q} [{n}]" for q, n in quotes)
+#: When the model says the evidence does not answer, the documents are taken not to say unless the
+#: best evidence is this far above the threshold (then the evidence is shown instead).
+CONFIDENT_MARGIN = 0.12

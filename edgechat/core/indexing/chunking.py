@@ -203,8 +203,6 @@ def chunk_document_parts(
     if settings.context:  # for the retriever's document match (search/retrieval.py); never shown
         if dctx.identity:
             doc.metadata[ctx.LABEL_KEY] = dctx.identity
-        if dctx.period:
-            doc.metadata[ctx.PERIOD_KEY] = dctx.period
     left_out: list[Chunk] = []
     fitted: dict[str, tuple[str, tuple[int, ...]]] = {}  # header -> it cut to its tokens, and their ids
     given = False

@@ -1,14 +1,13 @@
 """What a chunk inherits from its document, for retrieval only: a short context header, and the
 lines of a page that are boilerplate.
 
-A passage from page 30 of a quarterly filing does not say whose filing it is; a row of a table
+A passage from page 30 of a report does not say whose report it is; a row of a table
 split across two windows does not say which columns its numbers are in. The header gives each
 chunk what a reader would know from where it stands:
 
-- the document: its file name, its title (when it says more than the file name), what its first
-  pages say it is (the registrant's name above "(Exact name of registrant ...)", a "FORM 10-Q"
-  line, "for the quarterly period ended June 30, 2023"), and its running header or footer
-  ("Apple Inc. | Q3 2023 Form 10-Q", page number left out);
+- the document: its file name, its title (when it says more than the file name), the opening
+  lines of its first page (a title block), and its running header or footer (page number left
+  out);
 - the section heading path at the chunk's start (Part / Item / Note, numbered headings,
   Markdown headings, short upper-case captions), from detected heading lines;
 - inside a table, the table's caption and column-header lines, when the chunk starts below them.
@@ -40,7 +39,6 @@ MAX_LABEL_CHARS = 160
 # identity label (kept on what it returns: the answer's checks read whose document a passage is
 # from) and its period's end date (removed).
 LABEL_KEY = "retrieval_label"
-PERIOD_KEY = "retrieval_period"  # the document part of a header
 MAX_SECTION_CHARS = 90
 MAX_TABLE_CHARS = 160
 
@@ -121,11 +119,8 @@ def boilerplate_line(line: str, running: frozenset[str] = frozenset()) -> bool:
 
 # --------------------------------------------------------------------------- document label
 
-_REGISTRANT = re.compile(r"^\(?\s*exact name of (?:the )?registrant", re.IGNORECASE)
-_FORM = re.compile(r"^form\s+([0-9][0-9a-z/-]*|[a-z]{1,3}-?\d[0-9a-z-]*)$", re.IGNORECASE)
-_PERIOD = re.compile(
-    r"\bfor the\s+((?:quarterly|fiscal|annual)?\s*(?:period|quarter|year)\s+end(?:ed|ing)\s+"
-    r"[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4})", re.IGNORECASE)
+OPENING_LINES = 4  # lines of the first page with text that say what a document is
+MAX_OPENING_LINE = 80
 
 
 def _clean(s: str) -> str:
@@ -136,27 +131,16 @@ def _meaningful(s: str | None) -> bool:
     return bool(s) and len(_LETTER_WORD.findall(s or "")) >= 1
 
 
-def cover_identity(pages: Sequence[str]) -> list[str]:
-    """What the first two pages say the document is: registrant, form, period (each when a line
-    says it)."""
-    lines = [ln.strip() for t in pages[:2] for ln in t.splitlines() if ln.strip()]
-    company = form = period = ""
-    for i, ln in enumerate(lines):
-        if not company and _REGISTRANT.match(ln):
-            for back in range(i - 1, max(-1, i - 4), -1):
-                cand = lines[back]
-                if _meaningful(cand) and not set(cand) <= set("_-= "):
-                    company = _clean(cand)
-                    break
-        if not form:
-            m = _FORM.match(_clean(ln))
-            if m:
-                form = f"Form {m.group(1).upper()}"
-        if not period:
-            m2 = _PERIOD.search(ln)
-            if m2:
-                period = _clean(m2.group(1))
-    return [p for p in (company, form, period) if p]
+def opening_lines(pages: Sequence[str], running: frozenset[str] = frozenset()) -> list[str]:
+    """What the document's first page says it is: its first few short lines with words (a title
+    block: a title, an author or issuer, a date), running headers and contents lines left out."""
+    for text in pages:
+        lines = [_clean(ln) for ln in text.splitlines()]
+        lines = [ln for ln in lines if _meaningful(ln) and len(ln) <= MAX_OPENING_LINE
+                 and norm_line(ln) not in running and not is_contents_line(ln)]
+        if lines:
+            return lines[:OPENING_LINES]
+    return []
 
 
 _DIVISION = re.compile(r"^(?:chapter|section|part|appendix|item)\b|^\d+(?:\.\d+)*\s+[^\W\d]", re.IGNORECASE)
@@ -204,34 +188,17 @@ def _dedupe(parts: Sequence[str]) -> list[str]:
 
 def document_label(path: str, title: str, pages: Sequence[str], running: frozenset[str],
                    with_title: bool = True) -> str:
-    """File name, title (`with_title`), cover identity and running label, " | " between."""
+    """File name, title (`with_title`), opening lines and running label, " | " between."""
     name = re.sub(r"[_]+", " ", Path(path).stem).strip()
     parts = [name] if _meaningful(name) else []
     if with_title and _meaningful(title):
         parts.append(_clean(title))
-    parts += cover_identity(pages)
+    parts += opening_lines(pages, running)
     label = running_label(pages, running)
     if label:
         parts.append(label)
     text = " | ".join(_dedupe([p for p in parts if p]))
     return text[:MAX_LABEL_CHARS]
-
-
-_MONTHS = {m: i for i, m in enumerate(
-    "january february march april may june july august september october november december".split(), 1)}
-_DATE = re.compile(r"([A-Z][a-z]+)\.?\s+(\d{1,2}),?\s+(\d{4})")
-
-
-def period_end(pages: Sequence[str]) -> str:
-    """The ISO date of the period a report covers ("for the quarterly period ended June 30,
-    2023" on its first pages), or ""."""
-    for t in pages[:2]:
-        m = _PERIOD.search(t)
-        if m:
-            d = _DATE.search(m.group(1))
-            if d and d.group(1).lower() in _MONTHS:
-                return f"{int(d.group(3)):04d}-{_MONTHS[d.group(1).lower()]:02d}-{int(d.group(2)):02d}"
-    return ""
 
 
 # --------------------------------------------------------------------------- headings
@@ -369,7 +336,6 @@ class DocumentContext:
     label: str
     running: frozenset[str] = frozenset()
     identity: str = ""  # the label without the title: what names this document among others
-    period: str = ""  # ISO end date of the period the document reports on, if it says
     # per page number: (char offset, level, heading text) in page order
     headings: dict[int, list[tuple[int, int, str]]] = field(default_factory=dict)
     # the heading path in force at the start of each page
@@ -394,7 +360,7 @@ def document_context(path: str, title: str, pages: Sequence[tuple[int, str]], ma
     texts = [t for _, t in pages]
     running = frozenset() if rows else running_lines(texts)
     ctx = DocumentContext(document_label(path, title, texts, running), running,
-                          document_label(path, title, texts, running, with_title=False), period_end(texts))
+                          document_label(path, title, texts, running, with_title=False))
     path_now: list[tuple[int, str]] = []
     for number, text in pages:
         ctx.page_path[number] = list(path_now)

@@ -3,12 +3,11 @@ Porter stemming), fused, deduplicated and scoped.
 
 Fusion. Over the union of both legs' top `depth` hits, each leg's scores are standardised
 (z-scores: how far above the query's typical candidate a chunk is; a chunk BM25 did not return
-scores 0 there) and mixed 0.3 vector / 0.7 lexical. On SciFact dev (train split) this gave
-nDCG@10 0.738, against 0.721 for reciprocal rank fusion (k=60) of the same two lists, 0.698 for
-BM25 and 0.679 for dense alone; mixes from 0.2 to 0.4 and depths 50-200 stayed within
-0.733-0.739, so the choice is not a knife edge (benchmarks/retrieval_quality.py reruns it).
-Standardising each leg over its own hits only scored the same on SciFact but gave a lone
-keyword match no credit in a small library, where a leg returns only a few hits.
+scores 0 there) and mixed `vector_weight` vector / the rest lexical. On SciFact this ranks better
+than reciprocal rank fusion of the same two lists and than either leg alone, and nearby mixes and
+depths score about the same, so the choice is not a knife edge (benchmarks/retrieval_quality.py
+measures it; the figures are in docs/). Standardising each leg over its own hits only would give
+a lone keyword match no credit in a small library, where a leg returns only a few hits.
 The fused value is squashed to 0..1 with a logistic, so 0.5 means "average on both legs" and a
 minimum score means the same thing for every query.
 """
@@ -22,68 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from edgechat.core.embedding.embedder import Embedder
-from edgechat.core.indexing.context import LABEL_KEY, PERIOD_KEY
 from edgechat.core.records import Candidate, Scope
+from edgechat.core.search.subject import named_documents
+from edgechat.core.search.words import STOPWORDS, keywords_of, stem
 from edgechat.core.store import Store
 from edgechat.core.store.library import LEXICAL_BUDGET
 
-# Words too common to help BM25 find anything; they only slow FTS5 down and add noise.
-STOPWORDS = frozenset(
-    """a an and are as at be been being but by can could did do does doing for from had has have
-    how i if in into is it its me my of on or our should so than that the their them then there
-    these they this those to too was we were what when where which while who whom why will with
-    would you your about above after again against all am any because before below between both
-    during each few further here just more most no nor not now only other own same some such very
-    s t don shall may might must also""".split()
-)
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def keywords_of(text: str) -> list[str]:
-    """The distinct content words of `text`, in order: the lexical leg's query terms."""
-    seen: dict[str, None] = {}
-    for w in _WORD.findall(text.lower()):
-        if w not in STOPWORDS and (len(w) > 1 or w.isdigit()):
-            seen.setdefault(w, None)
-    return list(seen)
-
-
-def stem(word: str) -> str:
-    """A light English stemmer (plurals, -ing, -ed, -ly, a few derivations): enough to match
-    "packages" with "package" and "installing" with "install", as FTS5's Porter stemmer does for
-    the lexical leg. Retrieval itself does not use it: the follow-up rewriter compares words with it."""
-    w = word.lower()
-    if len(w) <= 3 or not w.isalpha():
-        return w
-    for suf, rep in (("ational", "ate"), ("ization", "ize"), ("fulness", "ful"), ("iveness", "ive"),
-                     ("ations", "ate"), ("ation", "ate"), ("ments", ""), ("ment", ""), ("nesses", ""),
-                     ("ness", "")):  # fmt: skip
-        if w.endswith(suf) and len(w) - len(suf) >= 4:
-            w = w[: -len(suf)] + rep
-            break
-    if w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
-        w = w[:-1]
-    for suf in ("ingly", "edly", "ing", "ed", "ly"):
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            base = w[: -len(suf)]
-            if suf in ("ing", "ed", "ingly", "edly"):
-                if not re.search(r"[aeiouy]", base):
-                    break
-                if len(base) >= 3 and base[-1] == base[-2] and base[-1] not in "lsz":
-                    base = base[:-1]  # "stopped" -> "stop"
-                elif base.endswith(("at", "bl", "iz")):
-                    base += "e"  # "created" -> "create"
-            w = base
-            break
-    if w.endswith("e") and len(w) > 4:
-        w = w[:-1]  # "compute" / "computing" / "computed" -> "comput"
-    return w
-
+__all__ = ["STOPWORDS", "RetrievalResult", "RetrievalSettings", "Retriever", "fts_query", "keywords_of", "stem",
+           "zscore_fusion"]
 
 def fts_query(words: Sequence[str]) -> str:
     """An FTS5 MATCH expression that ORs the words, each quoted (so no word is read as syntax)."""
@@ -103,18 +48,15 @@ class RetrievalSettings:
     rrf_k: int = 60
     # BM25 weight of each lexical column (store.library.FTS_COLUMNS): the chunk's text, the
     # document's title, its file name, the chunk's context header (document, section, table).
-    # Name and context at 2: sec10q-dev single-doc precision@5 0.937, figure recall@5 0.482 and
-    # SciFact dev nDCG@10 0.740; context at 10 gave 0.941 / 0.466 and 0.735, at 0.5 0.933 / 0.455
-    # and 0.742.
+    # Name and context at 2 balance the filings' precision and figure recall against SciFact's
+    # ranking; higher and lower weights each lost on one of them (benchmarks/retrieval_quality.py
+    # and benchmarks/sec10q_retrieval.py).
     fts_weights: tuple[float, float, float, float] = (1.0, 0.5, 2.0, 2.0)
     # Store.lexical_search_words: when a query's words are in more passages than this, only the
     # passages holding its rarer words are BM25-scored (exactly, with every word). 0: always all.
     lexical_budget: int = LEXICAL_BUDGET
-    # Taken off a candidate's fused score (z units) in proportion to how much less of what the query
-    # says about WHICH document (the words that tell the candidates' documents apart: "Amazon",
-    # "Q2", "2023") its document's identity label holds than the best-matching document's does;
-    # for "latest"/"most recent", the documents that report on the latest period count as
-    # matching one more. 0 turns it off.
+    # Taken off the fused score (z units) of the passages of documents the query does not name when
+    # it names some (edgechat.core.search.subject). 0 turns it off.
     document_match: float = 3.0
 
 
@@ -154,62 +96,6 @@ def zscore_fusion(
 
 def _logistic(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
-
-
-NAMING_SHARE = 0.35  # document_bonus: at most this share of the other documents' passages may use a naming word
-_QUARTER = {"first": "q1", "second": "q2", "third": "q3", "fourth": "q4"}
-_QUARTER_RE = re.compile(r"\b(first|second|third|fourth) (?:fiscal )?quarter\b")
-_RECENT_RE = re.compile(r"\b(?:latest|most recent|newest|last (?:quarter|report|filing|10-?[qk]))\b")
-
-
-def document_bonus(query: str, candidates) -> dict[str, float]:
-    """Per file id, 0..1: the share of the query's document-naming words that the file's
-    identity label holds, counting only words that some but not all of the candidates' labels
-    hold (so "Apple" counts among Apple and Amazon filings, "2023" only where a 2022 one
-    competes), plus 1 for the files of the latest period when the query asks for the latest.
-    Empty when nothing tells the documents apart."""
-    text = query.lower()
-    raw: dict[str, set[str]] = {}  # stem -> the query's words with it
-    for w in keywords_of(text):
-        raw.setdefault(stem(w), set()).add(w)
-    for m in _QUARTER_RE.findall(text):
-        raw.setdefault(_QUARTER[m], set()).add(_QUARTER[m])
-    words = set(raw)
-    cands = list(candidates)
-    labels: dict[str, set[str]] = {}
-    periods: dict[str, str] = {}
-    for c in cands:
-        if c.file_id in labels:
-            continue
-        label = str(c.metadata.get(LABEL_KEY, "") or "")
-        labels[c.file_id] = {stem(w) for w in _WORD.findall(label.lower())} & words
-        if c.metadata.get(PERIOD_KEY):
-            periods[c.file_id] = str(c.metadata[PERIOD_KEY])
-    out: dict[str, float] = {}
-    if len(labels) > 1:
-        common = set.intersection(*labels.values())
-        telling = set().union(*labels.values()) - common
-        if telling:
-            # A word names documents only if the other documents' passages do not use it too:
-            # "Amazon" among Apple filings does, "data" (from a file named R-data) among
-            # passages about data frames does not.
-            texts = [(c.file_id, c.text.lower()) for c in cands]
-            for w in list(telling):
-                others = [t for f, t in texts if w not in labels[f]]
-                used = sum(any(r in t for r in raw[w]) for t in others)
-                if others and used > NAMING_SHARE * len(others):
-                    telling.discard(w)
-        if telling:
-            out = {f: len(m & telling) / len(telling) for f, m in labels.items()}
-    if periods and _RECENT_RE.search(text):
-        # "the latest": among the documents that match best on the telling words
-        best = max(out.values(), default=0.0)
-        pool = [f for f in periods if out.get(f, 0.0) >= best] or list(periods)
-        latest = max(periods[f] for f in pool)
-        for f in pool:
-            if periods[f] == latest:
-                out[f] = out.get(f, 0.0) + 1.0
-    return out
 
 
 class Retriever:
@@ -276,14 +162,15 @@ class Retriever:
         timings["rows"] = time.perf_counter() - t
         t = time.perf_counter()
         if s.document_match and rows and s.fusion != "rrf":  # in z units: the z-score fusion only
-            bonus = document_bonus(" ".join([query, *(keywords or [])]), rows.values())
-            if bonus:
-                # As a penalty below the best-matching documents, so their chunks keep their own
-                # scores (a bonus would push them all to ~1.0 through the logistic, and MMR could
-                # no longer tell them apart).
-                top = max(bonus.values())
+            # The documents the query names (edgechat.core.search.subject): the others' passages
+            # are ranked below theirs, keeping their own order.
+            subject = named_documents(" ".join([query, *(keywords or [])]), list(rows.values()),
+                                      self.store.describe_files(list(dict.fromkeys(r.file_id for r in rows.values()))))
+            if subject:
+                named = set(subject.file_ids)
                 for cid, row in rows.items():
-                    fused[cid] += s.document_match * (bonus.get(row.file_id, 0.0) - top)
+                    if row.file_id not in named:
+                        fused[cid] -= s.document_match
         candidates: list[Candidate] = []
         seen_text: set[str] = set()
         for cid in sorted(fused, key=lambda c: -fused[c]):
@@ -291,7 +178,6 @@ class Retriever:
             if cand is None:  # a vector whose file is not (or no longer) fully indexed
                 continue
             th = cand.metadata.pop("text_hash", "")
-            cand.metadata.pop(PERIOD_KEY, None)  # (LABEL_KEY stays: the checks read whose document it is)
             if th in seen_text:  # the same passage in a copy of the file
                 continue
             seen_text.add(th)

@@ -728,22 +728,23 @@ class Store:
             return []
         return self.open_vectors().query(query_vec, k, file_ids)
 
-    def passages_with(self, words: Sequence[str]) -> dict[str, int]:
-        """How many passages contain each word (FTS5's stemmed match over text and title); -1 for
-        a word the index cannot look up. The answerer asks it for the question's words: a subject
-        that no passage mentions is one the library cannot answer about."""
-        counts: dict[str, int] = {}
+    def describe_files(self, file_ids: Sequence[str], head_chars: int = 400) -> dict[str, str]:
+        """What each file says of itself: its file name, title, metadata values and the opening
+        `head_chars` characters of its first page with text. The answerer reads it to tell which
+        documents a question names (edgechat.core.search.subject)."""
+        out: dict[str, str] = {}
+        ids = list(dict.fromkeys(file_ids))
         with self._db_lock:
-            for w in words:
-                term = w.replace('"', "").strip()
-                if not term:
+            for fid in ids:
+                row = self.db.execute("SELECT path, title, metadata FROM files WHERE file_id=?", (fid,)).fetchone()
+                if row is None:
                     continue
-                try:
-                    row = self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{term}"',)).fetchone()
-                    counts[w] = int(row[0])
-                except sqlite3.OperationalError:
-                    counts[w] = -1
-        return counts
+                path, title, meta = row
+                head = self.db.execute("SELECT text FROM chunks WHERE file_id=? ORDER BY page, start LIMIT 1",
+                                       (fid,)).fetchone()
+                values = [str(v) for v in (json.loads(meta) if meta else {}).values() if isinstance(v, str)]
+                out[fid] = "\n".join([Path(path).stem, title or "", *values, (head[0] if head else "")[:head_chars]])
+        return out
 
     def lexical_search(
         self,

@@ -1,0 +1,271 @@
+"""Evidence first: the few sentences and table rows of the retrieved passages that answer the
+question, scored. They are what the model is given to write from, what the answer's sentences are
+checked against, and what the user sees highlighted under the answer.
+
+Every passage is cut into quotes (`split_quotes`: sentences, list items, headings and table rows on
+their own), and each quote is scored against the question by three signals that hold for any kind of
+document:
+
+- meaning: the cosine between the quote's embedding and the question's (the same embedder as
+  retrieval);
+- terms: the share of the question's content terms the quote holds, each weighted by how rare it is
+  among the quotes read (a rare term such as a name counts more than a word every quote has);
+- position: the passage's rank in retrieval.
+
+A table row is read with its table's headings, so "Total 1,234 1,456" is found by the column's
+name. `select` keeps the best quotes (near duplicates once), at most a few per passage, and says
+how strong the best one is: that score decides whether the documents say anything about the
+question at all (`Answerer`'s threshold, calibrated on question sets).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from edgechat.core.answering.citations import MARKER_RE
+from edgechat.core.answering.words import figures, terms
+from edgechat.core.records import Source
+
+__all__ = ["Quote", "Selection", "is_row", "quote_text", "select", "split_quotes"]
+
+MAX_QUOTES = 5  # quotes given to the writer
+MAX_PER_PASSAGE = 3
+READ_FOR_MEANING = 40  # quotes embedded (the best by terms and position); the rest are scored by terms
+W_MEANING, W_TERMS, W_POSITION = 0.55, 0.35, 0.10
+KEEP_SHARE = 0.7  # a quote after the first needs this share of the best score
+MIN_WORDS = 3
+
+_END_RE = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]\u00bb]*(?=\s|$)")
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc vs cf al fig figs eq eqs no nos vol pp p ch sec dr mr mrs ms prof st jr sr inc ltd co corp "
+    "approx ca resp dept univ jan feb mar apr jun jul aug sep sept oct nov dec".split())
+_WORD_BEFORE_RE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_ITEM_RE = re.compile(r"^\s*(?:#{1,6}\s|[-*\u2022\u25aa\u2013]\s|\d{1,3}[.)]\s|>\s)")
+_CELL_RE = re.compile(r"^\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?$|^[-\u2013\u2014$%]$")
+_SENTENCE_END_RE = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]\u00bb]*$")
+_LEADER_RE = re.compile(r"(?:\.\s?){4,}|_{4,}|-{4,}|={3,}")
+_DOC_MARKER_RE = re.compile(r"\s*" + MARKER_RE.pattern)
+
+
+def is_row(line: str) -> bool:
+    """Is `line` a row of a table: cells split by "|", or words followed by two or more figures
+    ("Operating income 3,669 4,774")?"""
+    s = line.strip()
+    if s.count("|") >= 2:
+        return sum(any(ch.isalnum() for ch in c) for c in s.strip("|").split("|")) >= 2
+    tokens = s.split()
+    cells = 0
+    while tokens and _CELL_RE.match(tokens[-1]):
+        cells += 1
+        tokens.pop()
+    return cells >= 2 and any(sum(ch.isalpha() for ch in w) >= 2 for w in tokens)
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    m = _WORD_BEFORE_RE.search(text, max(0, dot - 12), dot)
+    if not m:
+        return False
+    word = m.group(1)
+    return (len(word) == 1 and word.isupper()) or word.lower().rstrip(".") in _ABBREVIATIONS
+
+
+def _stands_alone(line: str, previous: str | None, following: str | None) -> bool:
+    """A line that is a unit of its own: a table row, a heading, a title. A line that continues a
+    wrapped sentence (the one before did not end one) is not."""
+    s = line.strip()
+    if s.startswith("#") or is_row(s):
+        return True
+    if len(s.split()) > 8 or _SENTENCE_END_RE.search(s):
+        return False
+    if previous is not None and not _SENTENCE_END_RE.search(previous.strip()):
+        return False
+    return not (following or "").lstrip()[:1].islower()
+
+
+def _blocks(text: str) -> list[tuple[int, int]]:
+    """Paragraph spans, with headings, list items and table rows split off on their own. A single
+    line break inside a paragraph (a PDF's wrap) does not end a block."""
+    lines = text.splitlines(keepends=True)
+    blocks: list[tuple[int, int]] = []
+    start: int | None = None
+    pos = 0
+    previous: str | None = None
+    for i, line in enumerate(lines):
+        line_start, pos = pos, pos + len(line)
+        if not line.strip():
+            if start is not None:
+                blocks.append((start, line_start))
+            start, previous = None, None
+            continue
+        following = lines[i + 1] if i + 1 < len(lines) else None
+        if _stands_alone(line, previous, following):
+            if start is not None:
+                blocks.append((start, line_start))
+            blocks.append((line_start, pos))
+            start, previous = None, None
+            continue
+        if _ITEM_RE.match(line) and start is not None:
+            blocks.append((start, line_start))
+            start = None
+        if start is None:
+            start = line_start
+        previous = line
+    if start is not None:
+        blocks.append((start, len(text)))
+    return blocks
+
+
+def split_quotes(text: str) -> list[tuple[int, int]]:
+    """Spans of the sentences, items, headings and table rows of `text`, whitespace trimmed."""
+    spans: list[tuple[int, int]] = []
+    for b_start, b_end in _blocks(text):
+        cut = b_start
+        for m in _END_RE.finditer(text, b_start, b_end):
+            if m.group()[0] == "." and len(m.group().rstrip("\"'\u201d\u2019)]\u00bb")) == 1 and _is_abbreviation(
+                    text, m.start()):
+                continue
+            spans.append((cut, m.end()))
+            cut = m.end()
+        spans.append((cut, b_end))
+    out = []
+    for s, e in spans:
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s:
+            out.append((s, e))
+    return out
+
+
+def quote_text(raw: str) -> str:
+    """A piece of a document as it is quoted: whitespace runs made one space and the document's
+    own bracketed numbers ("[12]") dropped, so that every marker in an answer is EdgeChat's."""
+    text, previous = raw, None
+    while text != previous:
+        previous, text = text, _DOC_MARKER_RE.sub(" ", text)
+    return " ".join(text.split())
+
+
+def _worth_reading(text: str) -> bool:
+    """Not a fragment: enough words with letters, and not a contents line of dot leaders."""
+    if _LEADER_RE.search(text):
+        return False
+    words = [w for w in text.split() if any(ch.isalpha() for ch in w)]
+    return len(words) >= MIN_WORDS or (is_row(text) and len(words) >= 1)
+
+
+@dataclass
+class Quote:
+    """`source.content[start:end]`: a sentence or row of a retrieved passage, scored against the
+    question."""
+
+    source: Source
+    start: int
+    end: int
+    text: str  # quote_text of the span
+    rank: int  # the passage's rank among those read, from 0
+    row: bool = False  # a table row: read with its table's headings (`source.table_header`)
+    score: float = 0.0
+    meaning: float = 0.0
+    term_share: float = 0.0
+
+    @property
+    def reading(self) -> str:
+        """What the quote says, with its table's headings when it is a row."""
+        return f"{self.source.table_header} {self.text}".strip() if self.row else self.text
+
+
+@dataclass
+class Selection:
+    """What `select` found: the chosen quotes, best first, and the best score of all quotes read."""
+
+    quotes: list[Quote]
+    best: float
+    read: int  # quotes read
+    passages: int  # passages read
+
+    def text(self) -> str:
+        return "\n".join(q.text for q in self.quotes)
+
+
+def _quotes_of(sources: Sequence[Source]) -> list[Quote]:
+    out: list[Quote] = []
+    for rank, src in enumerate(sources):
+        for s, e in split_quotes(src.content):
+            text = quote_text(src.content[s:e])
+            if _worth_reading(text):
+                out.append(Quote(src, s, e, text, rank, row=is_row(src.content[s:e])))
+    return out
+
+
+def _term_shares(question_terms: set[str], quotes: Sequence[Quote]) -> list[float]:
+    """Per quote: the question's terms it holds, weighted by rarity among the quotes (idf)."""
+    if not question_terms or not quotes:
+        return [0.0] * len(quotes)
+    held = [terms(q.reading) & question_terms for q in quotes]
+    n = len(quotes)
+    idf = {t: math.log(1 + n / (1 + sum(t in h for h in held))) for t in question_terms}
+    total = sum(idf.values()) or 1.0
+    return [sum(idf[t] for t in h) / total for h in held]
+
+
+def select(
+    question: str,
+    sources: Sequence[Source],
+    embed: Callable[[list[str]], Any] | None = None,
+    *,
+    limit: int = MAX_QUOTES,
+) -> Selection:
+    """The quotes of `sources` (in retrieval order) that best answer `question`."""
+    quotes = _quotes_of(sources)
+    if not quotes:
+        return Selection([], 0.0, 0, len(sources))
+    q_terms = terms(question)
+    # Figures the question names ("in 2023") are matched as terms too; numbers alone are weak.
+    shares = _term_shares(q_terms, quotes)
+    n_sources = max(1, len(sources))
+    for q, share in zip(quotes, shares):
+        q.term_share = share
+        q.score = W_TERMS * share + W_POSITION * (1 - q.rank / n_sources)
+    if embed is not None:
+        first = sorted(range(len(quotes)), key=lambda i: -quotes[i].score)[:READ_FOR_MEANING]
+        vectors = np.asarray(embed([question] + [quotes[i].reading for i in first]), dtype=np.float32)
+        cos = vectors[1:] @ vectors[0]
+        for i, c in zip(first, cos):
+            quotes[i].meaning = float(c)
+            quotes[i].score += W_MEANING * max(0.0, float(c))
+    else:
+        for q in quotes:  # without an embedder, terms carry the weight of meaning too
+            q.score += W_MEANING * q.term_share
+    ranked = sorted(quotes, key=lambda q: -q.score)
+    best = ranked[0].score
+    chosen: list[Quote] = []
+    seen: set[str] = set()
+    per_passage: dict[int, int] = {}
+
+    def take(q: Quote) -> None:
+        key = " ".join(sorted(terms(q.text) | set(figures(q.text))))
+        if key in seen or per_passage.get(q.rank, 0) >= MAX_PER_PASSAGE or len(chosen) >= limit:
+            return
+        seen.add(key)
+        per_passage[q.rank] = per_passage.get(q.rank, 0) + 1
+        chosen.append(q)
+        if len(terms(q.text) - q_terms) < 2 and not figures(q.text):
+            # It only names what was asked (a heading, the question said back): what it
+            # introduces is the next quote of its passage.
+            following = [o for o in quotes if o.source is q.source and o.start >= q.end]
+            if following:
+                take(min(following, key=lambda o: o.start))
+
+    for q in ranked:
+        if len(chosen) >= limit or (chosen and q.score < KEEP_SHARE * best):
+            break
+        take(q)
+    return Selection(chosen, best, len(quotes), len(sources))

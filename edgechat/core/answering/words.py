@@ -1,0 +1,73 @@
+"""The words of a text as the answer's checks compare them: content terms (stemmed), figures,
+names and negations. Nothing here knows what the documents are about."""
+
+from __future__ import annotations
+
+import re
+
+from edgechat.core.search.words import STOPWORDS, stem
+
+__all__ = ["figures", "has_negation", "names", "terms"]
+
+_WORD_RE = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?", re.UNICODE)
+# Words that ask or frame rather than say something: they are not what a claim is about.
+_FRAMING = frozenset(
+    """according based can could describe detail document documents example explain give know list
+    mention mentioned mentions please say says said show shows state states stated tell text use used
+    using way ways would also like""".split()
+)
+# A figure: digits with thousands separators and decimals ("1,234.5", "3.14", "2023", "v2").
+_FIGURE_RE = re.compile(r"(?<![\w.])[-\u2212]?\d[\d,]*(?:\.\d+)?(?![\d])")
+_NEGATION_RE = re.compile(
+    r"\b(?:not|no|never|none|neither|nor|cannot|without|nothing|nobody|nowhere)\b|n['\u2019]t\b", re.IGNORECASE)
+# A word written as a name: capitalised or holding a capital, digit or underscore after its first letter
+# ("Docker", "readLines", "R_LIBS_USER"); at the start of a sentence only when it is not a plain word.
+_NAME_RE = re.compile(r"\b(?:[A-Z][\w-]*[A-Z0-9_][\w-]*|[a-z]+[A-Z_][\w-]*|[A-Z][a-z]+)\b")
+
+
+def terms(text: str) -> set[str]:
+    """The stemmed content words and figures of `text`, lower case."""
+    out = set()
+    for w in _WORD_RE.findall(text.lower()):
+        w = w.replace("\u2019", "'")
+        if w.endswith("'s"):
+            w = w[:-2]
+        if w in STOPWORDS or w in _FRAMING or (len(w) < 2 and not w.isdigit()):
+            continue
+        out.add(stem(w))
+    return out
+
+
+def figures(text: str) -> list[str]:
+    """The figures of `text`, thousands separators removed and the minus sign made plain
+    ("1,234" -> "1234"); a trailing sentence full stop is not a decimal point."""
+    out = []
+    for m in _FIGURE_RE.finditer(text):
+        f = m.group().replace(",", "").replace("\u2212", "-").lstrip("-")
+        if f:
+            out.append(f)
+    return out
+
+
+def has_negation(text: str) -> bool:
+    """Does `text` say something is not so ("not", "no", "never", "cannot", "n't", "without")?"""
+    return bool(_NEGATION_RE.search(text))
+
+
+def names(text: str) -> set[str]:
+    """The words of `text` written as names, lower case: a capital after the first letter or a
+    digit or underscore inside ("readLines", "GPL", "R_HOME"), or a capitalised word that is not the
+    first of its sentence ("installed by Debian")."""
+    out = set()
+    for m in _NAME_RE.finditer(text):
+        word = m.group()
+        start = m.start()
+        before = text[:start].rstrip()
+        sentence_start = not before or before[-1] in ".!?:\n[(\"'\u201c" or before.endswith("]")
+        plain = word[:1].isupper() and word[1:].islower()
+        if plain and sentence_start:
+            continue
+        if plain and word.lower() in STOPWORDS:
+            continue
+        out.add(word.lower())
+    return out

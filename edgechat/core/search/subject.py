@@ -1,0 +1,90 @@
+"""Which documents a question is about, from what the documents say of themselves.
+
+A library often holds look-alikes: four quarterly reports of one company, five manuals of one
+program, twenty accident reports. A question that names its subject ("the report for the quarter
+ended March 31, 2023", "in the fs module", "the accident near Seward") is about the documents whose
+own description (file name, title, metadata, the opening of the first page: `Store.describe_files`)
+holds the words that name it, and evidence from the others cannot answer it.
+
+The rule, for any kind of document: among the documents retrieval found, a word of the question
+*names* documents when it is in some of their descriptions but not in all, and it is not a topic
+word that the other documents' passages use as freely (so "data" does not name "R Data
+Import/Export" when every manual's passages talk about data). Each naming word counts by how
+few descriptions hold it; the documents with the highest total are the subject, when that total
+is clear of the rest. No word list of any collection is involved.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from edgechat.core.records import Candidate
+from edgechat.core.search.words import STOPWORDS, stem
+
+__all__ = ["Subject", "named_documents"]
+
+TOPIC_SHARE = 0.35  # a word used by more than this share of the other documents' passages is a topic, not a name
+MARGIN = 0.5  # the subject's score must beat the next document's by this much (in idf units)
+
+_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _words(text: str) -> set[str]:
+    out = set()
+    for w in _WORD_RE.findall(text.lower()):
+        if w in STOPWORDS or (len(w) < 2 and not w.isdigit()):
+            continue
+        out.add(stem(w))
+    return out
+
+
+@dataclass
+class Subject:
+    """The documents a question names (file ids), best first, with the words that name them."""
+
+    file_ids: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+    scores: dict[str, float] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.file_ids)
+
+
+def named_documents(question: str, candidates: Sequence[Candidate], descriptions: Mapping[str, str]) -> Subject:
+    """The documents among `candidates`' files that `question` names (see the module docstring);
+    an empty Subject when it names none, or names them all alike."""
+    q_words = _words(question)
+    described = {fid: _words(text) & q_words for fid, text in descriptions.items()}
+    if len(described) < 2 or not q_words:
+        return Subject()
+    n = len(described)
+    df = {w: sum(w in d for d in described.values()) for w in q_words}
+    naming = {w for w, k in df.items() if 0 < k < n}
+    if not naming:
+        return Subject()
+    # A topic word is not a name: the passages of documents that do not have it in their
+    # description use it too.
+    passages: dict[str, list[set[str]]] = {}
+    for c in candidates:
+        passages.setdefault(c.file_id, []).append(_words(c.text))
+    for w in list(naming):
+        others = [p for fid, ps in passages.items() if w not in described.get(fid, set()) for p in ps]
+        if others and sum(w in p for p in others) > TOPIC_SHARE * len(others):
+            naming.discard(w)
+    if not naming:
+        return Subject()
+    idf = {w: math.log(n / df[w]) for w in naming}
+    scores = {fid: sum(idf[w] for w in d & naming) for fid, d in described.items()}
+    ranked = sorted(scores, key=lambda f: -scores[f])
+    top = scores[ranked[0]]
+    if top <= 0:
+        return Subject()
+    chosen = [f for f in ranked if scores[f] >= top - 1e-9]
+    rest = max((scores[f] for f in ranked if f not in chosen), default=0.0)
+    if len(chosen) == n or top - rest < MARGIN:
+        return Subject()
+    words = sorted({w for f in chosen for w in described[f] & naming})
+    return Subject(chosen, words, scores)

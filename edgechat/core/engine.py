@@ -149,8 +149,8 @@ class Engine:
 
     def open(self) -> None:
         """Load what the first search needs now rather than on first use: the vector index, the
-        embedder, and the HNSW graph itself (Chroma reads it from disk on the first query: about
-        1 s at 500k passages), by one query of the embedded word "warm-up"."""
+        embedder, and the HNSW graph itself (Chroma reads it from disk on the first query, which
+        takes a while on a large library), by one query of the embedded word "warm-up"."""
         if not self._store.readonly:
             self._spare.start()
         vectors = self._store.open_vectors()

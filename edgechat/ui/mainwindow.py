@@ -157,7 +157,7 @@ class MainWindow(QMainWindow):
         self.model_offers = model_offers(model_catalog)
         self.download_dir = download_dir
         self.model_dialog: ModelChoiceDialog | None = None
-        self._choice_offered = False  # the first-run model choice was shown in this session
+        self._choice_offered = False  # the first-run model choice was shown since the app started
         self._evidence: tuple[int, tuple[int, int] | None] | None = None  # while a chip is followed
         self._index_titles = {JobKind.INDEX: "Indexing", JobKind.REFRESH: "Checking the library for changes",
                               JobKind.REMOVE: "Removing"}

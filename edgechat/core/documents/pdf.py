@@ -3,7 +3,7 @@ right).
 
 Three readers, tried in this order:
 
-1. PDFium (pypdfium2), the engine inside QtPdf's viewer. It reads real documents about 15 times
+1. PDFium (pypdfium2), the engine inside QtPdf's viewer. It reads real documents many times
    faster than pypdf (benchmarks/pdf_parsers.py), and a page's text is the one QtPdf's
    `getAllText` gives for the same page, character for character (only line ends and PDFium's
    markers are replaced, by characters of the same length), so an offset into `Page.text` is an

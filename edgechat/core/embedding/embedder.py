@@ -24,11 +24,10 @@ from tokenizers import Tokenizer
 
 DEFAULT_MAX_TOKENS = 256
 
-# onnxruntime graph rewrites left out when a session is created. SkipLayerNormFusion turns each
-# residual Add + LayerNormalization into one SkipLayerNormalization, whose CPU kernel is about
-# nine times slower than the two ops it replaces (onnxruntime 1.32, MiniLM int8, 256 tokens:
-# 4.6 ms against 0.5 ms per text, a quarter of the whole forward pass); without it the embedder
-# runs about 1.35x faster with the same vectors (benchmarks/embedder_speed.py).
+# onnxruntime graph rewrites left out when an InferenceSession is created. SkipLayerNormFusion
+# turns each residual Add + LayerNormalization into one SkipLayerNormalization, whose CPU kernel
+# is much slower than the two ops it replaces for MiniLM int8; without it the embedder runs
+# faster with the same vectors (benchmarks/embedder_speed.py measures both).
 DISABLED_OPTIMIZERS: tuple[str, ...] = ("SkipLayerNormFusion",)
 
 # file names tried, in order, when a folder has no manifest naming its variants
@@ -89,8 +88,8 @@ class OnnxEmbedder:
     the matrices tall enough, and batching 8-32 chunks was slower, not faster, on 2 cores
     (benchmarks/embedder_speed.py, which also measures the batch-invariant alternatives).
     Texts run one per call are run side by side instead, one per core on one thread each
-    (`lanes`): 1.39x the tokens/s of one text on two intra-op threads, on 2 cores
-    (benchmarks/embedder_speed.py, int8_lanes), and each vector is still its text's alone.
+    (`lanes`): more tokens/s than one text on two intra-op threads (benchmarks/embedder_speed.py,
+    int8_lanes), and each vector is still its text's alone.
     """
 
     def __init__(
@@ -142,7 +141,7 @@ class OnnxEmbedder:
         so = ort.SessionOptions()
         so.intra_op_num_threads = max(1, cores // self.lanes)
         # Worker threads that spin while waiting burn the core the parser thread needs while
-        # indexing (measured: embedding ran 40 % slower beside the parser); sleep instead.
+        # indexing (embedding ran much slower beside the parser); sleep instead.
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL

@@ -41,8 +41,8 @@ class ChunkSettings:
     context: bool = True  # chunk_document: a context header per chunk (document, section, table)
     context_tokens: int = 52  # at most this many tokens of header (size + this + 2 stays within 256)
     tables: bool = True  # find tables: their header goes into the context of windows inside them
-    # ... and a table that fits in a window is not cut. Off: on sec10q-dev it moved figure recall@5
-    # within noise (single-doc 0.467 against 0.466, all 0.414 against 0.423) for 1 % more chunks.
+    # ... and a table that fits in a window is not cut. Off: on the filings it moved figure recall
+    # only within noise, for more chunks.
     whole_tables: bool = False
     boilerplate: bool = True  # leave contents/index windows and running lines out of retrieval
     boilerplate_share: float = 0.5  # a window with at least this share of boilerplate lines is left out
@@ -175,8 +175,8 @@ FIRST_PART_PAGES = 4  # the pages of a document's first part: the embedder start
 def part_bounds(pages: int) -> list[int]:
     """The page bounds of a document's parts: FIRST_PART_PAGES pages, then each part twice the
     one before, up to ENCODE_PAGES, so the embedder has the last part's chunks to work on while
-    the next is chunked (a first part of 4 pages and a second of 32: the R manuals' embedder
-    waited 70-80 ms after the first, a batch of one chunk); always one part, empty for no pages."""
+    the next is chunked (with a flat first part of 4 pages and a second of 32 the embedder waited
+    after the first); always one part, empty for no pages."""
     bounds, size = [0], FIRST_PART_PAGES
     while bounds[-1] < pages or len(bounds) == 1:
         bounds.append(min(pages, bounds[-1] + size))

@@ -288,7 +288,7 @@ class _Work:
 
 
 # A file with at least this many chunks keeps its vectors every CHECKPOINT_CHUNKS chunks embedded
-# (about 7 s of embedding on two cores), so a run killed in the middle of it resumes there.
+# (a few seconds of embedding), so a run killed in the middle of it resumes there.
 CHECKPOINT_CHUNKS = 128
 
 # A file committed to SQLite is found by its words at once and by its meaning once its vectors
@@ -303,9 +303,8 @@ FINAL_WRITE_BATCH = 64
 
 # Batches given to the embedder at once. With one, its lanes idle at the end of every batch (the
 # last text running alone) and while the indexer keeps the batch's vectors; with two, the next
-# batch's texts are queued behind the last ones: 814 SciFact chunks in batches of 32 embedded in
-# 4.22 s against 4.42 s (median of 5), the R manuals indexed at 155.0 against 151.4 chunks/s
-# (benchmarks.pipeline_overlap "+one-batch", 2026-12-02).
+# batch's texts are queued behind the last ones, and indexing is faster (benchmarks.pipeline_overlap
+# "+one-batch" measures one against two).
 EMBED_IN_FLIGHT = 2
 
 # A file in one of these states whose size and mtime did not change needs nothing done.

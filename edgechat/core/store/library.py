@@ -156,9 +156,9 @@ class _VectorWrite(NamedTuple):
 
 
 SEARCHABLE = (FileState.DONE, FileState.STALE)  # files whose passages answers may use
-# put_file(defer_vectors=True) writes the vector index once this many vectors wait: Chroma takes
-# 9-30 ms a call besides 0.14-0.18 ms a vector, so 40 files of 20 passages took 0.48 s one call a
-# file and 0.14 s in one (`python -m benchmarks.vector_writes`).
+# put_file(defer_vectors=True) writes the vector index once this many vectors wait: a call to
+# Chroma costs far more than a vector in it, so few large writes beat one per file
+# (`python -m benchmarks.vector_writes` measures it).
 VECTOR_WRITE_BATCH = 1024
 
 
@@ -758,7 +758,7 @@ class Store:
 
         FTS5 ranks the matches on its own and only the top k are joined to their chunk rows (a
         join before the LIMIT looked up the row of every match, and an ORDER BY on a second
-        bm25() call scored every match twice: 2.6x slower at 50k chunks, same results)."""
+        bm25() call scored every match twice: much slower on a large library, same results)."""
         if not match:
             return []
         w = ", ".join(str(float(x)) for x in list(weights)[: len(self._fts_columns)])
@@ -846,8 +846,8 @@ class Store:
 
     def _passages_matching(self, expressions: Sequence[str], cap: int = 0) -> list[int]:
         """How many passages match each FTS5 expression, counting no further than `cap` when
-        given (FTS5 counts without decoding positions, ~20 ns a passage: 4 ms for a word in
-        200k); 0 for one FTS5 rejects."""
+        given (FTS5 counts without decoding positions, which is cheap even for a common word in
+        a large library); 0 for one FTS5 rejects."""
         sql = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
         if cap:
             sql = f"SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT {int(cap)})"

@@ -11,9 +11,9 @@ Three parts, each usable alone:
   ("summarise what you just said", "say that again", "what was my first question?") skip
   retrieval. Every rule matches the WHOLE message (after polite wrappers such as "please",
   "can you" and a leading greeting are peeled off), so a real question that merely starts with
-  "thanks" or mentions "summary" still searches. Measured: no skip on the 809 SciFact dev
-  queries, and all 64 small-talk items of tests/core/data/smalltalk.jsonl skipped while its 34
-  look-alike questions are searched (tests/core/test_understanding.py).
+  "thanks" or mentions "summary" still searches. tests/core/test_understanding.py checks that
+  no SciFact dev query is skipped, and that every small-talk item of
+  tests/core/data/smalltalk.jsonl is skipped while its look-alike questions are searched.
 
 - `DeterministicRewriter.rewrite(query, recent)` (rewriter.py) -> Rewrite. Walks the earlier
   turns oldest first, resolving each user turn against the subject carried so far, then resolves
@@ -37,10 +37,11 @@ Three parts, each usable alone:
 rewriter only when the active model is capable: `is_capable(client)` is True for models of at
 least 1 billion parameters, counted from the model name ("1.5b", "360m", known families such as
 phi-3.5-mini = 3.8B) or, when the name says nothing, estimated from the size of the model folder
-on disk and its precision. SmolLM2-135M (the default model) and the extractive client are not
-capable: forced on over the 35 follow-up conversations, SmolLM2-135M answered the question
-instead of rewriting it every time (35 of 35 fallbacks), and its text used as the query anyway
-lowered Recall@5 from 0.83 (deterministic) to 0.57 (benchmarks/followups.py).
+on disk and its precision. The default model (`catalog.DEFAULT_MODEL`, Qwen2.5-Coder-0.5B), the
+small SmolLM2-135M and the extractive client are not capable: forced on over the follow-up
+conversations, a model this small answers the question instead of rewriting it, and its text
+used as the query anyway finds fewer of the right passages than the deterministic rewriter
+(benchmarks/followups.py measures it).
 
 No rewrite on the first turn (no earlier user message in `recent`): the query goes to the
 vector leg as typed, only its keywords (filler dropped) go to the lexical leg.

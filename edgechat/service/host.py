@@ -1,10 +1,10 @@
 """The engine process: the app's core work (Chroma, the embedder, the language model, parsers)
 runs here, in a child process, so nothing it does can hold the GUI process's GIL.
 
-Measured on two cores: Chroma's upsert holds the GIL for about 0.5 ms per vector (a second for
-a big file's 2,000 chunks) and a language model's prompt prefill for several seconds; in the
-same process as the window that froze the GUI for up to 6 s. Here, the GUI process only
-unpickles small messages.
+Chroma's upsert holds the GIL for a time that grows with the vectors written (a big file's
+chunks take about a second) and a language model's prompt prefill holds it for seconds; in the
+same process as the window that froze the GUI (benchmarks/gui_responsiveness.py measures the
+window's pauses). Here, the GUI process only unpickles small messages.
 
 No Qt in this module (the child imports only the core). The window sends the commands of
 edgechat.service.protocol over a multiprocessing Connection and receives its events, pickled.

@@ -1,7 +1,6 @@
 """Chunks that know where they come from: context headers, tables kept whole, boilerplate left
 out of retrieval (indexing/context.py, chunking.chunk_document), the lexical index's columns
-and their migration (store/library.py), the document match (search/retrieval.py), and the
-extractive answerer never quoting a contents line."""
+and their migration (store/library.py), and the evidence never quoting a contents line."""
 
 from __future__ import annotations
 
@@ -12,8 +11,7 @@ import pytest
 
 from edgechat.core.indexing import context as ctx
 from edgechat.core.indexing.chunking import ChunkSettings, chunk_document
-from edgechat.core.records import Candidate, Chunk, Document, Page, Source
-from edgechat.core.search.retrieval import document_bonus
+from edgechat.core.records import Chunk, Document, Page, Source
 
 COVER = """UNITED STATES
 SECURITIES AND EXCHANGE COMMISSION
@@ -75,12 +73,9 @@ def test_the_document_label_says_what_the_first_page_and_the_footer_say():
     pages = [p.text for p in _filing().pages]
     running = ctx.running_lines(pages)
     assert ctx.norm_line("Northwind Traders | Q1 2024 Form 10-Q | 7") in running
-    assert ctx.cover_identity(pages) == ["Northwind Traders, Inc.", "Form 10-Q",
-                                         "quarterly period ended March 31, 2024"]
     label = ctx.document_label("/docs/2024 Q1 NWT.pdf", "0000000000-24-000001", pages, running)
-    assert label.startswith("2024 Q1 NWT | Northwind Traders, Inc.")  # a title with no words is left out
+    assert label.startswith("2024 Q1 NWT | Northwind Traders")  # a title with no words is left out
     assert "Northwind Traders | Q1 2024 Form 10-Q" in label and not label.rstrip().endswith("7")
-    assert ctx.period_end(pages) == "2024-03-31"
 
 
 def test_contents_and_index_lines_are_recognised_but_table_rows_and_prose_are_not():
@@ -115,7 +110,6 @@ def test_headers_carry_document_and_section_but_the_text_stays_the_page(tokenize
     assert len(prose) > 1
     assert all("Item 2. Management's Discussion and Analysis" in c.context for c in prose[1:])
     assert doc.metadata[ctx.LABEL_KEY].startswith("2024 Q1 NWT")
-    assert doc.metadata[ctx.PERIOD_KEY] == "2024-03-31"
 
 
 def test_a_table_that_fits_is_kept_in_one_window_and_a_split_one_repeats_its_header(tokenizer):
@@ -140,30 +134,6 @@ def test_a_table_that_fits_is_kept_in_one_window_and_a_split_one_repeats_its_hea
 def test_a_document_that_is_all_contents_still_keeps_its_chunks(tokenizer):
     doc = Document("/docs/toc.pdf", "Contents", "pdf", [Page(1, CONTENTS)], {})
     assert chunk_document(doc, tokenizer)
-
-
-def _cand(fid: str, label: str, period: str = "", text: str = "text") -> Candidate:
-    md = {ctx.LABEL_KEY: label}
-    if period:
-        md[ctx.PERIOD_KEY] = period
-    return Candidate(f"{fid}:x:0", fid, f"/d/{fid}.pdf", fid, 1, 0, 10, text, metadata=md)
-
-
-def test_document_bonus_counts_the_words_that_tell_documents_apart():
-    cands = [_cand("a1", "2024 Q1 NWT | Northwind Traders, Inc. | Form 10-Q", "2024-03-31"),
-             _cand("a2", "2024 Q2 NWT | Northwind Traders, Inc. | Form 10-Q", "2024-06-30"),
-             _cand("b1", "2024 Q1 CTS | Contoso Ltd | Form 10-Q", "2024-03-31")]
-    bonus = document_bonus("In Northwind's Q1 2024 10-Q, what were net sales?", cands)
-    assert bonus["a1"] == max(bonus.values()) and bonus["a1"] > bonus["a2"] and bonus["a1"] > bonus["b1"]
-    latest = document_bonus("What were Northwind's net sales in the latest 10-Q?", cands)
-    assert latest["a2"] > latest["a1"] and latest["a2"] > latest.get("b1", 0.0)
-    assert document_bonus("what were net sales", cands) == {}  # nothing names a document
-    assert document_bonus("net sales", [_cand("x", "")]) == {}
-    # A word of a file name that the other documents' passages use as well names nothing.
-    manuals = [_cand("d", "R-data", text="read a data frame from a file"),
-               _cand("i", "R-intro", text="a data frame holds the data of a study"),
-               _cand("i2", "R-lang", text="data types and data frames")]
-    assert document_bonus("How do I load a data frame from a file?", manuals) == {}
 
 
 def test_an_older_library_gets_the_new_lexical_columns(tmp_path):
@@ -193,8 +163,8 @@ def test_an_older_library_gets_the_new_lexical_columns(tmp_path):
         assert store.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()[0] == "2"
 
 
-def test_the_extractive_answer_never_quotes_a_contents_line():
-    from edgechat.core.answering.extractive import ExtractiveClient
+def test_the_evidence_never_quotes_a_contents_line(embedder):
+    from edgechat.core.answering.evidence import select
 
     index = ("R\nread.csv . . . . . . . . . . . . . . . . . . . 26\nread.delim . . . . . . . . . . . . 27\n"
              "read.fwf . . . . . . . . . . . . . . . 28\npushBack. . . . . . . . . . . . . 28\n")
@@ -202,7 +172,6 @@ def test_the_extractive_answer_never_quotes_a_contents_line():
              "Use read.csv to read a CSV file into a data frame.")
     sources = [Source(1, index, "R-data", "/d/R-data.pdf", 0.9, 38, 0, len(index)),
                Source(2, prose, "R-data", "/d/R-data.pdf", 0.8, 14, 0, len(prose))]
-    quoted = ExtractiveClient().answer_sentences("How can I read a CSV file into R?", sources)
-    assert quoted and all(n == 2 for _, n in quoted)
-    only_index = ExtractiveClient().answer_sentences("How can I read a CSV file into R?", sources[:1])
-    assert only_index == []
+    chosen = select("How can I read a CSV file into R?", sources, embedder.embed).quotes
+    assert chosen and all(q.source.ordinal == 2 for q in chosen)
+    assert select("How can I read a CSV file into R?", sources[:1], embedder.embed).quotes == []

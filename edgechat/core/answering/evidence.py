@@ -147,9 +147,13 @@ def split_quotes(text: str) -> list[tuple[int, int]]:
 def quote_text(raw: str) -> str:
     """A piece of a document as it is quoted: whitespace runs made one space and the document's
     own bracketed numbers ("[12]") dropped, so that every marker in an answer is EdgeChat's."""
+    def drop(m: re.Match[str]) -> str:
+        following = m.string[m.end(): m.end() + 1]
+        return "" if following and following in ".,;:!?)" else " "
+
     text, previous = raw, None
-    while text != previous:
-        previous, text = text, _DOC_MARKER_RE.sub(" ", text)
+    while text != previous:  # removing "[7]" from "[1, [7] 2]" leaves a marker behind
+        previous, text = text, _DOC_MARKER_RE.sub(drop, text)
     return " ".join(text.split())
 
 

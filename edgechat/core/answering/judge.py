@@ -5,9 +5,10 @@ hold for any document:
 
 1. It states something: a sentence with no content word of its own beyond the question's, or one
    that only introduces what follows ("Here is what I found:"), makes no claim.
-2. Its figures are in the evidence, and each in a quote that is about what the claim is about: a
-   figure of a table row counts only where the row's heading (or its table's headings) shares a
-   word with the claim, because a table is a grid of cells with headings whatever it reports.
+2. Its figures are in the evidence, and a figure of a table is the cell whose headings the claim
+   names: the row's heading (or its table's) shares a word with the claim, and where the columns
+   are labelled one per cell ("2022 2023") and the claim names a label, the figure is in that
+   column. A table is a grid of cells with headings, whatever it reports.
 3. Its names (words written as names: "Seward", "readLines") are in the evidence.
 4. Its content is covered: most of its content words are in the quote that covers it best, or its
    meaning is close to that quote's (embedding cosine).
@@ -62,16 +63,46 @@ def _bare(text: str) -> str:
     return " ".join(MARKER_RE.sub(" ", text).split())
 
 
-def _row_heading_agrees(quote: Quote, claim_terms: set[str], figure: str) -> bool:
-    """A figure taken from a table row fits the claim only if the row's heading or its table's
-    headings say what the claim is about (share a content word with it)."""
+_CELL_RE = re.compile(r"\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?")
+_LABEL_RE = re.compile(r"(?<![\w.,])\d[\d.]*(?![\w,])(?!\s*,)")
+
+
+def _cells(row: str) -> list[str]:
+    """The figures of a row's cells, right to left until its label (in reading order)."""
+    cells = []
+    for token in reversed(row.replace("|", " ").split()):
+        if _CELL_RE.fullmatch(token):
+            cells.append(figures(token)[0] if figures(token) else token)
+        elif token not in {"$", "%", "\u2014", "\u2013", "-"}:
+            break
+    return cells[::-1]
+
+
+def _row_label_terms(quote: Quote) -> set[str]:
+    return terms(quote.text) - set(figures(quote.text))
+
+
+def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set[str], figure: str) -> bool:
+    """A figure taken from a table row fits the claim only if it is the cell whose headings the
+    claim names: its row is the row of its table (`rows`: those read) whose heading says most of
+    what the claim says, and when the table's column headings are labels of their own ("2022
+    2023", "v1 v2"), one per cell, and the claim names some of them, the figure is in a column so
+    labelled."""
     if not quote.row:
         return True
-    heading = quote.text
-    for f in figures(quote.text):
-        heading = heading.replace(f, " ")
-    words = terms(f"{quote.source.table_header} {heading}") - {figure}
-    return bool(words & claim_terms)
+    overlap = len(_row_label_terms(quote) & claim_terms)
+    if overlap == 0 and not (terms(quote.source.table_header) - {figure}) & claim_terms:
+        return False
+    if any(len(_row_label_terms(r) & claim_terms) > overlap for r in rows if r.source is quote.source):
+        return False
+    cells = _cells(quote.text)
+    columns = _LABEL_RE.findall(quote.source.table_header)
+    if len(cells) < 2 or len(columns) != len(cells) or figure not in cells:
+        return True
+    named = {c for c in columns if re.search(rf"(?<![\d.]){re.escape(c)}(?![\d])", claim)}
+    if not named or named == set(columns):
+        return True
+    return any(columns[i] in named for i, cell in enumerate(cells) if cell == figure)
 
 
 def judge(
@@ -100,8 +131,9 @@ def judge(
             if f in question_figures:
                 continue
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the evidence")
-        if not any(_row_heading_agrees(q, claim_terms - {f}, f) for q in holders):
-            return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is in a row about something else")
+        rows = [q for q in pool if q.row]
+        if not any(_cell_fits(q, rows, bare, claim_terms - {f}, f) for q in holders):
+            return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the row and column the claim names")
 
     # 3. names
     evidence_text = " ".join(f"{q.source.title} {q.source.table_header} {q.text}" for q in pool).lower()
@@ -134,8 +166,14 @@ def judge(
         missing = sorted((own or claim_terms) - terms(best.reading))[:3]
         return Judgement(Support.UNSUPPORTED, reason="the evidence does not say " + ", ".join(missing))
 
-    # 5. negation
-    if has_negation(bare) != has_negation(best.text) and not has_negation(question):
+    # 5. negation: the quotes that say most of it must say it the same way
+    target = own or claim_terms
+    overlap = {id(q): len(target & terms(q.reading)) for q in pool}
+    closest = max(overlap.values())
+    said_so = [q for q in pool if overlap[id(q)] == closest and closest > 0]
+    if not has_negation(question) and (
+            (has_negation(bare) and not any(has_negation(q.text) for q in pool if overlap[id(q)] >= 2))
+            or (not has_negation(bare) and any(has_negation(q.text) for q in said_so))):
         return Judgement(Support.UNSUPPORTED, reason="the evidence says the opposite (negation differs)")
     supporting = [best] + [q for q in pool if q is not best and q.source is best.source
                            and terms(q.reading) & (own or claim_terms)][:1]

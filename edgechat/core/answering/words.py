@@ -9,7 +9,8 @@ from edgechat.core.search.words import STOPWORDS, stem
 
 __all__ = ["figures", "has_negation", "names", "terms"]
 
-_WORD_RE = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?", re.UNICODE)
+# A word, or a figure whole ("4,774" and "3.5" are one term each).
+_WORD_RE = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W_]+(?:['\u2019][^\W_]+)?", re.UNICODE)
 # Words that ask or frame rather than say something: they are not what a claim is about.
 _FRAMING = frozenset(
     """according based can could describe detail document documents example explain give know list
@@ -29,7 +30,7 @@ def terms(text: str) -> set[str]:
     """The stemmed content words and figures of `text`, lower case."""
     out = set()
     for w in _WORD_RE.findall(text.lower()):
-        w = w.replace("\u2019", "'")
+        w = w.replace("\u2019", "'").replace(",", "") if w[0].isdigit() else w.replace("\u2019", "'")
         if w.endswith("'s"):
             w = w[:-2]
         if w in STOPWORDS or w in _FRAMING or (len(w) < 2 and not w.isdigit()):

@@ -5,9 +5,8 @@ A passage from page 30 of a report does not say whose report it is; a row of a t
 split across two windows does not say which columns its numbers are in. The header gives each
 chunk what a reader would know from where it stands:
 
-- the document: its file name, its title (when it says more than the file name), the opening
-  lines of its first page (a title block), and its running header or footer (page number left
-  out);
+- the document: its file name, its title (when it says more than the file name) and its running
+  header or footer (page number left out);
 - the section heading path at the chunk's start (Part / Item / Note, numbered headings,
   Markdown headings, short upper-case captions), from detected heading lines;
 - inside a table, the table's caption and column-header lines, when the chunk starts below them.
@@ -119,28 +118,12 @@ def boilerplate_line(line: str, running: frozenset[str] = frozenset()) -> bool:
 
 # --------------------------------------------------------------------------- document label
 
-OPENING_LINES = 4  # lines of the first page with text that say what a document is
-MAX_OPENING_LINE = 80
-
-
 def _clean(s: str) -> str:
     return _SPACE.sub(" ", s).strip(" |-\u2013\u2014:;,")
 
 
 def _meaningful(s: str | None) -> bool:
     return bool(s) and len(_LETTER_WORD.findall(s or "")) >= 1
-
-
-def opening_lines(pages: Sequence[str], running: frozenset[str] = frozenset()) -> list[str]:
-    """What the document's first page says it is: its first few short lines with words (a title
-    block: a title, an author or issuer, a date), running headers and contents lines left out."""
-    for text in pages:
-        lines = [_clean(ln) for ln in text.splitlines()]
-        lines = [ln for ln in lines if _meaningful(ln) and len(ln) <= MAX_OPENING_LINE
-                 and norm_line(ln) not in running and not is_contents_line(ln)]
-        if lines:
-            return lines[:OPENING_LINES]
-    return []
 
 
 _DIVISION = re.compile(r"^(?:chapter|section|part|appendix|item)\b|^\d+(?:\.\d+)*\s+[^\W\d]", re.IGNORECASE)
@@ -188,12 +171,11 @@ def _dedupe(parts: Sequence[str]) -> list[str]:
 
 def document_label(path: str, title: str, pages: Sequence[str], running: frozenset[str],
                    with_title: bool = True) -> str:
-    """File name, title (`with_title`), opening lines and running label, " | " between."""
+    """File name, title (`with_title`) and running label, " | " between."""
     name = re.sub(r"[_]+", " ", Path(path).stem).strip()
     parts = [name] if _meaningful(name) else []
     if with_title and _meaningful(title):
         parts.append(_clean(title))
-    parts += opening_lines(pages, running)
     label = running_label(pages, running)
     if label:
         parts.append(label)

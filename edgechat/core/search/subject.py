@@ -86,5 +86,6 @@ def named_documents(question: str, candidates: Sequence[Candidate], descriptions
     rest = max((scores[f] for f in ranked if f not in chosen), default=0.0)
     if len(chosen) == n or top - rest < MARGIN:
         return Subject()
-    words = sorted({w for f in chosen for w in described[f] & naming})
+    stems = {w for f in chosen for w in described[f] & naming}
+    words = sorted({w for w in _WORD_RE.findall(question.lower()) if stem(w) in stems})
     return Subject(chosen, words, scores)

@@ -1,0 +1,88 @@
+"""Evidence selection and the subject rule, each on two unrelated kinds of documents, with the real
+embedder."""
+
+from __future__ import annotations
+
+from edgechat.core.answering.evidence import is_row, quote_text, select, split_quotes
+from edgechat.core.records import Candidate, Source
+from edgechat.core.search.subject import named_documents
+
+
+def src(n: int, text: str, title: str = "doc", header: str = "") -> Source:
+    return Source(n, text, title, f"/docs/{title}", 0.9, 1, 0, len(text), file_id=title, chunk_id=f"{title}-{n}",
+                  table_header=header)
+
+
+RECIPE = ("# Bread\n\nSourdough rises with a starter of wild yeast. Feed the starter every day with flour "
+          "and water.\n\nBake the loaf at 250 degrees Celsius for twenty minutes with the lid on.")
+PROTOCOL = ("Eligibility. Participants must be between 18 and 65 years old. Pregnant women are excluded "
+            "from the trial.\n\nThe primary outcome is the change in systolic blood pressure after 12 weeks.")
+
+
+def test_sentences_items_headings_and_rows_are_quotes_of_their_own():
+    text = "# Title\nFirst sentence here. Second one, e.g. this.\n- an item of a list\nTotal sales 1,234 5,678\n"
+    spans = [text[s:e] for s, e in split_quotes(text)]
+    assert spans == ["# Title", "First sentence here.", "Second one, e.g. this.", "- an item of a list",
+                     "Total sales 1,234 5,678"]
+    assert is_row("Total sales 1,234 5,678") and is_row("| Stop the answer | Esc |")
+    assert not is_row("In 2022 and 2023 sales grew.") and not is_row("| --- | --- |")
+    assert quote_text("As shown [12], the  value\nholds.") == "As shown, the value holds."
+
+
+def test_the_quote_that_answers_is_chosen_from_the_right_passage(embedder):
+    for question, want, sources in (
+        ("At what temperature is the loaf baked?", "250 degrees", [src(1, PROTOCOL, "protocol"), src(2, RECIPE, "recipe")]),
+        ("Who is excluded from the trial?", "Pregnant women", [src(1, RECIPE, "recipe"), src(2, PROTOCOL, "protocol")]),
+    ):
+        sel = select(question, sources, embedder.embed)
+        assert want in sel.quotes[0].text, (question, [q.text for q in sel.quotes])
+        assert sel.best > 0.4
+
+
+def test_a_question_the_passages_do_not_answer_scores_lower_than_one_they_do(embedder):
+    sources = [src(1, RECIPE, "recipe"), src(2, PROTOCOL, "protocol")]
+    answered = select("How often should the starter be fed?", sources, embedder.embed).best
+    unrelated = select("Which port does the mail server listen on?", sources, embedder.embed).best
+    assert answered > unrelated + 0.15
+
+
+def test_a_table_row_is_found_by_its_table_s_headings(embedder):
+    table = "Goals scored 41 57\nMatches won 12 18\nYellow cards 30 22\n"
+    sel = select("How many matches did the team win?", [src(1, table, "season", "Season results 2019 2020")],
+                 embedder.embed)
+    assert sel.quotes[0].text == "Matches won 12 18" and sel.quotes[0].row
+
+
+def test_a_heading_that_only_names_the_subject_brings_the_sentence_after_it(embedder):
+    text = "## Privacy\nEverything runs on this computer and nothing is sent over the network."
+    sel = select("privacy", [src(1, text, "app")], embedder.embed)
+    assert any("nothing is sent" in q.text for q in sel.quotes)
+
+
+def _cand(file_id: str, text: str) -> Candidate:
+    return Candidate(f"{file_id}-c", file_id, f"/docs/{file_id}", file_id, 1, 0, len(text), text)
+
+
+def test_a_question_that_names_its_document_is_about_that_one_alone():
+    reports = {
+        "r1": "Accident report\nPiper PA-18 near Seward, Alaska\nJune 3, 2021",
+        "r2": "Accident report\nCessna 172 near Boise, Idaho\nJuly 9, 2021",
+        "r3": "Accident report\nBeech 58 near Ocala, Florida\nMay 1, 2022",
+    }
+    cands = [_cand(f, "The engine lost power after takeoff and the pilot made a forced landing.") for f in reports]
+    s = named_documents("What caused the engine failure of the airplane near Boise?", cands, reports)
+    assert s.file_ids == ["r2"] and s.words == ["boise"]
+    trials = {
+        "t1": "Protocol: Vitamin D for knee osteoarthritis, phase 2",
+        "t2": "Protocol: Metformin in early type 2 diabetes, phase 3",
+    }
+    tcands = [_cand(f, "Participants are randomised to the study drug or placebo.") for f in trials]
+    assert named_documents("What is the primary outcome of the metformin trial?", tcands, trials).file_ids == ["t2"]
+    # No word of the question tells the documents apart: no subject.
+    assert not named_documents("What caused the engine to lose power?", cands, reports)
+
+
+def test_a_topic_word_every_passage_uses_does_not_name_a_document():
+    manuals = {"m1": "R Data Import/Export", "m2": "An Introduction to R", "m3": "Writing R Extensions"}
+    cands = [_cand(f, "Read the data from a file into a data frame with read.table.") for f in manuals]
+    assert not named_documents("How do I read data from a file?", cands, manuals)

@@ -1,0 +1,91 @@
+"""The support judge: each principle shown on two unrelated kinds of documents (a software manual
+and a field report; a financial table and a sports results table), with the real embedder where
+meaning is weighed."""
+
+from __future__ import annotations
+
+from edgechat.core.answering.evidence import Quote, is_row, quote_text, split_quotes
+from edgechat.core.answering.judge import judge
+from edgechat.core.records import Source, Support
+
+MANUAL = ("The function read.csv reads a file in comma separated format and returns a data frame. "
+          "It does not guess the encoding of the file. Use the argument fileEncoding to name it.")
+REPORT = ("The airplane departed from Seward at 14:05 with two passengers on board. "
+          "The pilot did not obtain a weather briefing before the flight. "
+          "The engine lost power about 12 minutes after takeoff.")
+FINANCE = ("Three Months Ended March 31,\n2022 2023\n"
+           "Operating income 3,669 4,774\n"
+           "Net income (loss) (3,844) 3,172\n")
+SPORTS = ("Season results\n2019 2020\n"
+          "Goals scored 41 57\n"
+          "Matches won 12 18\n")
+
+
+def quotes(text: str, number: int = 1, title: str = "doc", header: str = "") -> list[Quote]:
+    src = Source(number, text, title, f"/docs/{title}", 0.9, 1, 0, len(text), table_header=header)
+    return [Quote(src, s, e, quote_text(text[s:e]), 0, row=is_row(text[s:e])) for s, e in split_quotes(text)]
+
+
+def support(claim: str, qs: list[Quote], question: str = "", embed=None) -> Support:
+    return judge(claim, qs, question, embed).support
+
+
+def test_a_claim_in_the_evidence_is_supported_with_the_quote_named():
+    for text, claim in ((MANUAL, "read.csv reads a comma separated file and returns a data frame [1]."),
+                        (REPORT, "The pilot did not obtain a weather briefing before the flight [1].")):
+        j = judge(claim, quotes(text))
+        assert j.support == Support.SUPPORTED, claim
+        ev = j.evidence()[0]
+        assert ev.number == 1 and text[ev.start:ev.end] in text
+
+
+def test_an_introduction_or_the_question_said_back_makes_no_claim():
+    assert support("Here is what the manual says:", quotes(MANUAL)) == Support.NO_CLAIM
+    question = "What did the pilot obtain before the flight?"
+    assert support("The pilot did obtain it before the flight.", quotes(REPORT), question) == Support.NO_CLAIM
+
+
+def test_a_figure_that_is_not_in_the_evidence_is_unsupported():
+    j = judge("The engine lost power about 15 minutes after takeoff [1].", quotes(REPORT))
+    assert j.support == Support.UNSUPPORTED and "15" in j.reason
+    assert support("read.csv reads 3 files at once [1].", quotes(MANUAL)) == Support.UNSUPPORTED
+    assert support("The engine lost power about 12 minutes after takeoff [1].", quotes(REPORT)) == Support.SUPPORTED
+
+
+def test_a_table_figure_is_the_cell_of_the_row_and_column_the_claim_names():
+    header_f, header_s = "Three Months Ended March 31, 2022 2023", "Season results 2019 2020"
+    fin = [q for q in quotes(FINANCE, header=header_f) if q.row]
+    sport = [q for q in quotes(SPORTS, header=header_s) if q.row]
+    assert support("Operating income in 2023 was 4,774 [1].", fin) == Support.SUPPORTED
+    assert support("Operating income in 2023 was 3,669 [1].", fin) == Support.UNSUPPORTED  # 2022's column
+    assert support("Net income in 2023 was 4,774 [1].", fin) == Support.UNSUPPORTED  # another row's cell
+    assert support("The team scored 57 goals in 2020 [1].", sport) == Support.SUPPORTED
+    assert support("The team scored 41 goals in 2020 [1].", sport) == Support.UNSUPPORTED
+    assert support("The team won 57 matches in 2020 [1].", sport) == Support.UNSUPPORTED
+
+
+def test_a_name_the_evidence_does_not_have_is_unsupported():
+    assert support("The airplane departed from Kodiak with two passengers [1].", quotes(REPORT)) == Support.UNSUPPORTED
+    assert support("Use the argument encodingHint to name the encoding [1].", quotes(MANUAL)) == Support.UNSUPPORTED
+    assert support("The airplane departed from Seward with two passengers [1].", quotes(REPORT)) == Support.SUPPORTED
+
+
+def test_content_the_evidence_does_not_cover_is_unsupported(embedder):
+    assert support("read.csv downloads files over the network and caches them [1].", quotes(MANUAL),
+                   embed=embedder.embed) == Support.UNSUPPORTED
+    assert support("The passengers were injured by falling luggage during the landing [1].", quotes(REPORT),
+                   embed=embedder.embed) == Support.UNSUPPORTED
+
+
+def test_negation_must_agree():
+    assert support("read.csv guesses the encoding of the file [1].", quotes(MANUAL)) == Support.UNSUPPORTED
+    assert support("The pilot obtained a weather briefing before the flight [1].", quotes(REPORT)) == Support.UNSUPPORTED
+    assert support("read.csv does not guess the encoding of the file [1].", quotes(MANUAL)) == Support.SUPPORTED
+
+
+def test_a_claim_is_read_against_the_source_it_cites_first():
+    both = quotes(MANUAL, 1, "manual") + quotes(REPORT, 2, "report")
+    j = judge("The engine lost power about 12 minutes after takeoff [2].", both)
+    assert j.support == Support.SUPPORTED and {q.source.ordinal for q in j.quotes} == {2}
+    # citing the wrong source: nothing there says it
+    assert support("The engine lost power about 12 minutes after takeoff [1].", both) == Support.UNSUPPORTED

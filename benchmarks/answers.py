@@ -24,7 +24,7 @@ evidence_chosen (in the quotes given to the writer), right_document (the questio
 sources shown), time to the first shown text and to the model's first token, the whole answer.
 
 Every answer is asked live; nothing is replayed. The JSON records the commit, the machine and its
-load (benchmarks.common.provenance when present).
+load before the run (benchmarks.common.with_provenance).
 """
 
 from __future__ import annotations
@@ -32,15 +32,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from benchmarks.common import with_provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -181,20 +181,6 @@ def summarise(rows: list[dict]) -> dict:
 # ----------------------------------------------------------------------------- running
 
 
-def provenance() -> dict:
-    try:
-        from benchmarks.common import provenance as common_provenance  # type: ignore[attr-defined]
-
-        return common_provenance()
-    except (ImportError, AttributeError):
-        pass
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "edgechat", "benchmarks"], cwd=ROOT,
-                                capture_output=True, text=True).stdout.strip())
-    return {"commit": commit + ("-dirty" if dirty else ""), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-            "machine": {"cores": os.cpu_count(), "load_before": os.getloadavg(), "platform": platform.platform()}}
-
-
 def open_library(name: str):
     """The set's library, indexed once into the user cache and opened read-only."""
     from edgechat.core import paths
@@ -296,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--calibrate", action="store_true")
     args = ap.parse_args(argv)
+    load_before = list(os.getloadavg())
     sets = [s for s in args.sets.split(",") if s]
     unknown = [s for s in sets if s not in CORPORA]
     if unknown:
@@ -303,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.calibrate:
         out = calibrate(sets, args.split)
     else:
-        out = {"provenance": provenance(), "split": args.split, "live": True, "results": {}, "rows": []}
+        out = with_provenance({"split": args.split, "live": True, "results": {}, "rows": []}, load_before)
         for name in sets:
             questions = load_set(name, args.split)
             if args.limit:

@@ -32,8 +32,8 @@ Parts:
   peer_quality    benchmarks.peer --parts quality: SciFact nDCG@10 through both
   sec10q          benchmarks.sec10q_retrieval: sec10q-dev filings, document hit@5, document
                   precision@5 and figure recall@5 per question type (skipped without the data)
-  answers         benchmarks.answers: answers to the Debian and sec10q questions scored against
-                  reference answers (correct, supported, invented figures, citations, abstention)
+  answers         benchmarks.answers: the held-out questions of four kinds of documents, what was
+                  shown sorted into correct / wrong or partial / declined (EVALUATION.md's classes)
 """
 
 from __future__ import annotations
@@ -97,8 +97,8 @@ def plan(args) -> list[Part]:
                                           "--repeats", str(r), "--rounds", "1"], 1, t),
             Part("peer_quality", py_m + ["benchmarks.peer", "--parts", "quality", "--beir", beir], 1, t),
             Part("sec10q", py_m + ["benchmarks.sec10q_retrieval", "--smoke"], 1, t),
-            Part("answers", py_m + ["benchmarks.answers", "--corpus", folder, "--sets", "debian",
-                                    "--model", "extractive", "--limit", "4"], 1, t),
+            Part("answers", py_m + ["benchmarks.answers", "--sets", "manuals", "--model", "extractive",
+                                    "--limit", "4"], 1, t),
         ]
     folder = str(Path(args.folder).resolve())
     beir = str(Path(args.beir).resolve())
@@ -122,7 +122,7 @@ def plan(args) -> list[Part]:
                                       "--repeats", str(r), "--peer-embeddings", "edgechat,hf"], 1, t),
         Part("peer_quality", py_m + ["benchmarks.peer", "--parts", "quality", "--beir", beir], 1, t),
         Part("sec10q", py_m + ["benchmarks.sec10q_retrieval"], 1, t),
-        Part("answers", py_m + ["benchmarks.answers", "--corpus", folder, "--model", "extractive,active"], 1, t),
+        Part("answers", py_m + ["benchmarks.answers", "--split", "heldout", "--model", "extractive,active"], 1, t),
     ]
 
 

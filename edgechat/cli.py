@@ -200,8 +200,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             _status_line(choice.note)
         client = choice.client
         if client.kind == ClientKind.MODEL and not args.json:
-            _status_line("(The model's answer streams as it is written; it is checked against your documents "
-                         "when it ends.)")
+            _status_line("(Each sentence of the model's answer is shown once it is checked against your documents.)")
         updates = engine.ask(request, options=options, cancel=cancel, client=client)
         response = None
         stream_out = not args.json
@@ -222,14 +221,6 @@ def cmd_ask(args: argparse.Namespace) -> int:
             signal.signal(signal.SIGINT, previous)
         if stream_out and response is not None and response.stop_reason == "cancelled":
             print("\n[stopped]", flush=True)
-        if stream_out and response is not None and response.abstained and response.draft:
-            # The model's text was streamed above; it is withheld: say so, then the answer.
-            print("\n\n[The text above is withheld: it is not supported by your documents.]\n", flush=True)
-            print(response.text, end="", flush=True)
-        elif stream_out and response is not None and response.draft:
-            # Partly supported: only the supported sentences are the answer.
-            print("\n\n[Only part of the text above is supported by your documents. That part:]\n", flush=True)
-            print(response.text, end="", flush=True)
     if response is None:
         raise CliError("no answer was produced")
     if args.json:
@@ -268,16 +259,6 @@ def _verdict_json(verdict: Any, text: str) -> dict[str, Any]:
 
 def _print_verdicts(response: Any) -> None:
     """What the check of every sentence found, under the answer."""
-    if response.abstained:
-        if response.draft:
-            share = round(100 * (response.diagnostics.get("draft_support_ratio") or 0.0))
-            print(f"\n(Withheld: {share} % of the model's claims are supported by your documents.)")
-            for v in response.draft_verdicts:
-                if v.support == "unsupported":
-                    print(f"Not found in your documents: {_one_line(response.draft[v.start:v.end])}")
-                    if v.reason:
-                        print(f"  ({v.reason})")
-        return
     if response.draft:
         left_out = [v for v in response.draft_verdicts if v.support == "unsupported"]
         print(f"\n(Left out: {len(left_out)} sentence(s) of the model's answer that your documents do not support.)")
@@ -285,6 +266,8 @@ def _print_verdicts(response: Any) -> None:
             print(f"Not found in your documents: {_one_line(response.draft[v.start:v.end])}")
             if v.reason:
                 print(f"  ({v.reason})")
+    if response.abstained:
+        return
     unsupported = [v for v in response.verdicts if v.support == "unsupported"]
     for v in unsupported:
         print(f"\nNot found in your documents: {_one_line(response.text[v.start:v.end])}")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from edgechat.core import paths
-from edgechat.core.answering.answer import Answerer
+from edgechat.core.answering.answer import YOUR_DOCUMENTS_SAY, Answerer
 from edgechat.core.answering.citations import cited_sentence_spans, marker_spans
 from edgechat.core.documents import READABLE, readable_formats
 from edgechat.core.documents.pdf import indexed_pdfium_text
@@ -65,7 +65,7 @@ from edgechat.core.store import LibraryLockedError, Store
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "READABLE", "READ_BY_OCR", "CatalogEntry", "CatalogFile", "ChunkSettings", "ClientChoice",
+    "READABLE", "READ_BY_OCR", "YOUR_DOCUMENTS_SAY", "CatalogEntry", "CatalogFile", "ChunkSettings", "ClientChoice",
     "DownloadCancelled", "DownloadError", "DownloadProgress", "Engine", "EngineParts", "HostUnreachable",
     "IndexProgress", "IndexSummary", "LibraryLockedError", "can_download", "choose_chat_client",
     "cited_sentence_spans", "download_language_model", "how_found", "indexed_pdfium_text", "installed_models",

@@ -336,6 +336,10 @@ class ProcessedQuery:
     keywords: list[str] = field(default_factory=list)
     rewrite_raw: str | None = None
     search_skipped: bool = False
+    # The documents the query names (file ids) and the words that name them
+    # (edgechat.core.search.subject); empty when it names none.
+    subject_files: list[str] = field(default_factory=list)
+    subject_words: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -34,7 +34,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QToolTip, QWidget
 
-from edgechat.core.engine import cited_sentence_spans, marker_spans
+from edgechat.core.engine import YOUR_DOCUMENTS_SAY, cited_sentence_spans, marker_spans
 from edgechat.core.records import Support
 
 CHIP_TYPE = int(QTextFormat.ObjectTypes.UserObject) + 7
@@ -122,6 +122,8 @@ def no_source_note(turn: Any) -> str:
         if getattr(turn, "draft", ""):
             return "The model's answer was withheld: your documents do not support it."
         return ""  # the answer itself says the documents don't say, and why
+    if getattr(turn, "draft", "") and turn.answer.startswith(YOUR_DOCUMENTS_SAY):
+        return "The model's answer did not hold against your documents, so what they say is shown instead."
     if getattr(turn, "draft", ""):
         return ("Only the sentences of the model's answer that your documents support are shown; "
                 "the rest was left out.")

@@ -80,7 +80,7 @@ def test_ask_reports_the_check_of_every_sentence(capsys, tmp_path, embedder):
     assert data["abstained"] is True and data["grounded"] is False
     assert data["answer"].startswith("Your documents don't say")
     code, out, _ = run(capsys, "--library", lib, "ask", "Who won the 2018 football world cup?", "--extractive")
-    assert code == 0 and "Your documents don't say" in out and "The closest passages:" in out
+    assert code == 0 and out.startswith("Your documents don't say") and "Sources:" in out
 
 
 def test_errors_are_one_line_without_traceback(capsys, tmp_path, embedder):

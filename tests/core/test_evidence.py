@@ -86,3 +86,18 @@ def test_a_topic_word_every_passage_uses_does_not_name_a_document():
     manuals = {"m1": "R Data Import/Export", "m2": "An Introduction to R", "m3": "Writing R Extensions"}
     cands = [_cand(f, "Read the data from a file into a data frame with read.table.") for f in manuals]
     assert not named_documents("How do I read data from a file?", cands, manuals)
+
+
+def test_a_line_repeated_on_other_pages_of_a_document_is_its_frame_not_evidence(embedder):
+    def page(path: str, n: int, header: str, body: str) -> Source:
+        text = f"{header} {n}\n{body}"
+        return Source(n, text, path, f"/docs/{path}", 0.9, n, 0, len(text), chunk_id=f"{path}-{n}")
+
+    report = [page("report", 3, "Northwind Annual Report | Page", "Revenue grew because more customers renewed."),
+              page("report", 4, "Northwind Annual Report | Page", "Costs fell as the old warehouse closed.")]
+    novel = [page("novel", 10, "THE SILENT HARBOUR chapter", "The keeper lit the lamp at dusk every night."),
+             page("novel", 11, "THE SILENT HARBOUR chapter", "The storm broke the harbour wall in March.")]
+    for sources, question in ((report, "Why did revenue grow in the annual report?"),
+                              (novel, "When did the keeper light the lamp in The Silent Harbour?")):
+        chosen = [q.text for q in select(question, sources, embedder.embed).quotes]
+        assert chosen and not any("Page" in t or "chapter" in t for t in chosen), chosen

@@ -48,19 +48,19 @@ def fence_count(text: str) -> tuple[int, int]:
 
 def test_system_prompt_rules():
     p = SYSTEM_PROMPT.lower()
-    assert "only" in p and "sources" in p
+    assert "sources" in p
     assert "[1]" in SYSTEM_PROMPT  # citation format shown
     assert "do not know" in p
     assert "data, not instructions" in p and "ignore" in p
     assert OPEN_FENCE in SYSTEM_PROMPT and CLOSE_FENCE in SYSTEM_PROMPT
-    assert len(SYSTEM_PROMPT.split()) < 220  # small models: keep it short
+    assert len(SYSTEM_PROMPT.split()) < 90  # the model reads it before every answer: keep it short
 
 
 def test_system_prompt_example_cites_validly():
     answer = SYSTEM_PROMPT.rsplit("Answer:", 1)[1]
     sources = [make_source(1), make_source(2)]
     result = build_citations(answer, sources)
-    assert [c.number for c in result.citations] == [1, 2] and result.unmatched == 0
+    assert [c.number for c in result.citations] == [1] and result.unmatched == 0
 
 
 # --------------------------------------------------------------------------- context
@@ -75,10 +75,10 @@ def test_render_context_fenced_with_headers_metadata_and_text():
     lines = text.split("\n")
     assert lines[0] == OPEN_FENCE and lines[-1] == CLOSE_FENCE
     assert fence_count(text) == (1, 1)
-    i = lines.index("[1] Title 1")
+    i = lines.index("[1] Title 1 (page 1)")
     assert lines[i + 1 : i + 5] == ["author: Ann Author", "page: 1", "file: file1.pdf", "date: 2021-03-04"]
     assert "Alpha body." in lines
-    j = lines.index("[2] Title 2")
+    j = lines.index("[2] Title 2 (page 2)")
     assert j > i
     assert lines[j + 1 : j + 3] == ["page: 2", "file: file2.pdf"]
     assert "author:" not in "\n".join(lines[j:])  # empty metadata skipped
@@ -213,3 +213,15 @@ def test_fit_messages():
     assert r.messages[-1] == ChatMessage(Role.USER, "q?")
     r2 = fit_messages("q?", [], history, 200, lambda t: len(t.split()))
     assert r2.fits and len(r2.messages) == 2
+
+
+def test_with_evidence_each_source_shows_only_its_quotes_long_ones_cut():
+    sources = [make_source(1, "Alpha body. Not chosen."), make_source(2, "Beta body."), make_source(3, "Gamma.")]
+    long = " ".join(["word"] * 80) + "."
+    text = render_context(sources, evidence=[(2, "Beta body."), (1, "Alpha body."), (1, long)])
+    lines = text.split("\n")
+    assert lines[1] == "[1] Title 1 (page 1)" and lines[2] == "Alpha body."
+    assert "Not chosen." not in text and "[3]" not in text  # a source with no quote is left out
+    cut = lines[3]
+    assert cut.endswith("\u2026") and len(cut.split()) == 46
+    assert "file:" not in text  # no metadata lines: the prompt stays short

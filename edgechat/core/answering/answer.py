@@ -247,10 +247,14 @@ class Answerer:
         question = pq.rewritten_query or request.query
         subject = self._subject(question, pq)
         passages = self._passages(question, pq, subject)
-        selection = select(question, passages, self.embed)
-        return Gathered(pq, subject, passages, selection, self._numbered(selection, passages))
+        selection = select(question, passages, self.embed, naming=subject.words)
+        sources = self._numbered(selection, passages)
+        pq.references = sources  # what the answer is written from ("How this was found" lists them)
+        return Gathered(pq, subject, passages, selection, sources)
 
     def _subject(self, question: str, pq: ProcessedQuery) -> Subject:
+        if pq.subject_files:  # named when retrieval preferred them
+            return Subject(list(pq.subject_files), list(pq.subject_words))
         if self.describe is None or not pq.raw_candidates:
             return Subject()
         file_ids = list(dict.fromkeys(c.file_id for c in pq.raw_candidates))

@@ -34,7 +34,7 @@ from edgechat.core.records import Source
 
 __all__ = ["Quote", "Selection", "is_row", "quote_text", "select", "split_quotes"]
 
-MAX_QUOTES = 5  # quotes given to the writer
+MAX_QUOTES = 4  # quotes given to the writer
 MAX_PER_PASSAGE = 3
 READ_FOR_MEANING = 40  # quotes embedded (the best by terms and position); the rest are scored by terms
 W_MEANING, W_TERMS, W_POSITION = 0.55, 0.35, 0.10
@@ -51,6 +51,7 @@ _CELL_RE = re.compile(r"^\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?$|^[-\
 _SENTENCE_END_RE = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]\u00bb]*$")
 _LEADER_RE = re.compile(r"(?:\.\s?){4,}|_{4,}|-{4,}|={3,}")
 _DOC_MARKER_RE = re.compile(r"\s*" + MARKER_RE.pattern)
+_DIGITS_RE = re.compile(r"\d+")
 
 
 def is_row(line: str) -> bool:
@@ -200,9 +201,20 @@ class Selection:
 
 
 def _quotes_of(sources: Sequence[Source]) -> list[Quote]:
+    """Every quote worth reading. A line that recurs on other pages of the same document (a running
+    header or footer, page number aside) is the page's frame, not what it says: left out."""
+    pages_of: dict[str, dict[str, set[int]]] = {}
+    split = [(src, split_quotes(src.content)) for src in sources]
+    for src, spans in split:
+        for s, e in spans:
+            key = _DIGITS_RE.sub("#", " ".join(src.content[s:e].lower().split()))
+            pages_of.setdefault(src.path, {}).setdefault(key, set()).add(src.page)
     out: list[Quote] = []
-    for rank, src in enumerate(sources):
-        for s, e in split_quotes(src.content):
+    for rank, (src, spans) in enumerate(split):
+        for s, e in spans:
+            key = _DIGITS_RE.sub("#", " ".join(src.content[s:e].lower().split()))
+            if len(pages_of[src.path][key]) > 1:
+                continue
             text = quote_text(src.content[s:e])
             if _worth_reading(text):
                 out.append(Quote(src, s, e, text, rank, row=is_row(src.content[s:e])))
@@ -220,36 +232,53 @@ def _term_shares(question_terms: set[str], quotes: Sequence[Quote]) -> list[floa
     return [sum(idf[t] for t in h) / total for h in held]
 
 
+def _scores(question: str, quotes: Sequence[Quote], embed: Callable[[list[str]], Any] | None,
+            n_sources: int) -> list[float]:
+    """Each quote's score against `question` (see the module docstring); the last call's meaning and
+    term share stay on the quotes."""
+    shares = _term_shares(terms(question), quotes)
+    out = [W_TERMS * share + W_POSITION * (1 - q.rank / n_sources) for q, share in zip(quotes, shares)]
+    for q, share in zip(quotes, shares):
+        q.term_share, q.meaning = share, 0.0
+    if embed is None:  # without an embedder, terms carry the weight of meaning too
+        return [o + W_MEANING * share for o, share in zip(out, shares)]
+    first = sorted(range(len(quotes)), key=lambda i: -out[i])[:READ_FOR_MEANING]
+    vectors = np.asarray(embed([question] + [quotes[i].reading for i in first]), dtype=np.float32)
+    for i, c in zip(first, vectors[1:] @ vectors[0]):
+        quotes[i].meaning = float(c)
+        out[i] += W_MEANING * max(0.0, float(c))
+    return out
+
+
 def select(
     question: str,
     sources: Sequence[Source],
     embed: Callable[[list[str]], Any] | None = None,
     *,
     limit: int = MAX_QUOTES,
+    naming: Sequence[str] = (),
 ) -> Selection:
-    """The quotes of `sources` (in retrieval order) that best answer `question`."""
+    """The quotes of `sources` (in retrieval order) that best answer `question`. `naming`: the
+    question's words that say which document it is about (edgechat.core.search.subject); they
+    chose the documents and say nothing about which sentence answers, so they are left out of the
+    question as the quotes are scored."""
     quotes = _quotes_of(sources)
     if not quotes:
         return Selection([], 0.0, 0, len(sources))
-    q_terms = terms(question)
-    # Figures the question names ("in 2023") are matched as terms too; numbers alone are weak.
-    shares = _term_shares(q_terms, quotes)
     n_sources = max(1, len(sources))
-    for q, share in zip(quotes, shares):
-        q.term_share = share
-        q.score = W_TERMS * share + W_POSITION * (1 - q.rank / n_sources)
-    if embed is not None:
-        first = sorted(range(len(quotes)), key=lambda i: -quotes[i].score)[:READ_FOR_MEANING]
-        vectors = np.asarray(embed([question] + [quotes[i].reading for i in first]), dtype=np.float32)
-        cos = vectors[1:] @ vectors[0]
-        for i, c in zip(first, cos):
-            quotes[i].meaning = float(c)
-            quotes[i].score += W_MEANING * max(0.0, float(c))
-    else:
-        for q in quotes:  # without an embedder, terms carry the weight of meaning too
-            q.score += W_MEANING * q.term_share
+    asked = [question]
+    if naming:
+        named = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in naming) + r")\w*", re.IGNORECASE)
+        rest = " ".join(named.sub(" ", question).split())
+        if terms(rest):  # a question that is all names ("Tell me about Mercury") keeps them
+            asked.append(rest)
+    # Per form of the question (as asked; without its naming words), each quote's score.
+    scores = [_scores(form, quotes, embed, n_sources) for form in asked]
+    for q, ranking in zip(quotes, zip(*scores)):
+        q.score = ranking[-1]  # ranked by what the question asks of the document
+    q_terms = terms(asked[-1])
     ranked = sorted(quotes, key=lambda q: -q.score)
-    best = ranked[0].score
+    best = max(scores[0])  # whether the documents say anything about it: the question as asked
     chosen: list[Quote] = []
     seen: set[str] = set()
     per_passage: dict[int, int] = {}
@@ -261,15 +290,16 @@ def select(
         seen.add(key)
         per_passage[q.rank] = per_passage.get(q.rank, 0) + 1
         chosen.append(q)
-        if len(terms(q.text) - q_terms) < 2 and not figures(q.text):
-            # It only names what was asked (a heading, the question said back): what it
-            # introduces is the next quote of its passage.
+        if (len(terms(q.text) - q_terms) < 2 and not figures(q.text)) or q.text.endswith(":"):
+            # It only names what was asked (a heading, the question said back) or introduces
+            # what follows ("... the following products:"): the next quote of its passage says it.
             following = [o for o in quotes if o.source is q.source and o.start >= q.end]
             if following:
                 take(min(following, key=lambda o: o.start))
 
+    top = ranked[0].score
     for q in ranked:
-        if len(chosen) >= limit or (chosen and q.score < KEEP_SHARE * best):
+        if len(chosen) >= limit or (chosen and q.score < KEEP_SHARE * top):
             break
         take(q)
     return Selection(chosen, best, len(quotes), len(sources))

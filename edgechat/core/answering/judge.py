@@ -12,6 +12,7 @@ hold for any document:
 3. Its names (words written as names: "Seward", "readLines") are in the evidence.
 4. Its content is covered: most of its content words are in the quote that covers it best, or its
    meaning is close to that quote's (embedding cosine).
+   A scale written after a figure ("2.5 billion") is the one the evidence gives it.
 5. Negation agrees: a claim that says "not" about what its quote says plainly (or the reverse) is
    not supported.
 
@@ -65,6 +66,32 @@ def _bare(text: str) -> str:
 
 _CELL_RE = re.compile(r"\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?")
 _LABEL_RE = re.compile(r"(?<![\w.,])\d[\d.]*(?![\w,])(?!\s*,)")
+
+
+_SCALE_RE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion|trillion)s?\b", re.IGNORECASE)
+_SCALE_OF_TABLE_RE = re.compile(r"\bin (thousand|million|billion|trillion)s\b", re.IGNORECASE)
+
+
+def _scales(text: str) -> dict[str, str]:
+    """Figure -> the scale word written after it ("2.5 billion")."""
+    return {m.group(1).replace(",", ""): m.group(2).lower() for m in _SCALE_RE.finditer(text)}
+
+
+def _scale_agrees(claim: str, figure: str, holders: Sequence[Quote]) -> bool:
+    """A scale the claim writes after a figure ("4,774 billion") is the one the evidence gives it:
+    written after the figure there, or said by its table ("(in millions)"). A claim that writes none
+    does not contradict."""
+    wanted = _scales(claim).get(figure)
+    if wanted is None:
+        return True
+    for q in holders:
+        said = _scales(q.text).get(figure)
+        if said is None:
+            m = _SCALE_OF_TABLE_RE.search(f"{q.source.table_header} {q.source.content[:q.start]}")
+            said = m.group(1).lower() if m else None
+        if said is None or said == wanted:
+            return True
+    return False
 
 
 def _cells(row: str) -> list[str]:
@@ -131,6 +158,8 @@ def judge(
             if f in question_figures:
                 continue
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the evidence")
+        if not _scale_agrees(bare, f, holders):
+            return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} has another scale in the evidence")
         rows = [q for q in pool if q.row]
         if not any(_cell_fits(q, rows, bare, claim_terms - {f}, f) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the row and column the claim names")

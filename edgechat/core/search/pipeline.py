@@ -92,6 +92,7 @@ class RagPipeline:
         timings.update({f"retrieve.{k}": v for k, v in result.timings.items()})
         raw = result.candidates[: self.settings.candidates]
         pq.raw_candidates = raw
+        pq.subject_files, pq.subject_words = list(result.subject.file_ids), list(result.subject.words)
 
         ranked = raw
         if self.reranker is not None and raw:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from edgechat.core.embedding.embedder import Embedder
 from edgechat.core.records import Candidate, Scope
-from edgechat.core.search.subject import named_documents
+from edgechat.core.search.subject import Subject, named_documents
 from edgechat.core.search.words import STOPWORDS, keywords_of, stem
 from edgechat.core.store import Store
 from edgechat.core.store.library import LEXICAL_BUDGET
@@ -62,6 +62,7 @@ class RetrievalSettings:
 @dataclass
 class RetrievalResult:
     candidates: list[Candidate]  # fused, deduplicated, best first (not yet cut to top-k)
+    subject: Subject = field(default_factory=Subject)  # the documents the query names, preferred
     timings: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
 
@@ -160,6 +161,7 @@ class Retriever:
         rows = self.store.chunk_rows(fused)
         timings["rows"] = time.perf_counter() - t
         t = time.perf_counter()
+        subject = Subject()
         if s.document_match and rows and s.fusion != "rrf":  # in z units: the z-score fusion only
             # The documents the query names (edgechat.core.search.subject): the others' passages
             # are ranked below theirs, keeping their own order.
@@ -189,6 +191,7 @@ class Retriever:
         timings["fuse"] += time.perf_counter() - t
         return RetrievalResult(
             candidates,
-            timings,
-            {"vector_hits": len(vec_hits), "lexical_hits": len(lex_hits), "candidates": len(candidates)},
+            timings=timings,
+            counts={"vector_hits": len(vec_hits), "lexical_hits": len(lex_hits), "candidates": len(candidates)},
+            subject=subject,
         )

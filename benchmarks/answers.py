@@ -152,7 +152,7 @@ def summarise(rows: list[dict]) -> dict:
     """Counts and rates of one set's rows (one client)."""
     ans = [r for r in rows if r["answerable"] and "error" not in r]
     una = [r for r in rows if not r["answerable"] and "error" not in r]
-    count = lambda rs, c: sum(r["class"] == c for r in rs)  # noqa: E731
+    count = lambda rs, c: sum(r["class"] == c for r in rs)
     shown = [r for r in ans if r["class"] in ("correct", "shown_without_facts")]
 
     def med(key: str) -> float | None:

@@ -119,9 +119,7 @@ def no_source_note(turn: Any) -> str:
     if not turn.sources:
         return "No sources: nothing in your library matched this question."
     if getattr(turn, "abstained", False):
-        if getattr(turn, "draft", ""):
-            return "The model's answer was withheld: your documents do not support it."
-        return ""  # the answer itself says the documents don't say, and why
+        return ""  # the answer itself says the documents don't say
     if getattr(turn, "draft", "") and turn.answer.startswith(YOUR_DOCUMENTS_SAY):
         return "The model's answer did not hold against your documents, so what they say is shown instead."
     if getattr(turn, "draft", ""):

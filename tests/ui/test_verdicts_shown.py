@@ -1,5 +1,5 @@
-"""The window shows what the check found: a sentence no source supports is marked (and says so
-on hover), and a chip EdgeChat added is told apart from one the writer put."""
+"""The window shows what the check found: only checked sentences, a note when some were left out,
+chips of supporting sources only, and a chip EdgeChat added told apart from one the writer put."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ class MixedClient(ScriptedClient):
             "The probe Stardust landed on Venus long ago.")
 
 
-def answered(qtbot, make_window, tmp_path, client=None, question="Tell me about the planets"):
+def answered(qtbot, make_window, tmp_path, client=None,
+             question="How long is a year on Mercury, and which planet is the largest?"):
     """A window over the sample corpus whose first answer is `client`'s (MixedClient's)."""
     docs = make_corpus(tmp_path / "docs")
     w = make_window(client=client or MixedClient(delay=0.0))
@@ -26,13 +27,14 @@ def answered(qtbot, make_window, tmp_path, client=None, question="Tell me about 
     return w, ask(qtbot, w, question)
 
 
-def test_unsupported_sentences_are_marked_and_added_chips_told_apart(qtbot, make_window, tmp_path):
+def test_only_checked_sentences_are_shown_and_added_chips_are_told_apart(qtbot, make_window, tmp_path):
     w, turn = answered(qtbot, make_window, tmp_path)
     view = w.chat.transcript
     assert not turn.abstained, turn.answer
-    marked = view.unsupported_texts(0)
-    assert len(marked) == 1 and "Stardust" in marked[0]
-    assert "Not found in your documents" in view.unsupported_tooltip("unsupported:0:0")
+    assert "Stardust" not in turn.answer and "Stardust" in turn.draft  # left out, kept in the draft
+    assert "Jupiter is the largest planet" in turn.answer
+    assert view.unsupported_texts(0) == []
+    assert "left out" in view.toPlainText()
     added = [c for c in turn.citations if c.get("added")]
     written = [c for c in turn.citations if not c.get("added")]
     assert written, "the writer's [1] is kept"
@@ -73,11 +75,12 @@ def test_the_note_under_an_answer_does_not_repeat_what_the_answer_says():
     from edgechat.ui.transcript import no_source_note
 
     base = dict(stop_reason="eos", search_skipped=False, sources=[{"n": 1}], citations=[], verdicts=[], grounded=False)
-    not_found = SimpleNamespace(**base, abstained=True, draft="")
-    withheld = SimpleNamespace(**base, abstained=True, draft="Mercury is a gas giant.")
-    trimmed = SimpleNamespace(**base, abstained=False, draft="Mercury is small. It has rings.")
-    assert no_source_note(not_found) == ""  # "Your documents don't say: ..." is the answer itself
-    assert "withheld" in no_source_note(withheld)
+    not_found = SimpleNamespace(**base, abstained=True, draft="", answer="Your documents don't say: ...")
+    declined = SimpleNamespace(**base, abstained=True, draft="I do not know.", answer="Your documents don't say: ...")
+    quoted = SimpleNamespace(**base, abstained=False, draft="Mercury is a gas giant.", answer="Your documents say:\nX [1]")
+    trimmed = SimpleNamespace(**base, abstained=False, draft="Mercury is small. It has rings.", answer="Mercury is small [1].")
+    assert no_source_note(not_found) == no_source_note(declined) == ""  # the answer itself says so
+    assert "did not hold" in no_source_note(quoted)
     assert "left out" in no_source_note(trimmed)
 
 
@@ -88,16 +91,15 @@ class WrongMarkerClient(ScriptedClient):
     TEXT = "A year on Mercury lasts 88 Earth days [1][2][3]."
 
 
-def test_a_chip_whose_source_does_not_say_the_sentence_is_flagged(qtbot, make_window, tmp_path):
+def test_a_written_chip_whose_source_does_not_say_the_sentence_is_taken_out(qtbot, make_window, tmp_path):
     w, turn = answered(qtbot, make_window, tmp_path, WrongMarkerClient(delay=0.0), "How long is a year on Mercury?")
     view = w.chat.transcript
+
     def passage(s: dict) -> str:  # the source's passage, read from its file (text files: one page)
         return open(s["path"], encoding="utf-8").read()[int(s["start"]):int(s["end"])]
 
     says = {int(s["ordinal"]): "88 Earth days" in passage(s) for s in turn.sources}
     numbers = view.chip_numbers(0)
-    assert any(says.get(n) for n in numbers) and not all(says.get(n) for n in numbers), (turn.answer, says)
-    for n in numbers:
-        tip = view.chip_tooltip(0, n, 0)
-        assert ("Wrong citation" in tip) == (not says[n]), (n, tip)
+    assert numbers and all(says.get(n) for n in numbers), (turn.answer, says)
+    assert [v for v in turn.sentence_verdicts if v.wrong_markers], turn.sentence_verdicts
     w.grab().save(str(tmp_path / "wrong-chip.png"))

@@ -109,14 +109,17 @@ class _Shown:
 
 
 def _with_marker(sentence: str, supporting: Sequence[int]) -> tuple[str, list[int], list[int]]:
-    """`sentence` with the marker of a source that supports it: the written markers are kept when
-    one of them names a supporting source, else replaced by the best one's. Returns (text, added,
-    wrong): the markers EdgeChat added and the written ones whose source does not say it."""
+    """`sentence` with chips of supporting sources only: a written marker whose source does not say
+    it is taken out, and when none is left the best supporting source's is added. Returns (text,
+    added, wrong): the markers EdgeChat added and the written ones it took out."""
     written = marker_numbers(sentence)
-    if any(n in supporting for n in written):
-        return sentence, [], [n for n in written if n not in supporting]
+    wrong = [n for n in written if n not in supporting]
+    if not wrong and written:
+        return sentence, [], []
+    kept = [n for n in dict.fromkeys(written) if n in supporting]
     bare = re.sub(r"\s+([.,;:!?])", r"\1", MARKER_RE.sub("", sentence).rstrip())
-    return f"{bare} [{supporting[0]}]", [supporting[0]], written
+    added = [] if kept else [supporting[0]]
+    return f"{bare} " + "".join(f"[{n}]" for n in kept or added), added, wrong
 
 
 class Answerer:

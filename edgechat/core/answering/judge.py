@@ -180,7 +180,9 @@ def judge(
         target = own or claim_terms
         return len(target & have) / len(target)
 
-    scored = sorted(pool, key=lambda q: -coverage(q))
+    target = own or claim_terms
+    # the quote that covers it best, with its passage's other quotes; of those, the one that says most alone
+    scored = sorted(pool, key=lambda q: (-coverage(q), -len(target & terms(q.reading))))
     best = scored[0]
     best_cover = coverage(best)
     meaning = 0.0
@@ -196,7 +198,6 @@ def judge(
         return Judgement(Support.UNSUPPORTED, reason="the evidence does not say " + ", ".join(missing))
 
     # 5. negation: the quotes that say most of it must say it the same way
-    target = own or claim_terms
     overlap = {id(q): len(target & terms(q.reading)) for q in pool}
     closest = max(overlap.values())
     said_so = [q for q in pool if overlap[id(q)] == closest and closest > 0]
@@ -204,6 +205,7 @@ def judge(
             (has_negation(bare) and not any(has_negation(q.text) for q in pool if overlap[id(q)] >= 2))
             or (not has_negation(bare) and any(has_negation(q.text) for q in said_so))):
         return Judgement(Support.UNSUPPORTED, reason="the evidence says the opposite (negation differs)")
+    missing = (own or claim_terms) - terms(best.reading)  # said by another quote of its passage, if any
     supporting = [best] + [q for q in pool if q is not best and q.source is best.source
-                           and terms(q.reading) & (own or claim_terms)][:1]
+                           and terms(q.reading) & missing][:1]
     return Judgement(Support.SUPPORTED, supporting)

@@ -4,11 +4,11 @@ The evidence is the few quotes `evidence.select` chose, grouped under the passag
 from, so that [n] names a passage the window can open::
 
     <<<SOURCES
-    [1] R Data Import/Export (page 12)
-    The function read.csv reads a file in comma separated format.
-    [2] Debian FAQ (page 3)
+    [1] Data import guide (page 12)
+    The function read_table reads a file in comma separated format.
+    [2] Release notes (page 3)
     table: Release Version Date
-    Buster 10 2019
+    Aurora 10 2019
     SOURCES>>>
 
 A short prompt is the point: the model reads every token of it before it writes the first one
@@ -98,7 +98,7 @@ def metadata_lines(source: Source) -> list[str]:
         ("file", os.path.basename(source.path.replace("\\", "/")) if source.path else ""),
         ("date", next((meta[k] for k in _DATE_KEYS if meta.get(k)), "")),
         # A passage that begins inside a table: the headings above it, which say what its
-        # columns are ("Three Months Ended March 31, 2022 2023").
+        # columns are ("Year 2022 2023").
         ("table", source.table_header),
     ]
     lines = []

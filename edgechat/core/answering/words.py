@@ -58,7 +58,7 @@ def has_negation(text: str) -> bool:
 def names(text: str) -> set[str]:
     """The words of `text` written as names, lower case: a capital after the first letter or a
     digit or underscore inside ("readLines", "GPL", "R_HOME"), or a capitalised word that is not the
-    first of its sentence ("installed by Debian")."""
+    first of its sentence ("written by Hannah")."""
     out = set()
     for m in _NAME_RE.finditer(text):
         word = m.group()

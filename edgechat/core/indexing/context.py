@@ -16,7 +16,7 @@ never displayed: a chunk's text, span and highlight stay the page's text.
 
 Boilerplate. Running headers and footers (a line that recurs at the top or bottom of many
 pages), table-of-contents entries ("Item 2. Management's Discussion ... 15", dot leaders) and
-index entries ("read.csv, 26, 28") are left out of the text that is embedded and indexed; a
+index entries ("parse_args, 26, 28") are left out of the text that is embedded and indexed; a
 window that is mostly such lines (a contents or index page) is not indexed at all, unless that
 would leave the document with nothing.
 
@@ -53,7 +53,7 @@ _LEADER = re.compile(r"(?:\.\s?){4,}|(?:\u2026\s?){2,}|(?:_\s?){6,}")
 _TOC_ENTRY = re.compile(
     r"^(?:(?:\d{1,2}(?:\.\d{1,2})*\.?|(?:item|part|chapter|section|note|appendix)\s+\w{1,4}[.:]?)\s+)?"
     r"[^\W\d_][^\d]{2,90}?[^\d,.$%\s]\s+\d{1,3}\s*$", re.IGNORECASE)
-# An index entry: a term, a comma, page numbers ("read.csv, 26, 28", "factor, 12-14").
+# An index entry: a term, a comma, page numbers ("parse_args, 26, 28", "factor, 12-14").
 _INDEX_ENTRY = re.compile(r"^[^\d\s][^,]{0,60}?[^\d\s,],\s*\d{1,4}(?:\s*[,\u2013-]\s*\d{1,4})*\s*$")
 _CONTENTS_TITLE = re.compile(r"^(?:table of )?contents$|^index$", re.IGNORECASE)
 

@@ -21,7 +21,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 @dataclass
 class MmrSettings:
     # Relevance weight; 1.0 turns diversity off. 0.5 rather than 0.7: measured, the filings'
-    # figure recall and the Debian answers gain clearly and SciFact's ranking loses next to nothing.
+    # figure recall and the manuals' answers gain clearly and SciFact's ranking loses next to nothing.
     lam: float = 0.5
     pool: int = 20  # only this many of the best candidates compete for the slots
     same_passage: float = 0.9  # similarity of two windows of one passage (same page, spans touch)

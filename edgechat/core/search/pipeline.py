@@ -48,7 +48,7 @@ class PipelineSettings:
     candidates: int = 50  # fused candidates kept for reranking and the diagnostics
     # MMR in the selection of the final sources; None: plain top k. On by default: on SciFact dev
     # it took distinct documents in the top five from 3.6 to 4.6 at no measurable nDCG@10 cost,
-    # and on the Debian follow-up set distinct pages in the top five from 4.3 to 4.9 at equal
+    # and on the manuals' follow-up set distinct pages in the top five from 4.3 to 4.9 at equal
     # Recall@5 (benchmarks/rerank_quality.py, benchmarks/followups.py).
     diversity: MmrSettings | None = field(default_factory=MmrSettings)
 

@@ -24,7 +24,7 @@ FILLER = frozenset(
     dont doesnt cant could would also yes yeah yep sure one ones thing things again mention
     sometimes always never often usually still ever even instead exactly too either
     mentioned said say told answer answered let us show me give""".split()
-) - {"show"}  # "show" is a command in gnuplot, octave, R... keep it
+) - {"show"}  # "show" is a command in many programs: keep it
 
 # Question words and verbs that frame a question but are not its subject.
 _FRAME = frozenset(

@@ -243,13 +243,17 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
     }
 
 
+CALIBRATION_MARGIN = 0.03
+
+
 def calibrate(sets: list[str], split: str) -> dict:
-    """The best evidence score of answerable and unanswerable questions, and the threshold that
-    separates them best (most answerable kept with at least 90 % of unanswerable below it)."""
+    """The evidence threshold: the highest that still lets through every answerable question whose
+    chosen evidence holds its key facts (a question that could be answered is never declined), less
+    CALIBRATION_MARGIN; with how many unanswerable questions it declines by itself."""
     from edgechat.core.answering.answer import Answerer
     from edgechat.core.records import RagRequest
 
-    scores: list[tuple[float, bool, str]] = []
+    scores: list[dict] = []
     for name in sets:
         engine = open_library(name)
         try:
@@ -258,19 +262,19 @@ def calibrate(sets: list[str], split: str) -> dict:
                                 describe=engine.parts.store.describe_files)
             for q in load_set(name, split):
                 g = answerer.gather(RagRequest(q.question))
-                scores.append((g.selection.best, q.answerable, f"{q.id}"))
+                chosen = "\n".join(x.reading for x in g.selection.quotes)
+                held = bool(q.key_facts) and len(facts_found(chosen, q.key_facts)) == len(q.key_facts)
+                scores.append({"id": q.id, "best": round(g.selection.best, 4), "answerable": q.answerable,
+                               "answer_in_evidence": held})
         finally:
             engine.close()
-    best = None
-    for t in sorted({round(s, 3) for s, _, _ in scores}):
-        kept = sum(1 for s, a, _ in scores if a and s >= t)
-        declined = sum(1 for s, a, _ in scores if not a and s < t)
-        n_una = sum(1 for _, a, _ in scores if not a) or 1
-        if declined / n_una >= 0.9 and (best is None or kept > best[1]):
-            best = (t, kept, declined)
-    return {"split": split, "sets": sets, "threshold": best and best[0],
-            "answerable_kept": best and best[1], "unanswerable_declined": best and best[2],
-            "scores": sorted(((round(s, 3), a, i) for s, a, i in scores), reverse=True)}
+    answerable = [s["best"] for s in scores if s["answer_in_evidence"]]
+    threshold = round(min(answerable) - CALIBRATION_MARGIN, 3) if answerable else None
+    una = [s for s in scores if not s["answerable"]]
+    return {"split": split, "sets": sets, "threshold": threshold,
+            "unanswerable_below": sum(s["best"] < (threshold or 0) for s in una), "unanswerable": len(una),
+            "answerable_below": sum(s["best"] < (threshold or 0) for s in scores if s["answerable"]),
+            "scores": sorted(scores, key=lambda s: -s["best"])}
 
 
 def main(argv: list[str] | None = None) -> int:

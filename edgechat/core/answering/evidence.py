@@ -13,9 +13,10 @@ document:
 - position: the passage's rank in retrieval.
 
 A table row is read with its table's headings, so "Total 1,234 1,456" is found by the column's
-name. `select` keeps the best quotes (near duplicates once), at most a few per passage, and says
-how strong the best one is: that score decides whether the documents say anything about the
-question at all (`Answerer`'s threshold, calibrated on question sets).
+name. `select` keeps the best few quotes, each with the quote after it in its passage (a sentence
+that matches the question often names the subject and the next one says the fact), near
+duplicates once, and says how strong the best one is: that score decides whether the documents
+say anything about the question at all (`Answerer`'s threshold, calibrated on question sets).
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ from edgechat.core.records import Source
 
 __all__ = ["Quote", "Selection", "is_row", "quote_text", "select", "split_quotes"]
 
-MAX_QUOTES = 4  # quotes given to the writer
-MAX_PER_PASSAGE = 3
+MAX_QUOTES = 6  # quotes given to the writer
+MAX_ANCHORS = 3  # of them the best-scoring; each brings the quote after it
+MAX_PER_PASSAGE = 4
 READ_FOR_MEANING = 40  # quotes embedded (the best by terms and position); the rest are scored by terms
 W_MEANING, W_TERMS, W_POSITION = 0.55, 0.35, 0.10
-KEEP_SHARE = 0.7  # a quote after the first needs this share of the best score
+KEEP_SHARE = 0.6  # a quote after the first needs this share of the best score
 MIN_WORDS = 3
 
 _END_RE = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]\u00bb]*(?=\s|$)")
@@ -276,30 +278,32 @@ def select(
     scores = [_scores(form, quotes, embed, n_sources) for form in asked]
     for q, ranking in zip(quotes, zip(*scores)):
         q.score = ranking[-1]  # ranked by what the question asks of the document
-    q_terms = terms(asked[-1])
     ranked = sorted(quotes, key=lambda q: -q.score)
     best = max(scores[0])  # whether the documents say anything about it: the question as asked
     chosen: list[Quote] = []
     seen: set[str] = set()
     per_passage: dict[int, int] = {}
 
-    def take(q: Quote) -> None:
+    def take(q: Quote) -> bool:
         key = " ".join(sorted(terms(q.text) | set(figures(q.text))))
         if key in seen or per_passage.get(q.rank, 0) >= MAX_PER_PASSAGE or len(chosen) >= limit:
-            return
+            return False
         seen.add(key)
         per_passage[q.rank] = per_passage.get(q.rank, 0) + 1
         chosen.append(q)
-        if (len(terms(q.text) - q_terms) < 2 and not figures(q.text)) or q.text.endswith(":"):
-            # It only names what was asked (a heading, the question said back) or introduces
-            # what follows ("... the following products:"): the next quote of its passage says it.
+        return True
+
+    # The best quotes, each with the one after it in its passage: a sentence that matches the
+    # question often names the subject, and the next one says the fact ("... can take a backlog
+    # parameter." "The default value is 511."), or introduces it ("the following:").
+    top = ranked[0].score
+    anchors = 0
+    for q in ranked:
+        if anchors >= MAX_ANCHORS or len(chosen) >= limit or (chosen and q.score < KEEP_SHARE * top):
+            break
+        if take(q):
+            anchors += 1
             following = [o for o in quotes if o.source is q.source and o.start >= q.end]
             if following:
                 take(min(following, key=lambda o: o.start))
-
-    top = ranked[0].score
-    for q in ranked:
-        if len(chosen) >= limit or (chosen and q.score < KEEP_SHARE * top):
-            break
-        take(q)
     return Selection(chosen, best, len(quotes), len(sources))

@@ -194,8 +194,8 @@ def judge(
         if meaning >= MIN_MEANING:
             best = pool[i]
     if best_cover < MIN_COVERAGE and meaning < MIN_MEANING:
-        missing = sorted((own or claim_terms) - terms(best.reading))[:3]
-        return Judgement(Support.UNSUPPORTED, reason="the evidence does not say " + ", ".join(missing))
+        unsaid = sorted(target - terms(best.reading))[:3]
+        return Judgement(Support.UNSUPPORTED, reason="the evidence does not say " + ", ".join(unsaid))
 
     # 5. negation: the quotes that say most of it must say it the same way
     overlap = {id(q): len(target & terms(q.reading)) for q in pool}
@@ -205,7 +205,7 @@ def judge(
             (has_negation(bare) and not any(has_negation(q.text) for q in pool if overlap[id(q)] >= 2))
             or (not has_negation(bare) and any(has_negation(q.text) for q in said_so))):
         return Judgement(Support.UNSUPPORTED, reason="the evidence says the opposite (negation differs)")
-    missing = (own or claim_terms) - terms(best.reading)  # said by another quote of its passage, if any
+    rest = target - terms(best.reading)  # said by another quote of its passage, if any
     supporting = [best] + [q for q in pool if q is not best and q.source is best.source
-                           and terms(q.reading) & missing][:1]
+                           and terms(q.reading) & rest][:1]
     return Judgement(Support.SUPPORTED, supporting)

@@ -340,6 +340,7 @@ class ProcessedQuery:
     # (edgechat.core.search.subject); empty when it names none.
     subject_files: list[str] = field(default_factory=list)
     subject_words: list[str] = field(default_factory=list)
+    subject_identity_words: list[str] = field(default_factory=list)  # of them, those in the documents' names
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

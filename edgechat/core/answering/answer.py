@@ -49,7 +49,7 @@ from edgechat.core.records import (
     support_ratio,
 )
 from edgechat.core.search.pipeline import RagPipeline
-from edgechat.core.search.subject import Subject, named_documents
+from edgechat.core.search.subject import Description, Subject, named_documents
 
 __all__ = ["MODEL_FOUND_NONE", "NOTHING_FOUND", "NOT_IN_DOCUMENTS", "NO_SEARCH_EXTRACTIVE", "YOUR_DOCUMENTS_SAY", "Answerer",
            "Gathered"]
@@ -150,7 +150,7 @@ class Answerer:
         options: ChatOptions | None = None,
         *,
         embed: Callable[[list[str]], Any] | None = None,
-        describe: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
+        describe: Callable[[Sequence[str]], Mapping[str, Description]] | None = None,
         min_evidence: float = MIN_EVIDENCE,
     ) -> None:
         """`embed` (the embedder's: normalised rows) scores evidence and claims by meaning as well
@@ -269,14 +269,14 @@ class Answerer:
         question = pq.rewritten_query or request.query
         subject = self._subject(question, pq)
         passages = self._passages(question, pq, subject)
-        selection = select(question, passages, self.embed, naming=subject.words)
+        selection = select(question, passages, self.embed, naming=subject.identity_words)
         sources = self._numbered(selection, passages)
         pq.references = sources  # what the answer is written from ("How this was found" lists them)
         return Gathered(pq, subject, passages, selection, sources)
 
     def _subject(self, question: str, pq: ProcessedQuery) -> Subject:
         if pq.subject_files:  # named when retrieval preferred them
-            return Subject(list(pq.subject_files), list(pq.subject_words))
+            return Subject(list(pq.subject_files), list(pq.subject_words), list(pq.subject_identity_words))
         if self.describe is None or not pq.raw_candidates:
             return Subject()
         file_ids = list(dict.fromkeys(c.file_id for c in pq.raw_candidates))

@@ -93,6 +93,7 @@ class RagPipeline:
         raw = result.candidates[: self.settings.candidates]
         pq.raw_candidates = raw
         pq.subject_files, pq.subject_words = list(result.subject.file_ids), list(result.subject.words)
+        pq.subject_identity_words = list(result.subject.identity_words)
 
         ranked = raw
         if self.reranker is not None and raw:

@@ -20,11 +20,12 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from edgechat.core.records import Candidate
 from edgechat.core.search.words import STOPWORDS, stem
 
-__all__ = ["Subject", "named_documents"]
+__all__ = ["Description", "Subject", "named_documents"]
 
 TOPIC_SHARE = 0.35  # a word used by more than this share of the other documents' passages is a topic, not a name
 MARGIN = 0.5  # the subject's score must beat the next document's by this much (in idf units)
@@ -41,23 +42,37 @@ def _words(text: str) -> set[str]:
     return out
 
 
+class Description(NamedTuple):
+    """What a document says of itself: its `identity` (file name, title, metadata) and the
+    `opening` of its first page."""
+
+    identity: str
+    opening: str = ""
+
+
 @dataclass
 class Subject:
-    """The documents a question names (file ids), best first, with the words that name them."""
+    """The documents a question names (file ids), best first, with the words that name them and,
+    of those, the ones in the documents' identity (file name, title, metadata) rather than in
+    their text: those say which document and nothing about what it says."""
 
     file_ids: list[str] = field(default_factory=list)
     words: list[str] = field(default_factory=list)
+    identity_words: list[str] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.file_ids)
 
 
-def named_documents(question: str, candidates: Sequence[Candidate], descriptions: Mapping[str, str]) -> Subject:
+def named_documents(question: str, candidates: Sequence[Candidate],
+                    descriptions: Mapping[str, Description | str]) -> Subject:
     """The documents among `candidates`' files that `question` names (see the module docstring);
     an empty Subject when it names none, or names them all alike."""
     q_words = _words(question)
-    described = {fid: _words(text) & q_words for fid, text in descriptions.items()}
+    whole = {fid: " ".join(d) if isinstance(d, tuple) else d for fid, d in descriptions.items()}
+    identity = {fid: d.identity if isinstance(d, tuple) else d for fid, d in descriptions.items()}
+    described = {fid: _words(text) & q_words for fid, text in whole.items()}
     if len(described) < 2 or not q_words:
         return Subject()
     n = len(described)
@@ -87,5 +102,9 @@ def named_documents(question: str, candidates: Sequence[Candidate], descriptions
     if len(chosen) == n or top - rest < MARGIN:
         return Subject()
     stems = {w for f in chosen for w in described[f] & naming}
-    words = sorted({w for w in _WORD_RE.findall(question.lower()) if stem(w) in stems})
-    return Subject(chosen, words, scores)
+    own = {w for f in chosen for w in _words(identity[f]) & stems}
+
+    def surface(keep: set[str]) -> list[str]:
+        return sorted({w for w in _WORD_RE.findall(question.lower()) if stem(w) in keep})
+
+    return Subject(chosen, surface(stems), surface(own), scores)

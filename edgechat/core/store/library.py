@@ -38,6 +38,7 @@ import numpy as np
 
 from edgechat.core.indexing.context import find_tables
 from edgechat.core.records import Candidate, Chunk, FileState, WordBox
+from edgechat.core.search.subject import Description
 from edgechat.core.store.lock import WriteLock
 from edgechat.core.store.vectors import ChromaVectorIndex, VectorIndex
 
@@ -728,14 +729,13 @@ class Store:
             return []
         return self.open_vectors().query(query_vec, k, file_ids)
 
-    def describe_files(self, file_ids: Sequence[str], head_chars: int = 400) -> dict[str, str]:
-        """What each file says of itself: its file name, title, metadata values and the opening
-        `head_chars` characters of its first page with text. The answerer reads it to tell which
-        documents a question names (edgechat.core.search.subject)."""
-        out: dict[str, str] = {}
-        ids = list(dict.fromkeys(file_ids))
+    def describe_files(self, file_ids: Sequence[str], head_chars: int = 400) -> dict[str, Description]:
+        """What each file says of itself: its identity (file name, title, metadata values) and the
+        opening `head_chars` characters of its first page with text. The answerer reads it to tell
+        which documents a question names (edgechat.core.search.subject)."""
+        out: dict[str, Description] = {}
         with self._db_lock:
-            for fid in ids:
+            for fid in dict.fromkeys(file_ids):
                 row = self.db.execute("SELECT path, title, metadata FROM files WHERE file_id=?", (fid,)).fetchone()
                 if row is None:
                     continue
@@ -743,7 +743,8 @@ class Store:
                 head = self.db.execute("SELECT text FROM chunks WHERE file_id=? ORDER BY page, start LIMIT 1",
                                        (fid,)).fetchone()
                 values = [str(v) for v in (json.loads(meta) if meta else {}).values() if isinstance(v, str)]
-                out[fid] = "\n".join([Path(path).stem, title or "", *values, (head[0] if head else "")[:head_chars]])
+                out[fid] = Description("\n".join([Path(path).stem, title or "", *values]),
+                                       (head[0] if head else "")[:head_chars])
         return out
 
     def lexical_search(

@@ -277,15 +277,66 @@ def calibrate(sets: list[str], split: str) -> dict:
             "scores": sorted(scores, key=lambda s: -s["best"])}
 
 
+ANSWERS_DOC = ROOT / "docs" / "answers.md"
+BEGIN, END = "<!-- answers:begin -->", "<!-- answers:end -->"
+
+
+def render_table(run: dict, source: str) -> str:
+    """The Markdown of a run's results: one row per set and client, the classes of what was shown."""
+    prov = run.get("provenance") or {}
+    machine = prov.get("machine") or {}
+    commit = (prov.get("commit") or "?")[:10] + (" (with changes)" if prov.get("dirty") else "")
+    load = machine.get("load_average_before")
+    load = ", ".join(f"{x:.2f}" for x in load) if load else "?"
+    lines = [
+        f"The {run.get('split')} halves, asked live ({source}): commit {commit}, {prov.get('date', '?')}, "
+        f"{machine.get('cores', '?')} cores ({machine.get('cpu', '?')}), load average before the run {load}.",
+        "",
+        "| set | client | correct shown | shown without the key facts / shown | declined (answerable) "
+        "| declined above a quote that answers | unanswerable declined | answer in the passages read "
+        "| answer in the evidence chosen | median first text shown | median first token |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for key, r in run.get("results", {}).items():
+        name, client = key.split("/", 1)
+        n = r["answerable"]
+
+        def sec(v: float | None) -> str:
+            return "-" if v is None else f"{v:.1f} s"
+
+        lines.append(
+            f"| {name} | {client} | {r['answerable_correct']}/{n} | {r['shown_without_facts_per_shown']} "
+            f"| {r['answerable_declined']}/{n} | {r['answerable_declined_but_quoted']} "
+            f"| {r['unanswerable_declined']}/{r['unanswerable']} | {r['evidence_read']}/{n} | {r['evidence_chosen']}/{n} "
+            f"| {sec(r['median_first_shown_s'])} | {sec(r['median_first_token_s'])} |")
+    return "\n".join(lines)
+
+
+def published(doc: str, run: dict, source: str) -> str:
+    head, rest = doc.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{render_table(run, source)}\n{END}{tail}"
+
+
+def publish(run: dict, path: Path) -> None:
+    source = path.resolve().relative_to(ROOT).as_posix() if path.resolve().is_relative_to(ROOT) else path.name
+    ANSWERS_DOC.write_text(published(ANSWERS_DOC.read_text(encoding="utf-8"), run, source), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default=",".join(SETS))
-    ap.add_argument("--split", default="tune", choices=("tune", "heldout"))
+    ap.add_argument("--split", default="tune", help="tune, heldout, heldout2 ...: a file of each set's folder")
     ap.add_argument("--model", default="active", help="active, extractive or a model's name; several with commas")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--calibrate", action="store_true")
+    ap.add_argument("--publish", type=Path, metavar="RESULT.json",
+                    help="write the table of a saved run into docs/answers.md, and exit")
     args = ap.parse_args(argv)
+    if args.publish:
+        publish(json.loads(args.publish.read_text(encoding="utf-8")), args.publish)
+        return 0
     load_before = list(os.getloadavg())
     sets = [s for s in args.sets.split(",") if s]
     unknown = [s for s in sets if s not in CORPORA]

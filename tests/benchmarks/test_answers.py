@@ -77,3 +77,19 @@ def test_question_sets_have_both_halves_written_to_the_format(name):
                 assert not r["key_facts"] and r.get("why_unanswerable"), r["id"]
     ids = [q.id for q in load_set(name, "tune") + load_set(name, "heldout")]
     assert len(ids) == len(set(ids))
+
+
+def test_the_published_answers_table_is_rendered_from_its_run():
+    """docs/answers.md's table comes from the saved run it names; nothing in it is typed by hand.
+    Fails when they disagree: run `python -m benchmarks.answers --publish docs/results/<run>.json`."""
+    import re
+
+    from benchmarks.answers import ANSWERS_DOC, BEGIN, END, ROOT, published
+
+    doc = ANSWERS_DOC.read_text(encoding="utf-8")
+    block = doc.split(BEGIN, 1)[1].split(END, 1)[0]
+    source = re.search(r"asked live \(([^)]+\.json)\)", block)
+    assert source, "docs/answers.md names no run"
+    run = json.loads((ROOT / source.group(1)).read_text(encoding="utf-8"))
+    assert run["live"] is True and run["provenance"]["commit"]
+    assert published(doc, run, source.group(1)) == doc

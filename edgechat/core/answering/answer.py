@@ -67,7 +67,7 @@ POOL = 12  # passages read for evidence
 SUBJECT_SEARCH = 8  # passages searched for within each named document
 MAX_SUBJECT_FILES = 2
 SHOWN_QUOTES = 3  # quotes shown as the answer when the model's words do not hold
-PROMPT_WORDS = 150  # words of evidence the model is given at most
+PROMPT_WORDS = 100  # words of evidence the model is given at most
 #: The best evidence score below which the documents are taken not to answer (calibrated on the
 #: tuning halves of the question sets: benchmarks/answers.py --calibrate).
 MIN_EVIDENCE = 0.45
@@ -232,14 +232,18 @@ class Answerer:
         kept_whole = bool(shown.verdicts) and all(v.support != Support.UNSUPPORTED for v in draft_verdicts)
         if not shown.text and stop_reason != StopReason.CANCELLED:
             if _DONT_KNOW_RE.search(draft):
-                # The writer read the evidence and found no answer in it. Measured on the tuning
-                # halves, showing the evidence then was right 3 times in 19 and showed related
-                # text as the answer to 6 of 10 questions the documents cannot answer.
+                # The writer read the evidence and found no answer in it: showing the evidence
+                # then was wrong far more often than right on the tuning halves (docs/answers.md).
                 shown.text, abstained = MODEL_FOUND_NONE, True
             else:
                 self._quote_evidence(shown, quotes)
             first_shown = first_shown or time.perf_counter()
             yield ChatUpdate(delta=shown.text, text=shown.text)
+        elif self.client.kind == ClientKind.MODEL and stop_reason != StopReason.CANCELLED:
+            # The checked answer, and under it the evidence it rests on (where it says more).
+            delta = self._quote_evidence(shown, quotes)
+            if delta:
+                yield ChatUpdate(delta=delta, text=shown.text)
         diagnostics.update({
             "first_token_seconds": None if first_token is None else first_token - t_evidence,
             "first_shown_seconds": None if first_shown is None else first_shown - t0,
@@ -355,15 +359,26 @@ class Answerer:
                                evidence=j.evidence(), markers_written=marker_numbers(sentence), reason=j.reason)
 
     @staticmethod
-    def _quote_evidence(shown: _Shown, quotes: Sequence[Quote]) -> None:
-        """The evidence as the answer: its best quotes, each with its source's marker."""
-        shown.text = YOUR_DOCUMENTS_SAY
-        shown.verdicts.append(SentenceVerdict(0, len(YOUR_DOCUMENTS_SAY), Support.NO_CLAIM))
-        for q in quotes[:SHOWN_QUOTES]:
-            line = f"{q.text} [{q.source.ordinal}]"
+    @staticmethod
+    def _quote_evidence(shown: _Shown, quotes: Sequence[Quote]) -> str:
+        """The evidence under the answer: the quotes its sentences rest on that it does not already
+        say word for word; as the answer, when nothing else is shown: the best quotes. Each with its
+        source's marker. Returns the delta ("" when there is nothing to add)."""
+        if shown.text:
+            used = {(e.number, e.start) for v in shown.verdicts for e in v.evidence}
+            said = " ".join(shown.text.split()).lower()
+            chosen = [q for q in quotes if (q.source.ordinal, q.start) in used and q.text.lower() not in said]
+        else:
+            chosen = list(quotes)
+        if not chosen:
+            return ""
+        before = len(shown.text)
+        shown.add(YOUR_DOCUMENTS_SAY, SentenceVerdict(0, 0, Support.NO_CLAIM), "\n\n")
+        for q in chosen[:SHOWN_QUOTES]:
             verdict = SentenceVerdict(0, 0, Support.SUPPORTED, sources=[q.source.ordinal],
-                                      evidence=[Judgement(Support.SUPPORTED, [q]).evidence()[0]])
-            shown.add(line, verdict, "\n")
+                                      evidence=Judgement(Support.SUPPORTED, [q]).evidence())
+            shown.add(f"{q.text} [{q.source.ordinal}]", verdict, "\n")
+        return shown.text[before:]
 
     def _small_talk(self, request: RagRequest, pq: ProcessedQuery, history: Sequence[ChatMessage],
                     options: ChatOptions, cancel: threading.Event | None, t0: float) -> Iterator[ChatUpdate]:

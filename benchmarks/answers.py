@@ -297,12 +297,22 @@ def render_table(run: dict, source: str) -> str:
         "| answer in the evidence chosen | median first text shown | median first token |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for key, r in run.get("results", {}).items():
+    def sec(v: float | None) -> str:
+        return "-" if v is None else f"{v:.1f} s"
+
+    results = dict(run.get("results", {}))
+    clients = list(dict.fromkeys(k.split("/", 1)[1] for k in results))
+    for client in clients:  # all sets together
+        rs = [r for k, r in results.items() if k.split("/", 1)[1] == client]
+        rows = [row for row in run.get("rows", []) if row.get("client") == client and "error" not in row]
+        total = summarise(rows)
+        total["median_first_token_s"] = total["median_first_token_s"] if client != "extractive" else None
+        results[f"all {len(rs)} sets/{client}"] = total
+    for key, r in results.items():
         name, client = key.split("/", 1)
         n = r["answerable"]
-
-        def sec(v: float | None) -> str:
-            return "-" if v is None else f"{v:.1f} s"
+        if client == "extractive":
+            r = {**r, "median_first_token_s": None}  # no model: nothing is generated
 
         lines.append(
             f"| {name} | {client} | {r['answerable_correct']}/{n} | {r['shown_without_facts_per_shown']} "

@@ -62,9 +62,9 @@ class RetrievalSettings:
 @dataclass
 class RetrievalResult:
     candidates: list[Candidate]  # fused, deduplicated, best first (not yet cut to top-k)
-    subject: Subject = field(default_factory=Subject)  # the documents the query names, preferred
     timings: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    subject: Subject = field(default_factory=Subject)  # the documents the query names, preferred
 
 
 def _standardise(values: Sequence[float]) -> list[float]:

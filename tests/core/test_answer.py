@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from edgechat.core.answering.answer import MODEL_FOUND_NONE, NOT_IN_DOCUMENTS, YOUR_DOCUMENTS_SAY, Answerer
+from edgechat.core.answering.answer import MODEL_FOUND_NONE, NOT_IN_DOCUMENTS, YOUR_DOCUMENTS_SAY
 from edgechat.core.engine import Engine
 from edgechat.core.llm.genai_client import GenaiChatClient
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, RagRequest, StopReason, Support

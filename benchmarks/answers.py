@@ -322,15 +322,21 @@ def render_table(run: dict, source: str) -> str:
     return "\n".join(lines)
 
 
-def published(doc: str, run: dict, source: str) -> str:
+def published(doc: str, runs: list[tuple[dict, str]]) -> str:
+    """`doc` with the tables of `runs` ((run, the path it was saved to)) between the markers."""
     head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{render_table(run, source)}\n{END}{tail}"
+    tables = "\n\n".join(render_table(run, source) for run, source in runs)
+    return f"{head}{BEGIN}\n{tables}\n{END}{tail}"
 
 
-def publish(run: dict, path: Path) -> None:
-    source = path.resolve().relative_to(ROOT).as_posix() if path.resolve().is_relative_to(ROOT) else path.name
-    ANSWERS_DOC.write_text(published(ANSWERS_DOC.read_text(encoding="utf-8"), run, source), encoding="utf-8")
+def publish(paths: list[Path]) -> None:
+    runs = []
+    for path in paths:
+        p = path.resolve()
+        source = p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else p.name
+        runs.append((json.loads(p.read_text(encoding="utf-8")), source))
+    ANSWERS_DOC.write_text(published(ANSWERS_DOC.read_text(encoding="utf-8"), runs), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -341,11 +347,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--calibrate", action="store_true")
-    ap.add_argument("--publish", type=Path, metavar="RESULT.json",
-                    help="write the table of a saved run into docs/answers.md, and exit")
+    ap.add_argument("--publish", type=Path, nargs="+", metavar="RESULT.json",
+                    help="write the tables of saved runs into docs/answers.md, and exit")
     args = ap.parse_args(argv)
     if args.publish:
-        publish(json.loads(args.publish.read_text(encoding="utf-8")), args.publish)
+        publish(args.publish)
         return 0
     load_before = list(os.getloadavg())
     sets = [s for s in args.sets.split(",") if s]

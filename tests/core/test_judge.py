@@ -89,3 +89,18 @@ def test_a_claim_is_read_against_the_source_it_cites_first():
     assert j.support == Support.SUPPORTED and {q.source.ordinal for q in j.quotes} == {2}
     # citing the wrong source: nothing there says it
     assert support("The engine lost power about 12 minutes after takeoff [1].", both) == Support.UNSUPPORTED
+
+
+def test_the_question_s_subject_put_on_another_thing_s_figure_is_unsupported():
+    report = ("Research and development expense was $6.8 billion in the quarter. "
+              "The capitalized cost of video content was $16.7 billion at the end of the quarter.")
+    question = "How much was research and development expense in the quarter?"
+    assert support("Research and development expense was $16.7 billion in the quarter [1].",
+                   quotes(report), question) == Support.UNSUPPORTED
+    assert support("Research and development expense was $6.8 billion in the quarter [1].",
+                   quotes(report), question) == Support.SUPPORTED
+    match = ("The home side scored 57 goals over the season. "
+             "The stadium holds 41 thousand spectators.")
+    question = "How many goals did the home side score over the season?"
+    assert support("The home side scored 41 goals over the season [1].", quotes(match), question) == Support.UNSUPPORTED
+    assert support("The home side scored 57 goals over the season [1].", quotes(match), question) == Support.SUPPORTED

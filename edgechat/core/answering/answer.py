@@ -217,7 +217,8 @@ class Answerer:
             if upd.delta:
                 first_token = first_token or time.perf_counter()
                 draft += upd.delta
-                for delta in self._judge_completed(draft, done_upto, False, quotes, question, shown, draft_verdicts):
+                for delta in self._judge_completed(draft, done_upto, False, quotes, question, shown, draft_verdicts,
+                                                   subject.words):
                     first_shown = first_shown or time.perf_counter()
                     yield ChatUpdate(delta=delta, text=shown.text)
                 done_upto = draft_verdicts[-1].end if draft_verdicts else 0
@@ -225,7 +226,8 @@ class Answerer:
                 stop_reason = upd.stop_reason or StopReason.EOS
                 break
         if stop_reason != StopReason.CANCELLED:
-            for delta in self._judge_completed(draft, done_upto, True, quotes, question, shown, draft_verdicts):
+            for delta in self._judge_completed(draft, done_upto, True, quotes, question, shown, draft_verdicts,
+                                               subject.words):
                 first_shown = first_shown or time.perf_counter()
                 yield ChatUpdate(delta=delta, text=shown.text)
         abstained = False
@@ -322,14 +324,14 @@ class Answerer:
                             self.client.count_tokens, evidence=evidence)
 
     def _judge_completed(self, draft: str, done_upto: int, final: bool, quotes: Sequence[Quote], question: str,
-                         shown: _Shown, draft_verdicts: list[SentenceVerdict]) -> Iterator[str]:
+                         shown: _Shown, draft_verdicts: list[SentenceVerdict], naming: Sequence[str]) -> Iterator[str]:
         """Judge the draft's sentences completed since `done_upto` (all of them when `final`); yield
         the delta of each one shown."""
         spans = [(s, e) for s, e in sentence_spans(draft) if s >= done_upto]
         if not final:
             spans = spans[:-1]  # the last may still grow
         for s, e in spans:
-            verdict = self._verdict(draft[s:e], quotes, question)
+            verdict = self._verdict(draft[s:e], quotes, question, naming)
             verdict.start, verdict.end = s, e
             draft_verdicts.append(verdict)
             if verdict.support != Support.SUPPORTED:
@@ -341,7 +343,8 @@ class Answerer:
                 shown.added_at.add(len(shown.text) - len(f"[{added[0]}]"))
             yield delta
 
-    def _verdict(self, sentence: str, quotes: Sequence[Quote], question: str) -> SentenceVerdict:
+    def _verdict(self, sentence: str, quotes: Sequence[Quote], question: str,
+                 naming: Sequence[str] = ()) -> SentenceVerdict:
         if self.client.kind == ClientKind.EXTRACTIVE:  # its lines are the evidence, quoted
             said = [q for q in quotes if q.text in sentence]
             if said:
@@ -350,9 +353,9 @@ class Answerer:
                                        markers_written=marker_numbers(sentence))
         if _DONT_KNOW_RE.search(sentence):
             return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="says the sources do not answer")
-        j = judge(sentence, quotes, question, self.embed)
+        j = judge(sentence, quotes, question, self.embed, naming)
         if j.support == Support.UNSUPPORTED and marker_numbers(sentence):
-            anywhere = judge(MARKER_RE.sub("", sentence), quotes, question, self.embed)
+            anywhere = judge(MARKER_RE.sub("", sentence), quotes, question, self.embed, naming)
             if anywhere.support == Support.SUPPORTED:
                 j = anywhere
         return SentenceVerdict(0, 0, j.support, sources=list(dict.fromkeys(q.source.ordinal for q in j.quotes)),

@@ -12,7 +12,8 @@ hold for any document:
 3. Its names (words written as names: "Seward", "readLines") are in the evidence.
 4. Its content is covered: most of its content words are in the quote that covers it best, or its
    meaning is close to that quote's (embedding cosine).
-   A scale written after a figure ("2.5 billion") is the one the evidence gives it.
+   In prose, the sentence holding the figure shares at least half of the claim's other content
+   words. A scale written after a figure ("2.5 billion") is the one the evidence gives it.
 5. Negation agrees: a claim that says "not" about what its quote says plainly (or the reverse) is
    not supported.
 
@@ -137,8 +138,10 @@ def judge(
     quotes: Sequence[Quote],
     question: str = "",
     embed: Callable[[list[str]], Any] | None = None,
+    naming: Sequence[str] = (),
 ) -> Judgement:
-    """The verdict on one sentence of an answer (see the module docstring)."""
+    """The verdict on one sentence of an answer (see the module docstring). `naming`: the
+    question's words that name its documents (edgechat.core.search.subject)."""
     bare = _bare(claim)
     question_terms = terms(question)
     claim_terms = terms(bare)
@@ -163,6 +166,12 @@ def judge(
         rows = [q for q in pool if q.row]
         if not any(_cell_fits(q, rows, bare, claim_terms - {f}, f) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the row and column the claim names")
+        # In prose, the sentence that holds the figure says what it is of: it must share at least
+        # half of the claim's other content words (the document's naming words aside).
+        about = (claim_terms - set(figures(bare)) - terms(" ".join(naming))) or claim_terms
+        if not any(q.row or not terms(q.reading) - set(figures(q.reading))  # a row, or column headings
+                   or len(terms(q.reading) & about) * 2 >= len(about) for q in holders):
+            return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is said of something else in the evidence")
 
     # 3. names
     evidence_text = " ".join(f"{q.source.title} {q.source.table_header} {q.text}" for q in pool).lower()
@@ -172,15 +181,20 @@ def judge(
             return Judgement(Support.UNSUPPORTED, reason=f"\u201c{name}\u201d is not in the evidence")
 
     # 4. coverage by the best quote (with the next quote of its passage: a sentence may join two)
+    # Everything the claim says counts, the words it took from the question included (a claim that
+    # puts the question's subject on another thing's figure is wrong); only the words that name the
+    # document are left out, since quotes rarely repeat them.
+    named = terms(" ".join(naming))
+    target = (claim_terms - named) or claim_terms
+
     def coverage(q: Quote) -> float:
         have = terms(q.reading) | terms(q.source.title)
-        neighbours = [o for o in pool if o.source is q.source and o is not q]
-        for o in neighbours:
-            have |= terms(o.reading)
-        target = own or claim_terms
+        for o in pool:  # a sentence may join two adjacent ones of its passage
+            if o.source is q.source and (o.start == q.end or o.end == q.start or 0 < o.start - q.end <= 2
+                                         or 0 < q.start - o.end <= 2):
+                have |= terms(o.reading)
         return len(target & have) / len(target)
 
-    target = own or claim_terms
     # the quote that covers it best, with its passage's other quotes; of those, the one that says most alone
     scored = sorted(pool, key=lambda q: (-coverage(q), -len(target & terms(q.reading))))
     best = scored[0]

@@ -259,8 +259,8 @@ def _verdict_json(verdict: Any, text: str) -> dict[str, Any]:
 
 def _print_verdicts(response: Any) -> None:
     """What the check of every sentence found, under the answer."""
-    if response.draft:
-        left_out = [v for v in response.draft_verdicts if v.support == "unsupported"]
+    left_out = [v for v in response.draft_verdicts if v.support == "unsupported"] if response.draft else []
+    if left_out:
         print(f"\n(Left out: {len(left_out)} sentence(s) of the model's answer that your documents do not support.)")
         for v in left_out:
             print(f"Not found in your documents: {_one_line(response.draft[v.start:v.end])}")

@@ -235,9 +235,9 @@ def _term_shares(question_terms: set[str], quotes: Sequence[Quote]) -> list[floa
 
 
 def _scores(question: str, quotes: Sequence[Quote], embed: Callable[[list[str]], Any] | None,
-            n_sources: int) -> list[float]:
+            n_sources: int, vectors: dict[int, np.ndarray]) -> list[float]:
     """Each quote's score against `question` (see the module docstring); the last call's meaning and
-    term share stay on the quotes."""
+    term share stay on the quotes. `vectors` keeps the quotes' embeddings between calls."""
     shares = _term_shares(terms(question), quotes)
     out = [W_TERMS * share + W_POSITION * (1 - q.rank / n_sources) for q, share in zip(quotes, shares)]
     for q, share in zip(quotes, shares):
@@ -245,10 +245,13 @@ def _scores(question: str, quotes: Sequence[Quote], embed: Callable[[list[str]],
     if embed is None:  # without an embedder, terms carry the weight of meaning too
         return [o + W_MEANING * share for o, share in zip(out, shares)]
     first = sorted(range(len(quotes)), key=lambda i: -out[i])[:READ_FOR_MEANING]
-    vectors = np.asarray(embed([question] + [quotes[i].reading for i in first]), dtype=np.float32)
-    for i, c in zip(first, vectors[1:] @ vectors[0]):
-        quotes[i].meaning = float(c)
-        out[i] += W_MEANING * max(0.0, float(c))
+    new = [i for i in first if i not in vectors]
+    rows = np.asarray(embed([question] + [quotes[i].reading for i in new]), dtype=np.float32)
+    vectors.update(zip(new, rows[1:]))
+    for i in first:
+        c = float(vectors[i] @ rows[0])
+        quotes[i].meaning = c
+        out[i] += W_MEANING * max(0.0, c)
     return out
 
 
@@ -275,7 +278,8 @@ def select(
         if terms(rest):  # a question that is all names ("Tell me about Mercury") keeps them
             asked.append(rest)
     # Per form of the question (as asked; without its naming words), each quote's score.
-    scores = [_scores(form, quotes, embed, n_sources) for form in asked]
+    vectors: dict[int, np.ndarray] = {}
+    scores = [_scores(form, quotes, embed, n_sources, vectors) for form in asked]
     for q, ranking in zip(quotes, zip(*scores)):
         q.score = ranking[-1]  # ranked by what the question asks of the document
     ranked = sorted(quotes, key=lambda q: -q.score)

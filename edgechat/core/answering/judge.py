@@ -152,6 +152,7 @@ def judge(
         return Judgement(Support.UNSUPPORTED, reason="there is no evidence to support it")
     cited = set(marker_numbers(claim))
     pool = [q for q in quotes if q.source.ordinal in cited] or list(quotes)
+    named = terms(" ".join(naming))  # say which document, not what it says
 
     # 2. figures, each in a quote about the same thing
     question_figures = set(figures(question))
@@ -168,7 +169,7 @@ def judge(
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the row and column the claim names")
         # In prose, the sentence that holds the figure says what it is of: it must share at least
         # half of the claim's other content words (the document's naming words aside).
-        about = (claim_terms - set(figures(bare)) - terms(" ".join(naming))) or claim_terms
+        about = (claim_terms - set(figures(bare)) - named) or claim_terms
         if not any(q.row or not terms(q.reading) - set(figures(q.reading))  # a row, or column headings
                    or len(terms(q.reading) & about) * 2 >= len(about) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is said of something else in the evidence")
@@ -180,11 +181,10 @@ def judge(
         if name not in evidence_text and not (terms(name) <= evidence_terms):
             return Judgement(Support.UNSUPPORTED, reason=f"\u201c{name}\u201d is not in the evidence")
 
-    # 4. coverage by the best quote (with the next quote of its passage: a sentence may join two)
+    # 4. coverage by the best quote (with the quote next to it: a sentence may join two).
     # Everything the claim says counts, the words it took from the question included (a claim that
     # puts the question's subject on another thing's figure is wrong); only the words that name the
     # document are left out, since quotes rarely repeat them.
-    named = terms(" ".join(naming))
     target = (claim_terms - named) or claim_terms
 
     def coverage(q: Quote) -> float:
@@ -195,7 +195,7 @@ def judge(
                 have |= terms(o.reading)
         return len(target & have) / len(target)
 
-    # the quote that covers it best, with its passage's other quotes; of those, the one that says most alone
+    # the quote that covers it best with its neighbour; of those, the one that says most alone
     scored = sorted(pool, key=lambda q: (-coverage(q), -len(target & terms(q.reading))))
     best = scored[0]
     best_cover = coverage(best)

@@ -183,20 +183,26 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         if ch in "\n\r\u2028\u2029":
             cuts.append(i)
     cuts = sorted(set(cuts))
-    spans: list[tuple[int, int]] = []
+    pieces: list[tuple[int, int]] = []
     prev = 0
     for cut in [*cuts, n]:
-        if cut < prev:
-            continue
-        s, e = prev, cut
+        if cut >= prev:
+            pieces.append((prev, cut))
+            prev = cut
+    return trimmed(text, pieces)
+
+
+def trimmed(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` of `text` without their surrounding whitespace; the ones left empty dropped."""
+    out = []
+    for s, e in spans:
         while s < e and text[s].isspace():
             s += 1
         while e > s and text[e - 1].isspace():
             e -= 1
         if e > s:
-            spans.append((s, e))
-        prev = cut
-    return spans
+            out.append((s, e))
+    return out
 
 
 def cited_sentence_spans(answer: str, number: int) -> list[tuple[int, int]]:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from edgechat.core.answering.citations import MARKER_RE
+from edgechat.core.answering.citations import MARKER_RE, trimmed
 from edgechat.core.answering.words import figures, terms
 from edgechat.core.records import Source
 
@@ -136,15 +136,7 @@ def split_quotes(text: str) -> list[tuple[int, int]]:
             spans.append((cut, m.end()))
             cut = m.end()
         spans.append((cut, b_end))
-    out = []
-    for s, e in spans:
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        if e > s:
-            out.append((s, e))
-    return out
+    return trimmed(text, spans)
 
 
 def quote_text(raw: str) -> str:

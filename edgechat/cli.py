@@ -6,7 +6,7 @@
     edgechat search "QUERY"       show the passages retrieval finds, without answering
     edgechat status               what the library holds, and what could not be indexed
     edgechat remove PATH          take a folder out of the library
-    edgechat models ...           fetch, list, install, import, use and remove models
+    edgechat models ...           fetch, list, install, import, use and remove models; add a model server
 
 Every command takes --library DIR (default: $EDGECHAT_LIBRARY, else the user data directory).
 Errors are one line on stderr and a non-zero exit status.
@@ -89,8 +89,20 @@ def _parser() -> argparse.ArgumentParser:
     ip.add_argument("--name")
     rp = msub.add_parser("remove", help="remove an installed language model")
     rp.add_argument("name")
-    up = msub.add_parser("use", help="choose the language model to answer with")
+    up = msub.add_parser("use", help="choose the language model (or model server) to answer with")
     up.add_argument("name")
+    ap = msub.add_parser("add-server", help="answer with a model on an OpenAI-compatible server (Ollama, LM Studio, "
+                                             "llama.cpp, vLLM): it is named like a model; then 'models use NAME'")
+    ap.add_argument("name")
+    ap.add_argument("url", help="the server's address, e.g. http://192.168.1.20:11434/v1")
+    ap.add_argument("--model", default="", help="the model's id on the server (without it: the ones it serves are listed)")
+    ap.add_argument("--api-key-env", metavar="VAR",
+                    help="read an API key from this environment variable; it is kept in the system keyring")
+    ap.add_argument("--context", type=int, default=4096,
+                    help="tokens the model sees, when the server does not say (default 4096)")
+    ap.add_argument("--use", action="store_true", help="answer with it from now on")
+    tp = msub.add_parser("test", help="check a model server: reached, model served, key accepted, writes")
+    tp.add_argument("name")
     msub.add_parser("catalog", help="models that can be downloaded")
     return p
 
@@ -376,11 +388,44 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     if c == "list":
         models = manager.list_models()
-        if not models:
+        servers = manager.list_servers_here()
+        active_server = manager.active_server()
+        if not models and not servers:
             print("No language model installed: answers are extractive. Run 'edgechat models install'.")
         for m in models:
             print(f"{'*' if m.active else ' '} {m.name:32s} {m.size / 1e6:8.0f} MB  {m.precision or '':6s} {m.path}")
+        for s in servers:
+            mark = "*" if active_server is not None and active_server.name == s.name else " "
+            print(f"{mark} {s.name:32s} {'server':>11s}  {s.model} at {s.url}")
+        if active_server is not None:
+            from edgechat.core.engine import where
+
+            if where(active_server):
+                print(f"Answers are written on {where(active_server)}: the question and the passages are sent there.")
         return 0
+    if c == "add-server":
+        from edgechat.core.engine import add_model_server, server_models
+
+        key = None
+        if args.api_key_env:
+            key = os.environ.get(args.api_key_env)
+            if not key:
+                raise CliError(f"the environment variable {args.api_key_env} is not set")
+        if not args.model:
+            served = server_models(args.url, key or "")
+            raise CliError("choose the model with --model; the server serves: " + (", ".join(served) or "none"))
+        name, label = add_model_server(args.name, args.url, args.model, api_key=key, context_length=args.context,
+                                       activate=args.use)
+        print(f"Added {label}" + ("; it writes the answers from now on" if args.use else
+                                  f"; answer with it: edgechat models use {name}"))
+        return 0
+    if c == "test":
+        from edgechat.core.engine import check_named_server
+
+        check = check_named_server(args.name)
+        for line in check.lines:
+            print(line)
+        return 0 if check.ok else 1
     if c == "install":
         if args.name.lower() == "smollm2":
             info = manager.install_default(args.precision, _status_line)
@@ -412,8 +457,12 @@ def cmd_models(args: argparse.Namespace) -> int:
         print(f"Removed {args.name}")
         return 0
     if c == "use":
-        manager.use_model(args.name)
+        chosen = manager.use(args.name)
         print(f"Answering with {args.name}")
+        if isinstance(chosen, manager.ServerConfig):
+            from edgechat.core.engine import privacy_note
+
+            print(privacy_note(chosen))
         return 0
     if c == "catalog":
         from edgechat.core.llm.catalog import CATALOG

@@ -40,6 +40,9 @@ from edgechat.core.llm.download import (
     install_from_catalog,
     partial_bytes,
 )
+from edgechat.core.llm.folders import ModelError
+from edgechat.core.llm.server_client import ServerCheck, ServerError
+from edgechat.core.llm.servers import DEFAULT_CONTEXT, ServerConfig, normalize_url, privacy_note, where
 from edgechat.core.records import (
     ChatMessage,
     ChatOptions,
@@ -70,6 +73,8 @@ __all__ = [
     "IndexProgress", "IndexSummary", "LibraryLockedError", "can_download", "choose_chat_client",
     "cited_sentence_spans", "download_language_model", "how_found", "indexed_pdfium_text", "installed_models",
     "marker_spans", "model_offers", "partial_download", "readable_formats", "span_boxes",
+    "ServerCheck", "ServerConfig", "ServerError", "add_model_server", "check_model_server", "check_named_server",
+    "privacy_note", "server_models", "server_privacy_note", "where",
 ]
 
 EXTRACTIVE = "extractive"  # the model setting that asks for no language model
@@ -404,20 +409,21 @@ def choose_chat_client(setting: str = "", embedder: Embedder | None = None) -> C
     """The rule that picks who writes answers, for the window and the command line alike:
 
     - "extractive": no language model; sentences of the sources are quoted;
-    - a model's name: that installed model (it becomes the active one);
-    - "": the installed model marked active, else the first installed one (without changing
-      which is marked active: that stays the user's choice).
+    - a model's (or a model server's) name: that one (it becomes the active one);
+    - "": the installed model or server marked active, else the first installed model (without
+      changing which is marked active: that stays the user's choice).
     With no model installed, or one that fails to load, answers are extractive and the note
-    says why."""
+    says why. A model server that is not on this computer gets a note saying where answers are
+    written (servers.privacy_note)."""
     if setting == EXTRACTIVE:
         return ClientChoice(_extractive(embedder))
     try:
         from edgechat.core.llm import manager
 
         if setting:
-            active = manager.active_model()
+            active = manager.active_model() or manager.active_server()
             if active is None or active.name != setting:
-                manager.use_model(setting)
+                manager.use(setting)
         client = manager.load_active_client()
         if client is None:
             installed = manager.list_models()
@@ -425,6 +431,7 @@ def choose_chat_client(setting: str = "", embedder: Embedder | None = None) -> C
                 from edgechat.core.llm.genai_client import GenaiChatClient
 
                 client = GenaiChatClient(installed[0].path, name=installed[0].name)
+        server = manager.active_server()
     except Exception as e:  # noqa: BLE001 - a broken model must not stop answering
         log.warning("the language model could not be loaded: %s", e)
         return ClientChoice(_extractive(embedder),
@@ -432,22 +439,92 @@ def choose_chat_client(setting: str = "", embedder: Embedder | None = None) -> C
                             "documents.")
     if client is None:
         return ClientChoice(_extractive(embedder), "No language model is installed: answers quote your documents.")
+    if server is not None and where(server):
+        return ClientChoice(client, privacy_note(server))
     return ClientChoice(client)
 
 
 def installed_models() -> tuple[list[tuple[str, str]], str]:
-    """[(name, label)] of installed language models and the active one's name; empty when the
-    models folder cannot be read (answers are then extractive)."""
+    """[(name, label)] of installed language models and configured model servers, and the
+    active one's name; empty when the models folder cannot be read (answers are then extractive)."""
     try:
         from edgechat.core.llm import manager
 
         models = manager.list_models()
-        active = manager.active_model()
+        servers = manager.list_servers_here()
+        active = manager.active_model() or manager.active_server()
     except Exception as e:  # noqa: BLE001 - a broken models folder must not break the app
         log.warning("listing language models failed: %s", e)
         return [], ""
     out = [(m.name, _label(m.name, m.precision, m.size)) for m in models]
+    out += [(s.name, s.label()) for s in servers]
     return out, active.name if active else ""
+
+
+# ---------------------------------------------------------------------- model servers
+
+
+def server_models(url: str, api_key: str = "") -> list[str]:
+    """The ids of the models an OpenAI-compatible server serves (GET /v1/models). Raises
+    ServerError with one line for a person."""
+    from edgechat.core.llm.server_client import ServerChatClient
+
+    client = ServerChatClient(url, "", api_key=api_key or None, timeout=15.0)
+    try:
+        return [m.id for m in client.list_models()]
+    finally:
+        client.close()
+
+
+def check_model_server(url: str, model: str, api_key: str = "", context_length: int = DEFAULT_CONTEXT) -> ServerCheck:
+    """The Test button: reached, the model served, the key accepted, a few words written. Never
+    raises; `lines` says what works and what does not."""
+    from edgechat.core.llm.server_client import ServerChatClient
+
+    try:
+        client = ServerChatClient(url, model, api_key=api_key or None, context_length=context_length, timeout=60.0)
+    except ModelError as e:
+        return ServerCheck(error=str(e), lines=(str(e),))
+    try:
+        return client.check()
+    finally:
+        client.close()
+
+
+def check_named_server(name: str) -> ServerCheck:
+    """`check_model_server` on a configured server, with its key from the keyring."""
+    from edgechat.core.llm import manager
+    from edgechat.core.llm.servers import read_api_key
+
+    server = manager.ModelManager().get_server(name)
+    if server is None:
+        raise ModelError(f"no model server named {name!r} (see 'edgechat models list')")
+    key = (read_api_key(server.name) or "") if server.has_key else ""
+    return check_model_server(server.url, server.model, key, server.context_length)
+
+
+def add_model_server(name: str, url: str, model: str, *, api_key: str | None = None,
+                     context_length: int = DEFAULT_CONTEXT, activate: bool = False) -> tuple[str, str]:
+    """Keep a model server under `name` (its key in the system keyring); with `activate` it
+    writes the answers from now on. Returns (name, label) as `installed_models` lists it."""
+    from edgechat.core.llm import manager
+
+    mm = manager.ModelManager()
+    cfg = mm.add_server(ServerConfig(name, url, model, context_length), api_key=api_key)
+    if activate:
+        mm.use(cfg.name)
+    return cfg.name, cfg.label()
+
+
+def server_privacy_note(url: str) -> str:
+    """One line for the Settings: where answers are written when this URL is used."""
+    try:
+        host = where(ServerConfig("x", normalize_url(url), "x"))
+    except ModelError:
+        return ""
+    if not host:
+        return "This server is on this computer: nothing leaves it."
+    return f"Answers will be written on {host}: the question and the passages are sent there."
 
 
 def _label(name: str, precision: str, size: int) -> str:
@@ -515,7 +592,8 @@ def describe_error(exc: BaseException) -> str:
     name = type(exc).__name__
     if not msg:
         return name
-    return msg if name in ("RuntimeError", "OSError", "Exception", "LibraryLockedError", "DiskFullError") else f"{name}: {msg}"
+    plain = ("RuntimeError", "OSError", "Exception", "LibraryLockedError", "DiskFullError", "ServerError", "ModelError")
+    return msg if name in plain else f"{name}: {msg}"
 
 
 def _read_notes(metadata: dict[str, str] | None) -> str:

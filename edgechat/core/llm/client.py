@@ -3,7 +3,7 @@
 Implementations:
 - edgechat.core.llm.genai_client.GenaiChatClient: a local onnxruntime-genai model, in process.
 - edgechat.core.answering.extractive.ExtractiveClient: no model; quotes the best sentences of the sources.
-- (later) an OpenAI-compatible HTTP server, with the same interface.
+- edgechat.core.llm.server_client.ServerChatClient: an OpenAI-compatible model server, over HTTP.
 
 A client never retrieves and never builds citations: the search pipeline
 (edgechat.core.search.pipeline) finds the sources before it is called, and the answerer
@@ -18,14 +18,18 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
-from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind
+from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role
 
 
 @runtime_checkable
 class ChatClient(Protocol):
     name: str
     kind: ClientKind  # a language model, or the extractive answerer (no model)
-    context_length: int  # tokens the model can see, prompt and answer together
+
+    @property
+    def context_length(self) -> int:
+        """Tokens the model can see, prompt and answer together."""
+        ...
 
     def count_tokens(self, text: str) -> int:
         """Tokens `text` costs in this client's prompt (used by the history reducer)."""
@@ -41,3 +45,26 @@ class ChatClient(Protocol):
         stop_reason ("eos", "max_tokens", "context", "cancelled"). Never blocks past one token
         once `cancel` is set."""
         ...
+
+
+def prepare_messages(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
+    """Messages as the plain dicts a chat template takes, with each pinned message merged into
+    the user message that follows it (the local models' and the servers' alike)."""
+    out: list[dict[str, str]] = []
+    pending: list[str] = []  # pinned contents waiting for the next user message
+    for m in messages:
+        role = m.role.value if isinstance(m.role, Role) else str(m.role)
+        if m.pinned:
+            pending.append(m.content)
+            continue
+        if role == Role.USER.value and pending:
+            out.append({"role": role, "content": "\n\n".join([*pending, m.content])})
+            pending = []
+            continue
+        if pending:  # pinned context followed by a non-user message: keep it as its own turn
+            out.append({"role": Role.USER.value, "content": "\n\n".join(pending)})
+            pending = []
+        out.append({"role": role, "content": m.content})
+    if pending:
+        out.append({"role": Role.USER.value, "content": "\n\n".join(pending)})
+    return out

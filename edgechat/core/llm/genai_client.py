@@ -38,6 +38,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 import onnxruntime_genai as og
 
+from edgechat.core.llm.client import prepare_messages
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, StopReason
 
 try:  # Windows-only event telemetry in onnxruntime-genai; harmless elsewhere
@@ -87,29 +88,6 @@ def read_chat_template(model_dir: Path) -> str | None:
         if isinstance(tpl, str) and tpl.strip():
             return tpl
     return None
-
-
-def prepare_messages(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
-    """Messages as the plain dicts a chat template takes, with each pinned message merged into
-    the user message that follows it (see the module docstring)."""
-    out: list[dict[str, str]] = []
-    pending: list[str] = []  # pinned contents waiting for the next user message
-    for m in messages:
-        role = m.role.value if isinstance(m.role, Role) else str(m.role)
-        if m.pinned:
-            pending.append(m.content)
-            continue
-        if role == Role.USER.value and pending:
-            out.append({"role": role, "content": "\n\n".join([*pending, m.content])})
-            pending = []
-            continue
-        if pending:  # pinned context followed by a non-user message: keep it as its own turn
-            out.append({"role": Role.USER.value, "content": "\n\n".join(pending)})
-            pending = []
-        out.append({"role": role, "content": m.content})
-    if pending:
-        out.append({"role": Role.USER.value, "content": "\n\n".join(pending)})
-    return out
 
 
 def chatml(messages: Sequence[dict[str, str]], add_generation_prompt: bool = True) -> str:

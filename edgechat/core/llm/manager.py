@@ -4,7 +4,8 @@ Layout (under `paths.models_dir()`, which $EDGECHAT_MODELS moves)::
 
     llm/<name>/            one onnxruntime-genai model folder each (genai_config.json inside)
     llm/<name>/manifest.json   written by EdgeChat: source, licence, precision, file hashes
-    active.json            {"name": "<name>"}: the model in use
+    servers.json           model servers (OpenAI-compatible), named like models (edgechat.core.llm.servers)
+    active.json            {"name": "<name>"}: the model (or server) in use
 
 Folders whose names start with "." are work in progress (builds, imports, downloads, removals)
 and are never listed. Every change to a model folder is a rename, so a model is either
@@ -13,7 +14,8 @@ installed whole or not at all; active.json is replaced atomically.
     mm = ModelManager()                # or ModelManager(models_dir=...) in tests
     mm.install_default()               # builds SmolLM2 (needs 'edgechat[convert]')
     mm.list_models(); mm.use_model("smollm2-135m-instruct-int8")
-    client = mm.load_active_client()   # GenaiChatClient | None
+    mm.add_server(ServerConfig("office", "http://192.168.1.20:11434", "qwen2.5:7b")); mm.use("office")
+    client = mm.load_active_client()   # GenaiChatClient | ServerChatClient | None
 
 Module-level functions of the same names act on the default models dir.
 """
@@ -42,9 +44,11 @@ from edgechat.core.llm.folders import (
     validate_name,
     write_json_atomic,
 )
+from edgechat.core.llm.servers import ServerConfig, add_server, get_server, list_servers, remove_server
 
 if TYPE_CHECKING:  # the client imports onnxruntime-genai: only load it when a model is used
     from edgechat.core.llm.genai_client import GenaiChatClient
+    from edgechat.core.llm.server_client import ServerChatClient
 
 Progress = Callable[[str], None]
 
@@ -102,6 +106,17 @@ class ModelManager:
             raise ModelError(f"no model named {name!r} is installed (see 'edgechat models list')")
         return self._info(d, self._active_name())
 
+    def list_servers(self) -> list[ServerConfig]:
+        return list_servers(self.models_dir)
+
+    def get_server(self, name: str) -> ServerConfig | None:
+        return get_server(self.models_dir, name)
+
+    def active_server(self) -> ServerConfig | None:
+        """The model server in use, when the active choice is one."""
+        name = self._active_name()
+        return self.get_server(name) if name else None
+
     def active_model(self) -> ModelInfo | None:
         """The model in use, or None when none was chosen or the chosen one is gone."""
         name = self._active_name()
@@ -113,6 +128,15 @@ class ModelManager:
             return None
 
     # ------------------------------------------------------------------ changes
+
+    def use(self, name: str) -> ModelInfo | ServerConfig:
+        """Answer with the installed model, or the model server, called `name`."""
+        server = self.get_server(name)
+        if server is None:
+            return self.use_model(name)
+        self.models_dir.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.models_dir / ACTIVE_FILE, {"name": server.name})
+        return server
 
     def use_model(self, name: str) -> ModelInfo:
         info = self.get_model(name)
@@ -202,8 +226,17 @@ class ModelManager:
             return self.use_model(name)
         return self.get_model(name)
 
+    def add_server(self, cfg: ServerConfig, *, api_key: str | None = None) -> ServerConfig:
+        """Add (or replace) a model server; an API key goes to the system keyring."""
+        return add_server(cfg, self.models_dir, api_key=api_key,
+                          clashes=lambda n: (self.llm_dir / n / GENAI_CONFIG).is_file())
+
     def remove_model(self, name: str) -> None:
-        """Delete an installed model (it stops being active if it was)."""
+        """Delete an installed model, or forget a model server (it stops being active if it was)."""
+        if remove_server(self.models_dir, name):
+            if self._active_name() == name:
+                (self.models_dir / ACTIVE_FILE).unlink(missing_ok=True)
+            return
         d = self.model_path(name)
         if not d.exists():
             raise ModelError(f"no model named {name!r} is installed")
@@ -213,8 +246,13 @@ class ModelManager:
         os.replace(d, trash)  # gone from the list at once, whatever rmtree takes
         shutil.rmtree(trash, ignore_errors=True)
 
-    def load_active_client(self) -> GenaiChatClient | None:
-        """A chat client over the active model, or None when no model is active."""
+    def load_active_client(self) -> GenaiChatClient | ServerChatClient | None:
+        """A chat client over the active model or server, or None when none is active."""
+        server = self.active_server()
+        if server is not None:
+            from edgechat.core.llm.server_client import ServerChatClient
+
+            return ServerChatClient.from_config(server)
         info = self.active_model()
         if info is None:
             return None
@@ -290,6 +328,18 @@ def use_model(name: str) -> ModelInfo:
     return ModelManager().use_model(name)
 
 
+def use(name: str) -> ModelInfo | ServerConfig:
+    return ModelManager().use(name)
+
+
+def list_servers_here() -> list[ServerConfig]:
+    return ModelManager().list_servers()
+
+
+def active_server() -> ServerConfig | None:
+    return ModelManager().active_server()
+
+
 def install_default(precision: str | None = None, progress: Progress | None = None, **kw: Any) -> ModelInfo:
     return ModelManager().install_default(precision, progress, **kw)
 
@@ -302,5 +352,5 @@ def remove_model(name: str) -> None:
     ModelManager().remove_model(name)
 
 
-def load_active_client() -> GenaiChatClient | None:
+def load_active_client() -> GenaiChatClient | ServerChatClient | None:
     return ModelManager().load_active_client()

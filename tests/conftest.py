@@ -18,6 +18,8 @@ os.environ.setdefault("EDGECHAT_MODELS", str(paths.models_dir()))
 # on a loaded 2-core machine (timings belong in benchmarks).
 from hypothesis import settings as _hypothesis_settings
 
+from tests import llama_server as _llama  # resolves the machine's cache before EDGECHAT_HOME moves
+
 _hypothesis_settings.register_profile("edgechat", deadline=None)
 _hypothesis_settings.load_profile("edgechat")
 
@@ -74,3 +76,16 @@ def client(smollm2_dir: Path):
     from edgechat.core.llm.genai_client import GenaiChatClient
 
     return GenaiChatClient(smollm2_dir)
+
+
+# A real OpenAI-compatible model server (llama-cpp-python serving Qwen2.5-Coder-0.5B's GGUF) on a
+# free loopback port, for the whole session; stopped at its end. scripts/llama_server.sh installs
+# it (scripts/test.sh runs that); without it the tests that need it fail and say how to install it.
+@pytest.fixture(scope="session")
+def llama_server():
+    try:
+        server = _llama.LlamaServer().start()
+    except _llama.ServerMissing as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield server
+    server.stop()

@@ -74,7 +74,7 @@ __all__ = [
     "cited_sentence_spans", "download_language_model", "how_found", "indexed_pdfium_text", "installed_models",
     "marker_spans", "model_offers", "partial_download", "readable_formats", "span_boxes",
     "ServerCheck", "ServerConfig", "ServerError", "add_model_server", "check_model_server", "check_named_server",
-    "privacy_note", "server_models", "server_privacy_note", "where",
+    "model_privacy_note", "privacy_note", "server_models", "server_privacy_note", "where",
 ]
 
 EXTRACTIVE = "extractive"  # the model setting that asks for no language model
@@ -514,6 +514,18 @@ def add_model_server(name: str, url: str, model: str, *, api_key: str | None = N
     if activate:
         mm.use(cfg.name)
     return cfg.name, cfg.label()
+
+
+def model_privacy_note(name: str) -> str:
+    """For a configured model server off this computer, where answers are written and what is
+    sent there; "" for a model on this computer (or a server on loopback)."""
+    try:
+        from edgechat.core.llm import manager
+
+        server = manager.ModelManager().get_server(name)
+    except (OSError, ModelError):
+        return ""
+    return privacy_note(server) if server is not None and where(server) else ""
 
 
 def server_privacy_note(url: str) -> str:

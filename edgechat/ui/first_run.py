@@ -55,8 +55,9 @@ from edgechat.ui.settings import ImportSignals, import_in_background
 
 log = logging.getLogger(__name__)
 
-CHOICE_KEY = "firstrun/model_choice"  # "extractive", "download:<name>", "import:<name>" or "later"
+CHOICE_KEY = "firstrun/model_choice"  # "extractive", "download:<name>", "import:<name>", "server:<name>" or "later"
 IMPORT = "import"
+SERVER = "server"
 EXTRACTIVE_CHOICE = "extractive"
 
 BUILD_ONLY_REASON = ("built on a developer's computer from PyPI by scripts/setup.sh (it needs torch); no "
@@ -135,6 +136,7 @@ class ModelChoiceDialog(QDialog):
         self._busy = ""  # "download" or "import" while one runs
         self._rates: deque[tuple[float, int]] = deque()
         self._entry: CatalogEntry | None = None  # the model being downloaded
+        self.server_dialog: QDialog | None = None
 
         heading, intro = self._build_choices(first_run)
         buttons = self._build_controls()
@@ -161,7 +163,7 @@ class ModelChoiceDialog(QDialog):
         self.options = QVBoxLayout()
         self.options.setSpacing(2)
         self.radios: dict[str, QRadioButton] = {}
-        used = set("druncfqi")  # mnemonics of the buttons and of the fixed choices
+        used = set("druncfqis")  # mnemonics of the buttons and of the fixed choices
         for entry in self.downloadable:
             size = f"about {human_bytes(entry.approx_bytes, approx=True)} to download"
             where = host_of(entry)
@@ -173,6 +175,11 @@ class ModelChoiceDialog(QDialog):
                          "An onnxruntime-genai folder you already have: one that scripts/setup.sh built, or "
                          "one copied from another computer. It is checked (it must load and write) before "
                          "it is used.")
+        self._add_option(SERVER, "Use a model &server\u2026",
+                         "A model that an OpenAI-compatible server runs (Ollama, LM Studio, llama.cpp's server, "
+                         "vLLM), on this computer or a stronger one. When it is on another computer, each question "
+                         "and the passages found for it are sent there; your documents are searched and the "
+                         "answers checked here.")
         self._add_option(EXTRACTIVE_CHOICE, "No model: answer with &quotes from my documents (extractive)",
                          "Works right away and offline; nothing is downloaded. Answers are the sentences of "
                          "your documents that best match the question, with their sources.")
@@ -312,6 +319,8 @@ class ModelChoiceDialog(QDialog):
             return
         if key == IMPORT:
             b.setText("Choose the &folder\u2026")
+        elif key == SERVER:
+            b.setText("Set up the &server\u2026")
         elif key == EXTRACTIVE_CHOICE:
             b.setText("&Use quotes only")
         elif key:
@@ -330,6 +339,8 @@ class ModelChoiceDialog(QDialog):
             folder = QFileDialog.getExistingDirectory(self, "Choose an onnxruntime-genai model folder")
             if folder:
                 self.import_folder(folder)
+        elif key == SERVER:
+            self.open_server_dialog()
         elif key == EXTRACTIVE_CHOICE:
             self.choose_extractive()
         elif key:
@@ -456,6 +467,28 @@ class ModelChoiceDialog(QDialog):
                               f"The download failed: {message} Nothing was installed.", error=True)
         self._update_action()
         self.action_button.setFocus()
+
+    # ---------------------------------------------------------------- a model server
+
+    def open_server_dialog(self) -> QDialog:
+        """The server dialog (window-modal); a server kept there writes the answers from now on."""
+        from edgechat.ui.server_dialog import ServerDialog
+
+        dialog = ServerDialog(self)
+        dialog.accepted.connect(lambda: self._server_kept(dialog.saved_name, dialog.saved_label))
+        self.server_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _server_kept(self, name: str, label: str) -> None:
+        if not name:
+            return
+        self.installed = name
+        self._show_status(f"{label} writes the answers from now on.")
+        record_model_choice(self.qsettings, f"server:{name}")
+        self._update_action()
+        self.action_button.setFocus()
+        self.sig_model_ready.emit(name)
 
     # ---------------------------------------------------------------- importing
 

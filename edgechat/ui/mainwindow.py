@@ -32,7 +32,14 @@ from PySide6.QtWidgets import (
 
 from edgechat.core import paths
 from edgechat.core.conversations import ConversationStore, export_markdown
-from edgechat.core.engine import READABLE, CatalogEntry, installed_models, marker_spans, model_offers
+from edgechat.core.engine import (
+    READABLE,
+    CatalogEntry,
+    installed_models,
+    marker_spans,
+    model_offers,
+    model_privacy_note,
+)
 from edgechat.core.records import ClientKind, FileState, IndexPhase, Role
 from edgechat.service.protocol import (
     AskRequest,
@@ -67,6 +74,7 @@ from edgechat.ui.workers import EngineProcess, LoadedSource, Workers
 
 log = logging.getLogger(__name__)
 
+ELSEWHERE = "(answers are written on another computer)"  # after a model server's name, when it is not here
 NO_MODEL_NOTICE = (
     "<b>No language model installed:</b> answers quote the most relevant sentences of your documents "
     "(extractive mode). To have a local model write them, <a href=\"models\">choose a model</a> to "
@@ -536,8 +544,10 @@ class MainWindow(QMainWindow):
             elif note:
                 self.chat.set_notice(f"<b>Extractive answers.</b> {html.escape(note)}")
         else:
-            self.model_label.setText(f"Model: {info.name}")
-            self.chat.set_notice("")
+            self.model_label.setText(f"Model: {info.name}" + (f" {ELSEWHERE}" if info.note else ""))
+            self.model_label.setToolTip(info.note)
+            # A model server off this computer: where answers are written, and what is sent there.
+            self.chat.set_notice(f"<b>Model server.</b> {html.escape(info.note)}" if info.note else "")
 
     def _models_listed(self, event: ModelsListed) -> None:
         models, active = [(m.name, m.label) for m in event.models], event.active
@@ -550,7 +560,10 @@ class MainWindow(QMainWindow):
             self.chat.set_notice(NO_MODEL_NOTICE)
             self._offer_model_choice()
         else:
-            self.model_label.setText(f"Model: {self.settings.model or active or models[0][0]}")
+            name = self.settings.model or active or models[0][0]
+            note = model_privacy_note(name)
+            self.model_label.setText(f"Model: {name}" + (f" {ELSEWHERE}" if note else ""))
+            self.model_label.setToolTip(note)
             if self.chat.notice.text() == NO_MODEL_NOTICE:
                 self.chat.set_notice("")
 

@@ -30,7 +30,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgechat.core.engine import EXTRACTIVE, ChunkSettings, describe_error, import_language_model
+from edgechat.core.engine import (
+    EXTRACTIVE,
+    ChunkSettings,
+    describe_error,
+    import_language_model,
+    model_privacy_note,
+)
 
 log = logging.getLogger(__name__)
 
@@ -127,17 +133,20 @@ class SettingsDialog(QDialog):
         want = settings.model or active or (models[0][0] if models else EXTRACTIVE)
         i = self.model_box.findData(want)
         self.model_box.setCurrentIndex(i if i >= 0 else self.model_box.count() - 1)
-        model_note = QLabel(
-            "No language model is installed: answers quote your documents. Download one with File \u203a "
-            "Choose a model\u2026, import a model folder (onnxruntime-genai), or run "
-            "<code>scripts/setup.sh</code> from the source, then choose it here." if not models else
-            "Models run on this computer; nothing is sent anywhere.")
+        self._no_models = not models
+        self.model_note = model_note = QLabel(self)
         model_note.setWordWrap(True)
-        model_note.setEnabled(bool(models))
+        self.model_box.currentIndexChanged.connect(lambda *_: self._update_model_note())
+        self._update_model_note()
         self.import_button = QPushButton("&Import a model folder\u2026", self)
         self.import_button.setToolTip("Copy an onnxruntime-genai model folder into EdgeChat's models "
                                       "(it is checked first: it must load and write)")
         self.import_button.clicked.connect(self.choose_model_folder)
+        self.server_button = QPushButton("Use a model &server\u2026", self)
+        self.server_button.setToolTip("Answers written by a model on an OpenAI-compatible server (Ollama, LM Studio, "
+                                      "llama.cpp, vLLM), on this computer or another")
+        self.server_button.clicked.connect(self.add_server)
+        self.server_dialog: QDialog | None = None
         self._import_done = ImportSignals(self)
         self._import_done.finished.connect(self._on_imported)
         self._import_done.status.connect(self._on_import_status)
@@ -172,6 +181,7 @@ class SettingsDialog(QDialog):
         form.addRow("&Model:", self.model_box)
         form.addRow("", model_note)
         form.addRow("", self.import_button)
+        form.addRow("", self.server_button)
         form.addRow("Answer &length:", self.length_box)
         form.addRow("&Sources per answer:", self.sources_spin)
         form.addRow("&Temperature:", self.temperature_spin)
@@ -191,6 +201,44 @@ class SettingsDialog(QDialog):
         layout.addWidget(answer)
         layout.addWidget(chunking)
         layout.addWidget(buttons)
+
+    def _update_model_note(self) -> None:
+        name = str(self.model_box.currentData() or "")
+        remote = model_privacy_note(name) if name and name != EXTRACTIVE else ""
+        if remote:
+            text = remote
+        elif self._no_models:
+            text = ("No language model is installed: answers quote your documents. Download one with File \u203a "
+                    "Choose a model\u2026, import a model folder (onnxruntime-genai), use a model server, or run "
+                    "<code>scripts/setup.sh</code> from the source, then choose it here.")
+        else:
+            text = "Models run on this computer; nothing is sent anywhere."
+        self.model_note.setText(text)
+        self.model_note.setStyleSheet("color: #8a5a00;" if remote else "")
+        self.model_note.setEnabled(bool(remote) or not self._no_models)
+
+    # ---------------------------------------------------------------- a model server
+
+    def add_server(self) -> None:
+        """The server dialog (window-modal, the event loop keeps running); a server kept there
+        is added to the list and chosen."""
+        from edgechat.ui.server_dialog import ServerDialog
+
+        dialog = ServerDialog(self)
+        dialog.accepted.connect(lambda: self._server_added(dialog.saved_name, dialog.saved_label))
+        self.server_dialog = dialog
+        dialog.open()
+
+    def _server_added(self, name: str, label: str) -> None:
+        if not name:
+            return
+        i = self.model_box.findData(name)
+        if i >= 0:
+            self.model_box.removeItem(i)
+        self.model_box.insertItem(max(0, self.model_box.count() - 1), label, name)
+        self._no_models = False
+        self.model_box.setCurrentIndex(self.model_box.findData(name))
+        self._update_model_note()
 
     # ---------------------------------------------------------------- importing a model
 

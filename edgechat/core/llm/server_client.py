@@ -106,6 +106,7 @@ class ServerChatClient:
         self._api_key = api_key
         self._context_setting = int(context_length)
         self._context: int | None = None
+        self._models: list[ServedModel] | None = None  # what /v1/models said, once
         self._http = httpx.Client(
             timeout=httpx.Timeout(self.timeout, connect=connect_timeout, pool=connect_timeout),
             headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
@@ -132,7 +133,7 @@ class ServerChatClient:
         if self._context is None:
             found = None
             try:
-                found = next((m.context_length for m in self.list_models() if m.id == self.model), None)
+                found = next((m.context_length for m in self._served() if m.id == self.model), None)
             except ServerError as e:
                 log.info("the context length of %s is not known (%s): %d tokens assumed",
                          self.model, e, self._context_setting)
@@ -172,10 +173,21 @@ class ServerChatClient:
         try:
             data = r.json()
             items = data["data"] if isinstance(data, dict) else data
-            return [ServedModel(str(m["id"]), _context_of(m)) for m in items]
+            self._models = [ServedModel(str(m["id"]), _context_of(m)) for m in items]
         except (ValueError, KeyError, TypeError):
             raise ServerError(f"{self._at()} does not list its models as an OpenAI-compatible server does "
                               f"(GET {self.url}/models)") from None
+        return list(self._models)
+
+    def _served(self) -> list[ServedModel]:
+        return list(self._models) if self._models is not None else self.list_models()
+
+    def _check_model(self) -> None:
+        """Some servers answer with whatever model they have when asked for one they lack
+        (llama-cpp-python's does): the model is looked for in their list first, once."""
+        served = [m.id for m in self._served()]
+        if self.model not in served:
+            raise ServerError(f"{self._at()} has no model {self.model!r}; it serves: {', '.join(served[:8]) or 'none'}")
 
     def check(self, max_new_tokens: int = 4) -> ServerCheck:
         """The Test button: is the server there, does it serve the model, is the key accepted,
@@ -229,6 +241,7 @@ class ServerChatClient:
         if max_new == 0:
             yield ChatUpdate(done=True, text="", stop_reason=StopReason.MAX_TOKENS)
             return
+        self._check_model()
         items: queue.Queue[tuple[str, Any]] = queue.Queue()
         stop = threading.Event()
         holder: dict[str, httpx.Response] = {}
@@ -319,7 +332,7 @@ class ServerChatClient:
         if isinstance(e, httpx.ConnectError):
             return ServerError(f"{self._at()} is not answering ({_reason(e)}): is it running, at {self.url}?")
         if isinstance(e, httpx.ReadTimeout):
-            return ServerError(f"{self._at()} did not answer within {self.timeout:.0f} s; it may be busy or the "
+            return ServerError(f"{self._at()} did not answer within {self.timeout:g} s; it may be busy or the "
                                "model too slow for it (the wait is a setting of the server's entry)")
         if isinstance(e, (httpx.RemoteProtocolError, httpx.ReadError)):
             return ServerError(f"{self._at()} closed the answer before it was finished ({_reason(e)})")

@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SETUP_FOR=tests scripts/setup.sh  # the tests need SmolLM2, not the default model
+# llama.cpp's OpenAI-compatible server, for the model-server tests (.venv-server; the wheel is
+# built once per machine, about 20 minutes, and cached in ~/.cache/edgechat-llama).
+scripts/llama_server.sh >/dev/null
 .venv/bin/python -m ruff check --no-cache .
 .venv/bin/python -m mypy
 export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}

@@ -78,6 +78,7 @@ __all__ = [
 ]
 
 EXTRACTIVE = "extractive"  # the model setting that asks for no language model
+SERVER_PREFIX = "server:"  # "server:URL:MODEL": a model server not kept in the models folder
 
 
 @dataclass
@@ -409,6 +410,7 @@ def choose_chat_client(setting: str = "", embedder: Embedder | None = None) -> C
     """The rule that picks who writes answers, for the window and the command line alike:
 
     - "extractive": no language model; sentences of the sources are quoted;
+    - "server:URL:MODEL": that model on that OpenAI-compatible server, for this once;
     - a model's (or a model server's) name: that one (it becomes the active one);
     - "": the installed model or server marked active, else the first installed model (without
       changing which is marked active: that stays the user's choice).
@@ -417,6 +419,8 @@ def choose_chat_client(setting: str = "", embedder: Embedder | None = None) -> C
     written (servers.privacy_note)."""
     if setting == EXTRACTIVE:
         return ClientChoice(_extractive(embedder))
+    if setting.startswith(SERVER_PREFIX):
+        return _one_off_server(setting)
     try:
         from edgechat.core.llm import manager
 
@@ -442,6 +446,29 @@ def choose_chat_client(setting: str = "", embedder: Embedder | None = None) -> C
     if server is not None and where(server):
         return ClientChoice(client, privacy_note(server))
     return ClientChoice(client)
+
+
+def parse_server_setting(setting: str) -> tuple[str, str]:
+    """"server:URL:MODEL" -> (URL, MODEL); the URL ends at its "/v1" when it has one (a model's
+    id may hold colons: "qwen2.5:7b")."""
+    rest = setting[len(SERVER_PREFIX):]
+    cut = rest.find("/v1:")
+    url, model = (rest[: cut + 3], rest[cut + 4:]) if cut >= 0 else tuple(rest.rsplit(":", 1))
+    if not url or not model:
+        raise ModelError(f"{setting!r}: a model server is given as server:URL:MODEL")
+    return url, model
+
+
+def _one_off_server(setting: str) -> ClientChoice:
+    """A model server named in the setting itself (`--model server:URL:MODEL`), not kept: for
+    the command line and the benchmarks. The model's context is asked of the server, else 4096."""
+    from edgechat.core.llm.server_client import ServerChatClient
+
+    url, model = parse_server_setting(setting)
+    address = normalize_url(url).split("://", 1)[1].removesuffix("/v1")
+    client = ServerChatClient(url, model, name=f"{model}@{address}")
+    cfg = ServerConfig(client.name, client.url, model)
+    return ClientChoice(client, privacy_note(cfg) if where(cfg) else "")
 
 
 def installed_models() -> tuple[list[tuple[str, str]], str]:

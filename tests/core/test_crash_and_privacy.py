@@ -109,3 +109,43 @@ def test_index_and_ask_make_no_connection_to_another_machine(tmp_path):
     answer = json.loads(out.stdout)  # the question was answered, from the right document
     assert answer["answer"].strip()
     assert answer["sources"] and answer["sources"][0]["path"].endswith("solar-system.md")
+
+
+def test_with_a_model_server_on_another_machine_only_that_host_is_contacted(tmp_path, llama_server):
+    """The same run with a model server configured on another machine (llama.cpp's server, bound
+    to this machine's outside address, which the app cannot tell from another computer's): the
+    question and its passages go there, and nowhere else."""
+    if shutil.which("strace") is None:
+        pytest.fail("strace is required for the privacy test (.ci/run installs it: apt-get install strace)")
+    from tests.llama_server import LlamaServer, this_machine_address
+
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "embedders").symlink_to(Path(os.environ["EDGECHAT_MODELS"]) / "embedders")  # no language model here
+    env = dict(os.environ, EDGECHAT_MODELS=str(models))
+    env.pop("ORT_DISABLE_TELEMETRY", None)
+    docs = make_corpus(tmp_path / "docs")
+    library = tmp_path / "lib"
+    trace = tmp_path / "trace"
+    with LlamaServer(llama_server.gguf, host=this_machine_address(), n_ctx=2048) as remote:
+        added = subprocess.run(_cli("models", "add-server", "office", remote.url, "--model", remote.model, "--use"),
+                               capture_output=True, text=True, env=env, timeout=60)
+        assert added.returncode == 0, added.stderr
+        for args in (("index", str(docs)), ("ask", "How long is a year on Mercury?", "--max-tokens", "24", "--json")):
+            out = subprocess.run(
+                ["strace", "-f", "-qq", "-e", "trace=connect,sendto,sendmsg", "-o", str(trace),
+                 *_cli("--library", str(library), *args)],
+                capture_output=True, text=True, env=env, timeout=600,
+            )
+            assert out.returncode == 0, out.stderr
+            foreign = _foreign_connections(trace.read_text())
+            elsewhere = [line for line in foreign
+                         if f'inet_addr("{remote.host}")' not in line or f"htons({remote.port})" not in line]
+            assert not elsewhere, f"{args[0]} reached another host than the server:\n" + "\n".join(elsewhere[:5])
+            if args[0] == "index":
+                assert not foreign, "indexing contacted the model server"
+        assert foreign, "the answer did not come from the server"
+    answer = json.loads(out.stdout)
+    assert answer["diagnostics"]["client"] == "office"
+    assert answer["answer"].strip() and answer["sources"][0]["path"].endswith("solar-system.md")
+    assert "Answers are written on" in out.stderr and remote.host in out.stderr

@@ -68,7 +68,7 @@ def test_the_first_run_offers_downloads_import_and_no_model_and_says_which_canno
     w = open_window([entry, *builds])
     dialog = offered(qtbot, w)
     assert w.chat.notice.isVisible() and w.chat.notice.text() == NO_MODEL_NOTICE
-    assert list(dialog.radios) == ["served-smollm2", "import", "extractive"]
+    assert list(dialog.radios) == ["served-smollm2", "import", "server", "extractive"]
     assert dialog.choice() == "served-smollm2" and dialog.action_button.text() == "&Download (about 271 MB)"
     text = dialog.radios["served-smollm2"].text().replace("&", "")
     assert text == entry.title

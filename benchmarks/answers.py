@@ -277,6 +277,51 @@ def calibrate(sets: list[str], split: str) -> dict:
             "scores": sorted(scores, key=lambda s: -s["best"])}
 
 
+def selection_report(sets: list[str], splits: list[str]) -> dict:
+    """The evidence selector alone (no model): per answerable question, whether its key facts are in
+    the passages read, in the quotes chosen, and how many of the best-ranked quotes it takes to hold
+    them all; per unanswerable one, the best score. Fast enough to run after every change."""
+    from edgechat.core.answering.answer import Answerer
+    from edgechat.core.records import RagRequest
+
+    rows: list[dict] = []
+    for name in sets:
+        engine = open_library(name)
+        try:
+            client = engine.choose_client("extractive").client
+            answerer = Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
+                                describe=engine.parts.store.describe_files)
+            for split in splits:
+                for q in load_set(name, split):
+                    g = answerer.gather(RagRequest(q.question))
+                    facts = q.key_facts
+                    read = "\n".join(p.content for p in g.passages)
+                    chosen = "\n".join(x.reading for x in g.selection.quotes)
+                    depth = None
+                    if facts:
+                        for k in range(1, len(g.selection.ranked) + 1):
+                            upto = "\n".join(x.reading for x in g.selection.ranked[:k])
+                            if len(facts_found(upto, facts)) == len(facts):
+                                depth = k
+                                break
+                    rows.append({"set": name, "split": split, "id": q.id, "answerable": q.answerable,
+                                 "best": round(g.selection.best, 4),
+                                 "right_document": any(_same_file(p.path, q.file) for p in g.passages),
+                                 "read": bool(facts) and len(facts_found(read, facts)) == len(facts),
+                                 "chosen": bool(facts) and len(facts_found(chosen, facts)) == len(facts),
+                                 "depth": depth})
+        finally:
+            engine.close()
+    ans = [r for r in rows if r["answerable"]]
+    una = [r for r in rows if not r["answerable"]]
+    depths = [r["depth"] for r in ans if r["depth"]]
+    return {"sets": sets, "splits": splits, "answerable": len(ans), "unanswerable": len(una),
+            "right_document_read": sum(r["right_document"] for r in ans),
+            "answer_read": sum(r["read"] for r in ans), "answer_chosen": sum(r["chosen"] for r in ans),
+            "answer_in_top": {k: sum(1 for d in depths if d <= k) for k in (1, 2, 3, 5, 10)},
+            "rows": rows}
+
+
 ANSWERS_DOC = ROOT / "docs" / "answers.md"
 BEGIN, END = "<!-- answers:begin -->", "<!-- answers:end -->"
 
@@ -347,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--calibrate", action="store_true")
+    ap.add_argument("--selection", action="store_true", help="the evidence selector alone, over --split's "
+                    "splits (several with commas)")
     ap.add_argument("--publish", type=Path, nargs="+", metavar="RESULT.json",
                     help="write the tables of saved runs into docs/answers.md, and exit")
     args = ap.parse_args(argv)
@@ -360,6 +407,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown set(s): {', '.join(unknown)}")
     if args.calibrate:
         out = calibrate(sets, args.split)
+    elif args.selection:
+        out = with_provenance(selection_report(sets, args.split.split(",")), load_before)
     else:
         out = with_provenance({"split": args.split, "live": True, "results": {}, "rows": []}, load_before)
         for name in sets:
@@ -389,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text + "\n", encoding="utf-8")
-    print(json.dumps(out.get("results", {k: v for k, v in out.items() if k != "scores"}), indent=1))
+    print(json.dumps(out.get("results", {k: v for k, v in out.items() if k not in ("scores", "rows")}), indent=1))
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from edgechat.core.answering.evidence import is_row, quote_text, select, split_quotes
 from edgechat.core.records import Candidate, Source
-from edgechat.core.search.subject import named_documents
+from edgechat.core.search.subject import Description, named_documents
 
 
 def src(n: int, text: str, title: str = "doc", header: str = "") -> Source:
@@ -80,6 +80,32 @@ def test_a_question_that_names_its_document_is_about_that_one_alone():
     assert named_documents("What is the primary outcome of the metformin trial?", tcands, trials).file_ids == ["t2"]
     # No word of the question tells the documents apart: no subject.
     assert not named_documents("What caused the engine to lose power?", cands, reports)
+
+
+def test_the_opening_of_a_page_names_a_document_by_its_names_and_figures_not_its_common_words():
+    # Files whose names say little; what tells them apart is the first page.
+    reports = {
+        "a": Description("scan-0001.pdf", "Final report. Piper PA-18 near Seward, Alaska. The flight was expected "
+                                           "to last an hour."),
+        "b": Description("scan-0002.pdf", "Final report. Cessna 172 near Boise, Idaho. The pilot listed two "
+                                           "passengers."),
+        "c": Description("scan-0003.pdf", "Final report. Beech 58 near Ocala, Florida, 2019."),
+    }
+    cands = [_cand(f, "The engine lost power after takeoff and the pilot made a forced landing.") for f in reports]
+    assert named_documents("Why did the engine fail on the flight near Seward?", cands, reports).file_ids == ["a"]
+    assert named_documents("What happened to the Beech in 2019?", cands, reports).file_ids == ["c"]
+    # "expected" and "listed" are in one opening each, but they are not names: no subject.
+    assert not named_documents("What power was expected after takeoff, and who listed it?", cands, reports)
+    pages = {
+        "p1": Description("zlib.md", "# Zlib\nThe zlib module provides compression. A constraint applies to "
+                                     "window sizes."),
+        "p2": Description("crypto.md", "# Crypto\nThe crypto module provides hashing and ciphers."),
+        "p3": Description("os.md", "# OS\nThe os module provides operating system utilities."),
+    }
+    pcands = [_cand(f, "Options are passed as an object; the callback receives an error first.") for f in pages]
+    # A file name is a name however the question writes it.
+    assert named_documents("which options does crypto take?", pcands, pages).file_ids == ["p2"]
+    assert not named_documents("What constraint applies to the options object?", pcands, pages)
 
 
 def test_a_topic_word_every_passage_uses_does_not_name_a_document():

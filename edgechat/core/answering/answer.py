@@ -362,7 +362,6 @@ class Answerer:
                                evidence=j.evidence(), markers_written=marker_numbers(sentence), reason=j.reason)
 
     @staticmethod
-    @staticmethod
     def _quote_evidence(shown: _Shown, quotes: Sequence[Quote]) -> str:
         """The evidence under the answer: the quotes its sentences rest on that it does not already
         say word for word; as the answer, when nothing else is shown: the best quotes. Each with its

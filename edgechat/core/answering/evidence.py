@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -189,6 +189,7 @@ class Selection:
     best: float
     read: int  # quotes read
     passages: int  # passages read
+    ranked: list[Quote] = field(default_factory=list)  # every quote read, best first
 
     def text(self) -> str:
         return "\n".join(q.text for q in self.quotes)
@@ -302,4 +303,4 @@ def select(
             following = [o for o in quotes if o.source is q.source and o.start >= q.end]
             if following:
                 take(min(following, key=lambda o: o.start))
-    return Selection(chosen, best, len(quotes), len(sources))
+    return Selection(chosen, best, len(quotes), len(sources), ranked)

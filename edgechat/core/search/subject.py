@@ -42,6 +42,19 @@ def _words(text: str) -> set[str]:
     return out
 
 
+def _names(question: str) -> set[str]:
+    """The words `question` writes as names or figures: capitalised where a sentence does not begin
+    ("the accident near Seward", "Apple's report"), or holding a digit ("2023", "v18")."""
+    out = set()
+    for m in _WORD_RE.finditer(question):
+        w = m.group()
+        before = question[:m.start()].rstrip()
+        starts_sentence = not before or before[-1] in ".!?:;\"'(\u201c"
+        if any(ch.isdigit() for ch in w) or (w[0].isupper() and not starts_sentence):
+            out |= _words(w)
+    return out
+
+
 class Description(NamedTuple):
     """What a document says of itself: its `identity` (file name, title, metadata) and the
     `opening` of its first page."""
@@ -70,9 +83,12 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     """The documents among `candidates`' files that `question` names (see the module docstring);
     an empty Subject when it names none, or names them all alike."""
     q_words = _words(question)
-    whole = {fid: " ".join(d) if isinstance(d, tuple) else d for fid, d in descriptions.items()}
     identity = {fid: d.identity if isinstance(d, tuple) else d for fid, d in descriptions.items()}
-    described = {fid: _words(text) & q_words for fid, text in whole.items()}
+    opening = {fid: d.opening if isinstance(d, tuple) else "" for fid, d in descriptions.items()}
+    # The opening of a page holds common words as well as names: from it, only what the question
+    # writes as a name or a figure counts.
+    names = _names(question) & q_words
+    described = {fid: (_words(identity[fid]) | (_words(opening[fid]) & names)) & q_words for fid in descriptions}
     if len(described) < 2 or not q_words:
         return Subject()
     n = len(described)

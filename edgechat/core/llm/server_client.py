@@ -286,7 +286,9 @@ class ServerChatClient:
                     reason = StopReason.MAX_TOKENS if finish == "length" else StopReason.EOS
             if reason is None and not finished:
                 raise ServerError(f"{self._at()} closed the answer before it was finished"
-                                  + (f" (after {len(text)} characters)" if text else ""))
+                                  + (f" (after {len(text)} characters)" if text else
+                                     " (before its first word: a prompt longer than the context the server gives "
+                                     "the model ends this way)"))
         finally:
             stop.set()
             response = holder.get("response")

@@ -105,7 +105,7 @@ def test_stop_cancels_the_request_within_a_moment(client):
 
 
 def test_stop_while_the_server_reads_the_prompt(client):
-    long_prompt = "Here are notes. " + " ".join(f"Note {i}: the valve {i} is checked weekly." for i in range(150))
+    long_prompt = "Here are notes. " + " ".join(f"Note {i}: the valve {i} is checked weekly." for i in range(100))
     cancel = threading.Event()
     threading.Timer(0.5, cancel.set).start()
     t0 = time.monotonic()
@@ -113,6 +113,15 @@ def test_stop_while_the_server_reads_the_prompt(client):
                    ChatOptions(max_new_tokens=50), cancel)
     assert time.monotonic() - t0 < 2.0, "Stop waited for the server to finish reading the prompt"
     assert updates[-1].stop_reason == StopReason.CANCELLED and not updates[-1].text
+
+
+def test_a_prompt_longer_than_the_servers_context_says_so(client):
+    # llama-cpp-python starts its event stream and then drops it: no status, no error event.
+    too_long = " ".join(f"Note {i}: the valve {i} is checked weekly." for i in range(200))
+    with pytest.raises(ServerError) as e:
+        _run(client, [ChatMessage(Role.USER, too_long)])
+    assert str(e.value) == ("The model server at 127.0.0.1 closed the answer before it was finished (before its "
+                            "first word: a prompt longer than the context the server gives the model ends this way)")
 
 
 def test_the_context_comes_from_the_setting_when_the_server_does_not_say(llama_server):
@@ -150,7 +159,7 @@ def test_a_key_the_server_wants_or_refuses(llama_server):
 
 
 def test_no_answer_within_the_timeout_is_one_line(llama_server):
-    long_prompt = " ".join(f"Item {i} weighs {i * 7} grams." for i in range(200)) + " What does item 3 weigh?"
+    long_prompt = " ".join(f"Item {i} weighs {i * 7} grams." for i in range(120)) + " What does item 3 weigh?"
     c = ServerChatClient(llama_server.url, llama_server.model, timeout=0.5)
     c.list_models()  # the model is checked first, within the timeout too
     with pytest.raises(ServerError) as e:

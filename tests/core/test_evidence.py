@@ -127,3 +127,59 @@ def test_a_line_repeated_on_other_pages_of_a_document_is_its_frame_not_evidence(
                               (novel, "When did the keeper light the lamp in The Silent Harbour?")):
         chosen = [q.text for q in select(question, sources, embedder.embed).quotes]
         assert chosen and not any("Page" in t or "chapter" in t for t in chosen), chosen
+
+
+def _rank_of(sel, words: str) -> int:
+    return next(i for i, q in enumerate(sel.ranked) if words in q.text)
+
+
+def test_a_quote_next_to_the_one_that_matches_the_question_ranks_higher(embedder, monkeypatch):
+    import edgechat.core.answering.evidence as evidence
+
+    cases = (
+        ("How can a skier stop soft snow from balling under the skis?", "waxing the bottom",
+         "When the snow is soft and thawing it balls under the skis of every skier. The walk becomes "
+         "tiring. But this can be largely avoided by waxing the bottom beforehand.",
+         "Skis are made of ash or hickory. A skier should choose skis that fit. Soft snow is pleasant."),
+        ("What happens to a worker process that runs out of memory?", "is terminated at once",
+         "A worker process that runs out of memory cannot allocate more. Its parent gets an event. "
+         "It is terminated at once and its results are lost.",
+         "A worker process has its own memory. Memory is shared only through buffers. The process list "
+         "shows each worker."),
+    )
+    for question, answer, near, other in cases:
+        sources = [src(1, near, "a"), src(2, other, "b")]
+        with_neighbours = _rank_of(select(question, sources, embedder.embed), answer)
+        monkeypatch.setattr(evidence, "W_NEIGHBOUR", 0.0)
+        alone = _rank_of(select(question, sources, embedder.embed), answer)
+        monkeypatch.undo()
+        assert with_neighbours < alone, (question, with_neighbours, alone)
+
+
+def test_a_question_that_asks_for_an_amount_prefers_quotes_with_a_figure(embedder, monkeypatch):
+    import edgechat.core.answering.evidence as evidence
+
+    cases = (
+        ("How many players make up an ice hockey team?", "6 players",
+         "Ice hockey is played by teams of players on a rink. Each side fields 6 players, one of them the "
+         "goalkeeper."),
+        ("What is the default timeout of an idle connection?", "5000 milliseconds",
+         "An idle connection is closed after its timeout. The default is 5000 milliseconds unless the "
+         "option is set."),
+    )
+    for question, answer, text in cases:
+        sources = [src(1, text, "doc")]
+        with_bonus = select(question, sources, embedder.embed)
+        monkeypatch.setattr(evidence, "W_FIGURE", 0.0)
+        without = select(question, sources, embedder.embed)
+        monkeypatch.undo()
+        figure = next(q for q in with_bonus.ranked if answer in q.text)
+        figure_without = next(q for q in without.ranked if answer in q.text)
+        assert figure.score > figure_without.score
+        assert with_bonus.best == without.best  # how strong the evidence is does not change
+    # A question that asks for no amount: the same scores either way.
+    sources = [src(1, cases[1][2], "doc")]
+    plain = select("Why is an idle connection closed?", sources, embedder.embed)
+    monkeypatch.setattr(evidence, "W_FIGURE", 0.0)
+    assert [q.score for q in select("Why is an idle connection closed?", sources, embedder.embed).ranked] == [
+        q.score for q in plain.ranked]

@@ -12,6 +12,15 @@ document:
   among the quotes read (a rare term such as a name counts more than a word every quote has);
 - position: the passage's rank in retrieval.
 
+Two more signals order the quotes (they do not change how strong the best one is, which decides
+whether the documents answer at all):
+
+- neighbourhood: a quote next to one that matches the question (within two, in the same passage)
+  often says the rest ("Now, when the snow is soft ... it balls." "But balling can be avoided by
+  waxing."), so it gains a share of its best neighbour's score;
+- the kind of answer: a question that asks for an amount, a size, a date or a default ("how
+  many", "how long", "when", "what is the default") is answered by a quote with a figure in it.
+
 A table row is read with its table's headings, so "Total 1,234 1,456" is found by the column's
 name. `select` keeps the best few quotes, each with the quote after it in its passage (a sentence
 that matches the question often names the subject and the next one says the fact), near
@@ -41,6 +50,8 @@ MAX_PER_PASSAGE = 4
 READ_FOR_MEANING = 40  # quotes embedded (the best by terms and position); the rest are scored by terms
 W_MEANING, W_TERMS, W_POSITION = 0.55, 0.35, 0.10
 KEEP_SHARE = 0.6  # a quote after the first needs this share of the best score
+NEIGHBOURS, W_NEIGHBOUR = 2, 0.35  # quotes either side whose best score lends a share
+W_FIGURE = 0.1  # for a quote with a figure, when the question asks for an amount or a date
 MIN_WORDS = 3
 
 _END_RE = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]\u00bb]*(?=\s|$)")
@@ -54,6 +65,11 @@ _SENTENCE_END_RE = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]\u00bb]*$")
 _LEADER_RE = re.compile(r"(?:\.\s?){4,}|_{4,}|-{4,}|={3,}")
 _DOC_MARKER_RE = re.compile(r"\s*" + MARKER_RE.pattern)
 _DIGITS_RE = re.compile(r"\d+")
+# A question asking for an amount, a size, a time or a default: its answer holds a figure.
+_ASKS_FIGURE_RE = re.compile(
+    r"\bhow (?:many|much|long|large|big|deep|often|old|far|high|wide|tall|fast|soon)\b"
+    r"|\b(?:default|maximum|minimum|largest|smallest|lowest|highest|total)\b"
+    r"|\bwhat (?:percentage|year|date|time|size|number|amount)\b|\bwhen\b", re.IGNORECASE)
 
 
 def is_row(line: str) -> bool:
@@ -248,6 +264,23 @@ def _scores(question: str, quotes: Sequence[Quote], embed: Callable[[list[str]],
     return out
 
 
+def _ordered(question: str, quotes: Sequence[Quote], scores: Sequence[float]) -> list[float]:
+    """The scores the quotes are ranked by: each quote's own, plus a share of its best neighbour's
+    in its passage, plus the figure bonus when the question asks for one (module docstring)."""
+    asks_figure = bool(_ASKS_FIGURE_RE.search(question))
+    in_passage: dict[int, list[int]] = {}
+    for i, q in enumerate(quotes):
+        in_passage.setdefault(id(q.source), []).append(i)
+    out = list(scores)
+    for ids in in_passage.values():
+        for j, i in enumerate(ids):
+            near = ids[max(0, j - NEIGHBOURS): j] + ids[j + 1: j + 1 + NEIGHBOURS]
+            out[i] += W_NEIGHBOUR * max((scores[k] for k in near), default=0.0)
+            if asks_figure and figures(quotes[i].text):
+                out[i] += W_FIGURE
+    return out
+
+
 def select(
     question: str,
     sources: Sequence[Source],
@@ -273,8 +306,9 @@ def select(
     # Per form of the question (as asked; without its naming words), each quote's score.
     vectors: dict[int, np.ndarray] = {}
     scores = [_scores(form, quotes, embed, n_sources, vectors) for form in asked]
-    for q, ranking in zip(quotes, zip(*scores)):
-        q.score = ranking[-1]  # ranked by what the question asks of the document
+    ranking = _ordered(question, quotes, scores[-1])  # by what the question asks of the document
+    for q, score in zip(quotes, ranking):
+        q.score = score
     ranked = sorted(quotes, key=lambda q: -q.score)
     best = max(scores[0])  # whether the documents say anything about it: the question as asked
     chosen: list[Quote] = []

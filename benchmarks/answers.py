@@ -11,6 +11,7 @@ into the user cache (eval-libraries/<set>):
   filings    ../shared/data/eval/sec10q-dev/docs (8 quarterly reports, PDF)
   markdown   ../shared/data/corpus/md (API reference pages and other Markdown)
   books      ../shared/data/corpus/epub and ../shared/data/corpus/docx (EPUB books, Word files)
+  papers     ../shared/data/corpus/pdf/unstructured (papers and reports; a kind never tuned on)
 The questions, key facts and evidence were written from the documents by someone who had not read
 the code. The held-out half of a set is read only to report; once read it is tuning data.
 
@@ -50,8 +51,9 @@ CORPORA: dict[str, list[Path]] = {
     "filings": [SHARED / "eval" / "sec10q-dev" / "docs"],
     "markdown": [SHARED / "corpus" / "md"],
     "books": [SHARED / "corpus" / "epub", SHARED / "corpus" / "docx"],
+    "papers": [SHARED / "corpus" / "pdf" / "unstructured"],
 }
-SETS = tuple(CORPORA)
+SETS = ("manuals", "filings", "markdown", "books")  # the sets with tuning halves; papers is held out only
 
 # ----------------------------------------------------------------------------- pure scoring
 

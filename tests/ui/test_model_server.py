@@ -136,3 +136,31 @@ def test_a_server_that_is_down_is_one_line_and_the_chat_keeps_the_question(qtbot
                                 "(connection refused)") and "\n" not in turn.note
     assert w.controller.turns[-1].question == "How long is a year on Mercury?"
     assert w.chat.input.isEnabled()
+
+
+def test_the_first_run_choice_sets_up_a_server_that_then_answers(qtbot, tmp_path, embedder, models, llama_server):
+    from edgechat.ui.first_run import CHOICE_KEY, SERVER
+
+    lib = tmp_path / "library"
+    qs = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(lib, engine_factory=lambda status: Engine(lib, embedder=embedder), qsettings=qs, model_catalog=[])
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.model_dialog is not None and w.model_dialog.isVisible(), timeout=30000)
+    choice = w.model_dialog
+    assert choice is not None
+    choice.select(SERVER)
+    assert choice.action_button.text() == "Set up the &server\u2026"
+    qtbot.mouseClick(choice.action_button, Qt.MouseButton.LeftButton)
+    dialog = choice.server_dialog
+    assert isinstance(dialog, ServerDialog) and dialog.isVisible()
+    dialog.name_edit.setText("bigger")
+    dialog.url_edit.setText(llama_server.url)
+    dialog.model_box.setCurrentText(llama_server.model)
+    dialog.save()
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=10000)
+    assert choice.installed == "bigger" and qs.value(CHOICE_KEY) == "server:bigger"
+    assert w.settings.model == "bigger"
+    qtbot.waitUntil(lambda: w.model_label.text() == "Model: bigger", timeout=30000)
+    assert w.model_label.toolTip() == ""  # on this computer: nothing to warn of
+    w.close()

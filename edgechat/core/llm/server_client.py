@@ -223,6 +223,24 @@ class ServerChatClient:
         out.lines = tuple(lines)
         return out
 
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One request to /chat/completions without streaming (`body` without "model"): the
+        server's JSON answer. For short calls (a support check); failures are ServerError."""
+        self._check_model()
+        try:
+            r = self._http.post(self.url + "/chat/completions", json={"model": self.model, **body, "stream": False})
+        except httpx.HTTPError as e:
+            raise self._transport_error(e) from None
+        if r.status_code != 200:
+            raise self._status_error(r.status_code, r.text)
+        try:
+            data = r.json()
+        except ValueError:
+            raise ServerError(f"{self._at()} sent something that is not an answer: {r.text[:80]!r}") from None
+        if not isinstance(data, dict) or not data.get("choices"):
+            raise ServerError(f"{self._at()} sent no answer: {str(data)[:120]}")
+        return data
+
     def close(self) -> None:
         self._http.close()
 

@@ -18,6 +18,13 @@ some templates (Mistral, Gemma, ...) raise on two user messages in a row, and sm
 answer better from one user turn that holds both the passages and the question. A pinned
 message with no user message after it is sent as a user message of its own.
 
+The system message is read once: every prompt is read in two steps, the system message's tokens
+and then the rest, and the client keeps its last generator; the next prompt with the same system
+message rewinds it to the end of that message and reads only the rest. Both ways do the same
+arithmetic, so the answer does not depend on what was asked before; the first token comes sooner
+by the time the system message took to read. The kept generator is made for KEEP_LENGTH tokens
+(its cache is allocated at once); a longer call gets a new one.
+
 One generation at a time per client (a lock); a second caller waits for the first to finish.
 Stopping: the cancel event is checked before every new token (so at most the token already
 being computed is finished), EOS, `max_new_tokens`, and the model's context length.
@@ -112,6 +119,29 @@ def _render_jinja(template: str, messages: Sequence[dict[str, str]], specials: d
     )
 
 
+KEEP_LENGTH = 4096  # tokens a kept generator is made for (its cache is allocated at once)
+
+
+def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many tokens `a` and `b` have in common from the start."""
+    n = 0
+    for x, y in zip(a, b):
+        if int(x) != int(y):
+            break
+        n += 1
+    return n
+
+
+class _Kept:
+    """The last generator, kept to read the next prompt's shared beginning from its cache."""
+
+    def __init__(self, generator: Any, options: tuple[Any, ...], max_length: int, prefix: tuple[int, ...]) -> None:
+        self.generator = generator
+        self.options = options  # the search options other than max_length: they must match
+        self.max_length = max_length
+        self.prefix = prefix  # the system message's tokens, read first
+
+
 class GenaiChatClient:
     """ChatClient over an onnxruntime-genai model folder (CPU)."""
 
@@ -143,6 +173,7 @@ class GenaiChatClient:
         except (AttributeError, RuntimeError):  # pragma: no cover - a tokenizer without eos_token_ids
             pass
         self._lock = threading.Lock()
+        self._kept: _Kept | None = None
         self.last_stats: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ ChatClient
@@ -184,12 +215,20 @@ class GenaiChatClient:
                 f"The prompt is {n_prompt} tokens but {self.name} sees at most "
                 f"{self.context_length} tokens; shorten the conversation or the retrieved context."
             )
-        return self._generate(ids, options, cancel, t_call)
+        return self._generate(ids, options, cancel, t_call, self._system_tokens(prompt, messages, ids))
 
     # ------------------------------------------------------------------ internals
 
+    def _system_tokens(self, prompt: str, messages: Sequence[ChatMessage], ids: Any) -> int:
+        """How many of the prompt's first tokens lay out its system message (0 without one)."""
+        system = messages[0].content if messages and messages[0].role == Role.SYSTEM else ""
+        at = prompt.find(system) if system else -1
+        if at < 0:
+            return 0
+        return min(shared_prefix(self._tokenizer.encode(prompt[: at + len(system)]), ids), len(ids) - 1)
+
     def _generate(
-        self, ids: Any, options: ChatOptions, cancel: threading.Event | None, t_call: float
+        self, ids: Any, options: ChatOptions, cancel: threading.Event | None, t_call: float, system: int = 0
     ) -> Iterator[ChatUpdate]:
         n_prompt = len(ids)
         max_new = max(0, int(options.max_new_tokens))
@@ -207,8 +246,7 @@ class GenaiChatClient:
                 elif max_new == 0:
                     stop = StopReason.MAX_TOKENS
                 else:
-                    params = og.GeneratorParams(self._model)
-                    search: dict[str, Any] = {"max_length": max_length}
+                    search: dict[str, Any] = {}
                     if options.repetition_penalty and options.repetition_penalty != 1.0:
                         search["repetition_penalty"] = float(options.repetition_penalty)
                     if options.temperature and options.temperature > 0:
@@ -219,10 +257,12 @@ class GenaiChatClient:
                         )
                     else:
                         search.update(do_sample=False)
-                    params.set_search_options(**search)
-                    generator = og.Generator(self._model, params)
+                    generator, shared = self._generator(ids, search, max_length, system)
+                    stats["reused_prompt_tokens"] = shared
                     t_prefill = time.perf_counter()
-                    generator.append_tokens(ids)
+                    if system and not shared:
+                        generator.append_tokens(ids[:system])
+                    generator.append_tokens(ids[system:])
                     stats["prefill_seconds"] = time.perf_counter() - t_prefill
                     tok_stream = self._tokenizer.create_stream()
                     eos = self._eos_ids
@@ -260,11 +300,33 @@ class GenaiChatClient:
                     stats["new_tokens"] = n_new
                     if t_first is not None and t_last is not None and n_new > 1:
                         stats["tokens_per_second"] = (n_new - 1) / max(t_last - t_first, 1e-9)
+            except BaseException:
+                self._kept = None  # a generator a failure left behind is not read again
+                raise
             finally:
                 del generator
                 stats["total_seconds"] = time.perf_counter() - t_call
                 stats["stop_reason"] = stop or "abandoned"
         yield ChatUpdate(done=True, text=text, stop_reason=stop)
+
+    def _generator(self, ids: Any, search: dict[str, Any], max_length: int, system: int) -> tuple[Any, int]:
+        """A generator for `ids` and how many of their tokens it already holds: the kept one,
+        rewound to the end of the system message, when that message and the search options are
+        the same and it is long enough; else a new one, which is kept in its place."""
+        options = tuple(sorted(search.items()))
+        prefix = tuple(int(t) for t in ids[:system])
+        kept = self._kept
+        if system and kept is not None and (kept.options, kept.prefix) == (options, prefix) and (
+                kept.max_length >= max_length):
+            kept.generator.rewind_to(system)
+            return kept.generator, system
+        self._kept = None  # its cache is freed before the new one is allocated
+        length = min(self.context_length, max(max_length, KEEP_LENGTH))
+        params = og.GeneratorParams(self._model)
+        params.set_search_options(max_length=length, **search)
+        generator = og.Generator(self._model, params)
+        self._kept = _Kept(generator, options, length, prefix)
+        return generator, 0
 
     def _render(self, mode: str, msgs: list[dict[str, str]]) -> str:
         if mode == "genai":
@@ -299,6 +361,7 @@ class GenaiChatClient:
     def close(self) -> None:
         """Free the model now rather than when the client is garbage-collected."""
         with self._lock:
+            self._kept = None
             self._tokenizer = None
             self._model = None
 

@@ -279,3 +279,36 @@ def test_loop_detector_stops_repeated_spans_and_lines():
     assert not d.line_repeats("5. Use the read.csv function to load it.\n6. Something different here.\n")
     assert d.line_repeats("...\n7. Use the read.csv function to load it.\n")
     assert not _LoopDetector().line_repeats("ok\n")  # too short to judge
+
+
+def test_the_system_message_is_read_once_and_the_answer_does_not_depend_on_the_last(client, smollm2_dir):
+    """A prompt with the last one's system message is read from the end of it; the answer is the
+    same as a new client's, also after the last generation ended at EOS or was cut short."""
+    greedy = ChatOptions(temperature=0.0, max_new_tokens=24)
+    fresh = GenaiChatClient(smollm2_dir)
+    try:
+        for first, options in ((QUESTION, ChatOptions(temperature=0.0, max_new_tokens=60)),
+                               (LONG_ASK, ChatOptions(temperature=0.0, max_new_tokens=3))):
+            run(client, [SYSTEM, first], options)
+            ask = ChatMessage(Role.USER, "Name three colours of the rainbow.")
+            _, reused = run(client, [SYSTEM, ask], greedy)
+            shared = client.last_stats["reused_prompt_tokens"]
+            assert shared >= client.count_tokens(SYSTEM.content)
+            assert shared < client.count_tokens(SYSTEM.content) + 8  # the system message, not the question
+            assert client.last_stats["prompt_tokens"] > shared
+            fresh._kept = None
+            _, new = run(fresh, [SYSTEM, ask], greedy)
+            assert fresh.last_stats["reused_prompt_tokens"] == 0
+            assert reused.text == new.text and reused.text
+    finally:
+        fresh.close()
+
+
+def test_other_search_options_or_a_longer_call_start_a_new_generator(client):
+    run(client, [SYSTEM, QUESTION], ChatOptions(temperature=0.0, max_new_tokens=8))
+    run(client, [SYSTEM, QUESTION], ChatOptions(temperature=1.0, top_p=0.9, max_new_tokens=8))
+    assert client.last_stats["reused_prompt_tokens"] == 0
+    run(client, [SYSTEM, QUESTION], ChatOptions(temperature=0.0, max_new_tokens=8))
+    assert client.last_stats["reused_prompt_tokens"] == 0  # back to greedy: a new one again
+    run(client, [SYSTEM, QUESTION], ChatOptions(temperature=0.0, max_new_tokens=client.context_length))
+    assert client.last_stats["reused_prompt_tokens"] == 0  # beyond what the kept one was made for

@@ -108,6 +108,25 @@ def test_the_opening_of_a_page_names_a_document_by_its_names_and_figures_not_its
     assert not named_documents("What constraint applies to the options object?", pcands, pages)
 
 
+def test_a_title_word_most_other_documents_use_does_not_name_a_document():
+    def cands(docs: dict, word: str) -> list[Candidate]:
+        # Three passages each; one of every document's mentions `word` (a third of the passages).
+        return [_cand(f, text) for f in docs for text in (
+            f"This page mentions the {word} once.", "Options are passed as an object.", "Errors come first.")]
+
+    pages = {"p1": Description("modules.md", "# Modules"), "p2": Description("stream.md", "# Stream"),
+             "p3": Description("os.md", "# OS"), "p4": Description("events.md", "# Events"),
+             "p5": Description("dns.md", "# DNS")}
+    s = named_documents("In the stream module, what is the default buffer size?", cands(pages, "module"), pages)
+    assert s.file_ids == ["p2"] and "module" not in s.words
+    reports = {"r1": Description("weather-notes.pdf", "Weather notes for all flights"),
+               "r2": Description("scan-2.pdf", "Final report. Cessna 172 near Boise, Idaho."),
+               "r3": Description("scan-3.pdf", "Final report. Beech 58 near Ocala, Florida."),
+               "r4": Description("scan-4.pdf", "Final report. Piper PA-18 near Seward, Alaska.")}
+    s = named_documents("What was the weather at the accident near Boise?", cands(reports, "weather"), reports)
+    assert s.file_ids == ["r2"]
+
+
 def test_a_topic_word_every_passage_uses_does_not_name_a_document():
     manuals = {"m1": "R Data Import/Export", "m2": "An Introduction to R", "m3": "Writing R Extensions"}
     cands = [_cand(f, "Read the data from a file into a data frame with read.table.") for f in manuals]

@@ -9,7 +9,9 @@ holds the words that name it, and evidence from the others cannot answer it.
 The rule, for any kind of document: among the documents retrieval found, a word of the question
 *names* documents when it is in some of their descriptions but not in all, and it is not a topic
 word that the other documents' passages use as freely (so "data" does not name "R Data
-Import/Export" when every manual's passages talk about data). Each naming word counts by how
+Import/Export" when every manual's passages talk about data), or that most of the other documents
+use somewhere ("module" does not name the page titled "Modules" when every page speaks of its
+module). Each naming word counts by how
 few descriptions hold it; the documents with the highest total are the subject, when that total
 is clear of the rest. No word list of any collection is involved.
 """
@@ -28,6 +30,7 @@ from edgechat.core.search.words import STOPWORDS, stem
 __all__ = ["Description", "Subject", "named_documents"]
 
 TOPIC_SHARE = 0.35  # a word used by more than this share of the other documents' passages is a topic, not a name
+DOC_SHARE = 0.5  # nor is a word the passages of more than half the other documents use (three or more)
 MARGIN = 0.5  # the subject's score must beat the next document's by this much (in idf units)
 
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
@@ -104,6 +107,10 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     for w in list(naming):
         others = [p for fid, ps in passages.items() if w not in described.get(fid, set()) for p in ps]
         if others and sum(w in p for p in others) > TOPIC_SHARE * len(others):
+            naming.discard(w)
+            continue
+        other_docs = [ps for fid, ps in passages.items() if w not in described.get(fid, set())]
+        if len(other_docs) >= 3 and sum(any(w in p for p in ps) for ps in other_docs) > DOC_SHARE * len(other_docs):
             naming.discard(w)
     if not naming:
         return Subject()

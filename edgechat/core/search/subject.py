@@ -47,7 +47,7 @@ def _words(text: str) -> set[str]:
 
 def _names(question: str) -> set[str]:
     """The words `question` writes as names or figures: capitalised where a sentence does not begin
-    ("the accident near Seward", "Apple's report"), or holding a digit ("2023", "v18")."""
+    ("the accident near Seward", "the report by Maria"), or holding a digit ("2023", "v18")."""
     out = set()
     for m in _WORD_RE.finditer(question):
         w = m.group()

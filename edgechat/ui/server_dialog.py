@@ -109,7 +109,9 @@ class ServerDialog(QDialog):
         form.addRow("&Name:", self.name_edit)
         form.addRow("&Address:", self.url_edit)
         form.addRow("API &key:", self.key_edit)
-        form.addRow("&Model:", model_row)
+        model_label = QLabel("&Model:", self)
+        model_label.setBuddy(self.model_box)  # a row of two widgets: the label needs its buddy named
+        form.addRow(model_label, model_row)
         form.addRow("&Context:", self.context_spin)
         self.buttons = QDialogButtonBox(self)
         self.use_button = self.buttons.addButton("&Use this server", QDialogButtonBox.ButtonRole.AcceptRole)

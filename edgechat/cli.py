@@ -8,7 +8,8 @@
     edgechat remove PATH          take a folder out of the library
     edgechat models ...           fetch, list, install, import, use and remove models; add a model server
 
-Every command takes --library DIR (default: $EDGECHAT_LIBRARY, else the user data directory).
+Every command takes --library DIR (default: $EDGECHAT_LIBRARY, else the user data directory), or
+--library chroma://HOST:PORT/NAME for a team library on a Chroma server.
 Errors are one line on stderr and a non-zero exit status.
 """
 
@@ -36,7 +37,8 @@ class CliError(Exception):
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="edgechat", description="Chat with your own documents, privately.")
     p.add_argument("--version", action="version", version=f"edgechat {__version__}")
-    p.add_argument("--library", metavar="DIR", help="library directory (default: $EDGECHAT_LIBRARY or the user data dir)")
+    p.add_argument("--library", metavar="DIR", help="library directory (default: $EDGECHAT_LIBRARY or the user data dir), "
+                                                     "or chroma://HOST:PORT/NAME for a team library")
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
     sub = p.add_subparsers(dest="command")
 
@@ -49,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--password", action="append", default=[], metavar="FILE=PASSWORD",
                     help="password for an encrypted PDF (repeatable)")
     sp.add_argument("--json", action="store_true", help="print the summary as JSON")
+    sp.add_argument("--readers", metavar="WHO", default=None,
+                    help="a team library only: who may read these folders, e.g. 'alice,bob,@finance' "
+                         "(users, and groups with @); '' for everyone; default: as set before (everyone)")
 
     sp = lib(sub.add_parser("ask", help="answer a question from the library"))
     sp.add_argument("question")
@@ -107,8 +112,11 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _library(args: argparse.Namespace) -> Path | None:
-    return Path(args.library).expanduser() if getattr(args, "library", None) else None
+def _library(args: argparse.Namespace) -> Path | str | None:
+    lib = getattr(args, "library", None)
+    if not lib:
+        return None
+    return lib if lib.startswith("chroma:") else Path(lib).expanduser()  # a team library: an address
 
 
 def _engine(args: argparse.Namespace, **kwargs):
@@ -116,7 +124,7 @@ def _engine(args: argparse.Namespace, **kwargs):
 
     try:
         return Engine(_library(args), embedder_progress=_status_line, **kwargs)
-    except LibraryLockedError as e:
+    except (LibraryLockedError, ValueError) as e:  # (ValueError: a malformed chroma:// address)
         raise CliError(str(e)) from None
 
 
@@ -158,7 +166,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     cancel = threading.Event()
     with _engine(args) as engine:
         try:
-            summary = engine.index(args.paths, progress=progress, cancel=cancel, passwords=passwords)
+            summary = engine.index(args.paths, progress=progress, cancel=cancel, passwords=passwords,
+                                   readers=args.readers)
         except KeyboardInterrupt:
             cancel.set()
             raise
@@ -331,14 +340,18 @@ def cmd_status(args: argparse.Namespace) -> int:
         partly = [f for f in files if f.state == FileState.DONE and f.detail.startswith("partly read")]
         scans = [f for f in files if f.state == FileState.DONE and READ_BY_OCR in f.detail]
     if args.json:
-        print(json.dumps({"library": str(engine.library_dir), "roots": roots, "offline": offline, **counts.to_dict(),
+        print(json.dumps({"library": str(engine.library_dir), "team": str(engine.team or ""),
+                          "reader": str(engine.identity or ""), "roots": roots, "offline": offline, **counts.to_dict(),
                           "reads": [s for _, suffixes in READABLE for s in suffixes],
                           "problems": [{"path": f.path, "problem": f.problem, "detail": f.detail} for f in failed],
                           "partly_read": [{"path": f.path, "detail": f.detail} for f in partly],
                           "read_by_ocr": [{"path": f.path, "detail": f.detail} for f in scans]},
                          indent=2))
         return 0
-    print(f"Library {engine.library_dir}")
+    if engine.team is not None:
+        print(f"Team library {engine.team}, read as {engine.identity}; this desktop's copy: {engine.library_dir}")
+    else:
+        print(f"Library {engine.library_dir}")
     print(f"  {counts.files_indexed} files indexed, {counts.chunks} chunks, {counts.pages} pages")
     print(f"  reads {readable_formats()}")
     for r in roots:
@@ -492,7 +505,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         from edgechat.ui.app import run_app
 
-        return run_app(library=_library(args))
+        library = _library(args)
+        if isinstance(library, str):
+            print("edgechat: the window does not open a team library yet: use 'edgechat ask/search/index/status "
+                  f"--library {library}'", file=sys.stderr)
+            return 1
+        return run_app(library=library)
     try:
         return COMMANDS[args.command](args)
     except CliError as e:
@@ -503,7 +521,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as e:  # noqa: BLE001 - any failure is one clear line, never a traceback (the log has it with -v)
         logging.getLogger("edgechat").debug("failure", exc_info=True)
-        print(f"edgechat: {type(e).__name__}: {e}" if str(e) else f"edgechat: {type(e).__name__}", file=sys.stderr)
+        from edgechat.core.store.team import TeamServerError
+
+        plain = isinstance(e, TeamServerError)  # a team library's server: down, gone or refusing
+        print(f"edgechat: {e}" if plain else f"edgechat: {type(e).__name__}: {e}" if str(e)
+              else f"edgechat: {type(e).__name__}", file=sys.stderr)
         if os.environ.get("EDGECHAT_DEBUG"):
             raise
         return 1

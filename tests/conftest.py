@@ -89,3 +89,14 @@ def llama_server():
         pytest.fail(str(exc), pytrace=False)
     yield server
     server.stop()
+
+
+# A real Chroma server (`chroma run`, installed with chromadb) on a free loopback port, for the
+# whole session; stopped at its end. Each test uses a team library of its own name on it.
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory):
+    from tests.chroma_server import ChromaServer
+
+    server = ChromaServer(tmp_path_factory.mktemp("chroma-server") / "db").start()
+    yield server
+    server.stop()

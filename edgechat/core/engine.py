@@ -64,13 +64,15 @@ from edgechat.core.records import (
 from edgechat.core.search.pipeline import RagPipeline, Reranker, TurnInterpreter, how_found, to_source
 from edgechat.core.search.retrieval import RetrievalSettings, Retriever
 from edgechat.core.store import LibraryLockedError, Store
+from edgechat.core.store.access import Identity, Readers
+from edgechat.core.store.team import TeamAddress, TeamServerError, TeamStore
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "READABLE", "READ_BY_OCR", "YOUR_DOCUMENTS_SAY", "CatalogEntry", "CatalogFile", "ChunkSettings", "ClientChoice",
     "DownloadCancelled", "DownloadError", "DownloadProgress", "Engine", "EngineParts", "HostUnreachable",
-    "IndexProgress", "IndexSummary", "LibraryLockedError", "can_download", "choose_chat_client",
+    "Identity", "IndexProgress", "IndexSummary", "LibraryLockedError", "Readers", "TeamAddress", "TeamServerError", "can_download", "choose_chat_client",
     "cited_sentence_spans", "download_language_model", "how_found", "indexed_pdfium_text", "installed_models",
     "marker_spans", "model_offers", "partial_download", "readable_formats", "span_boxes",
     "ServerCheck", "ServerConfig", "ServerError", "add_model_server", "check_model_server", "check_named_server",
@@ -117,12 +119,21 @@ class Engine:
         retrieval: RetrievalSettings | None = None,
         readonly: bool = False,
         embedder_progress: Callable[[str], None] | None = None,
+        identity: Identity | None = None,
     ) -> None:
-        self.library_dir = Path(library_dir) if library_dir else paths.default_library_dir()
-        self._store = Store(self.library_dir, readonly=readonly)
+        # A team library (chroma://HOST:PORT/NAME, store/team.py): its index is on a Chroma
+        # server, this desktop keeps a cache of what `identity` (default: the OS account) may read.
+        self.team = TeamAddress.parse(library_dir if library_dir else os.environ.get("EDGECHAT_LIBRARY"))
+        self._store: Store
+        if self.team is not None:
+            self._store = TeamStore(self.team, identity, readonly=readonly)
+            self.library_dir = self._store.dir
+        else:
+            self.library_dir = Path(library_dir) if library_dir else paths.default_library_dir()
+            self._store = Store(self.library_dir, readonly=readonly)
         if not readonly:
             self._store.recover()  # finish what a crashed or killed run left behind
-        elif not self._store.was_clean:
+        elif not self._store.was_clean and self.team is None:
             self._recover_for_reading()
             self._store = Store(self.library_dir, readonly=True)
         self._embedder = embedder
@@ -160,6 +171,7 @@ class Engine:
         if not self._store.readonly:
             self._spare.start()
         vectors = self._store.open_vectors()
+        self._pull(force=True)
         try:
             vector = self.embedder.embed(["warm-up"])[0]
             vectors.query(vector, 1)
@@ -204,7 +216,16 @@ class Engine:
         progress: Callable[[IndexProgress], None] | None = None,
         cancel: threading.Event | None = None,
         passwords: dict[str, str] | None = None,
+        readers: str | None = None,
     ) -> IndexSummary:
+        """Add folders (or files) to the library and index them. `readers` ("alice,@team"; ""
+        for everyone) restricts who may read them, in a team library only; None keeps what was
+        set for a folder before (everyone for a new one)."""
+        if readers is not None:
+            if not isinstance(self._store, TeamStore):
+                raise ValueError("only a team library (chroma://HOST:PORT/NAME) restricts who may read a folder")
+            for p in paths_:
+                self._store.set_readers(str(Path(p).expanduser().resolve()), Readers.parse(readers))
         self._spare.start()  # (if none is waiting) its interpreter starts while the embedder loads
         worker = self._spare.take()
         try:
@@ -249,6 +270,7 @@ class Engine:
         """Every file of the library. An indexed file that was only partly read (a PDF cut short,
         pages that could not be read) says so in `detail`: "partly read: ...", and one with pages
         read by OCR (a scan) "read by OCR: ..." (both, on two lines, when both hold)."""
+        self._pull()
         return [
             LibraryFile(path=f.path, root=f.root or "", state=f.state, problem=f.problem or "",
                         detail=f.detail or _read_notes(f.metadata), title=f.title or "", format=f.format or "",
@@ -257,6 +279,7 @@ class Engine:
         ]
 
     def counts(self) -> LibraryCounts:
+        self._pull()
         return LibraryCounts(**self._store.counts())
 
     def watch_list(self, max_dirs: int = 4000, max_files: int = 4000) -> tuple[list[str], list[str]]:
@@ -270,14 +293,26 @@ class Engine:
 
     # ------------------------------------------------------------------ questions
 
+    def _pull(self, force: bool = False) -> None:
+        """A team library: the cache takes the server's changes (every PULL_EVERY_S at most)."""
+        if isinstance(self._store, TeamStore):
+            self._store.pull(force=force)
+
+    @property
+    def identity(self) -> Identity | None:
+        """Who is asking, in a team library (None for a local one)."""
+        return self._store.identity if isinstance(self._store, TeamStore) else None
+
     def search(self, query: str, *, k: int = 10, scope: Scope | None = None, mode: str = "hybrid") -> SearchResult:
         """Retrieval alone: the top `k` passages as numbered sources."""
+        self._pull()
         result = self._retriever().search(query, scope=scope, mode=mode)
         sources = [to_source(i, c) for i, c in enumerate(result.candidates[:k], 1)]
         return SearchResult(sources, dict(result.timings), dict(result.counts))
 
     def process(self, request: RagRequest, client: ChatClient | None = None) -> ProcessedQuery:
         """What a question retrieves (gate, rewrite, search, selection), without an answer."""
+        self._pull()
         return self._pipeline(client or self._client).process(request)
 
     def choose_client(self, setting: str = "") -> ClientChoice:
@@ -308,6 +343,7 @@ class Engine:
     ) -> Iterator[ChatUpdate]:
         """Stream an answer; the last update carries the ChatResponse (sources, citations)."""
         client = client or self.chat_client
+        self._pull()
         answerer = Answerer(self._pipeline(client), client, options, embed=self.embedder.embed,
                             describe=self._store.describe_files)
         return self._while_answering(answerer.stream(request, history=history, options=options, cancel=cancel))
@@ -335,6 +371,10 @@ class Engine:
                              "so the passage cannot be shown.")
             return check
         rec = self._store.file(path)
+        if rec is None and self.team is not None:  # not indexed, or not for this user's eyes
+            check.status = SourceStatus.MISSING
+            check.message = "This file is not in the team library for you."
+            return check
         st = os.stat(path)
         check.stamp = (st.st_mtime, st.st_size)
         changed = False
@@ -631,7 +671,8 @@ def describe_error(exc: BaseException) -> str:
     name = type(exc).__name__
     if not msg:
         return name
-    plain = ("RuntimeError", "OSError", "Exception", "LibraryLockedError", "DiskFullError", "ServerError", "ModelError")
+    plain = ("RuntimeError", "OSError", "Exception", "LibraryLockedError", "DiskFullError", "ServerError", "ModelError",
+             "TeamServerError")
     return msg if name in plain else f"{name}: {msg}"
 
 

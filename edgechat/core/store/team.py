@@ -1,0 +1,540 @@
+"""A team library: one index on a Chroma server, searched by many desktops.
+
+    edgechat --library chroma://HOST:PORT/NAME ...
+
+The server holds what every desktop needs to search and answer, in two collections:
+
+    NAME         one record per passage: its vector, its text (the document), and as metadata its
+                 file id, page, span, text hash, context header, the words the lexical index
+                 reads when they differ from the text, and who may read it (store/access.py)
+    NAME.files   one record per indexed file: the manifest row, the file's metadata and the word
+                 boxes of pages read by OCR (the document, JSON), its version and who may read it
+
+Each desktop keeps a cache of the passages its user may read in a local library folder
+(data folder/team/HOST-PORT-NAME/USER/): the same SQLite file as a local library, so the lexical
+leg (FTS5, BM25), the passages' rows, the table headings and the document descriptions are the
+local code, unchanged. `TeamStore.pull` brings it up to date from the server (the file records
+say which files changed; only their passages are fetched). The vector leg asks the server
+(`ServerVectorIndex`, behind the `VectorIndex` seam). Why the lexical half is a per-desktop
+cache and not `where_document` queries on the server: docs/team-libraries.md.
+
+The desktop that indexes writes its SQLite as for a local library and, through the same seam,
+each file's passages and then its file record to the server. Every read filters by the asking
+user's rights (`TeamStore._hidden`, `Identity.where`) before anything is ranked.
+
+Chroma is imported only when a team library is opened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from edgechat.core import paths
+from edgechat.core.records import Candidate, WordBox
+from edgechat.core.search.subject import Description
+from edgechat.core.store.access import Identity, Readers
+from edgechat.core.store.library import FileRecord, Store, name_words
+from edgechat.core.store.vectors import HNSW, _explicit_embedding_function
+
+if TYPE_CHECKING:
+    from chromadb.api.models.Collection import Collection
+
+log = logging.getLogger(__name__)
+
+SCHEME = "chroma://"
+_ADDRESS = re.compile(r"^chroma:/{1,2}(?P<host>\[[^\]]+\]|[^/:]+):(?P<port>\d{1,5})/(?P<name>[^/]+)/?$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{1,60}[A-Za-z0-9]$")
+_BATCH = 1000  # records per request to the server
+_FILES_PER_PULL = 50  # files whose passages one request of a pull fetches
+PULL_EVERY_S = 5.0  # a search pulls the server's changes when the last pull is older than this
+TIMEOUT_S = 60.0  # one request to the server; connecting: CONNECT_TIMEOUT_S
+CONNECT_TIMEOUT_S = 5.0
+
+_TEAM_SCHEMA = """
+CREATE TABLE IF NOT EXISTS team_files (   -- files this desktop's cache holds from the server
+    file_id TEXT PRIMARY KEY, version TEXT NOT NULL, readers TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS team_roots (   -- folders this desktop indexes: who may read them
+    path TEXT PRIMARY KEY, readers TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ocr_words (
+    file_id TEXT NOT NULL, page INTEGER NOT NULL, words TEXT NOT NULL, PRIMARY KEY (file_id, page)
+);
+"""
+
+
+class TeamServerError(RuntimeError):
+    """The Chroma server of a team library is down, stopped answering, or refused a request;
+    the message is one line for a person."""
+
+
+@dataclass(frozen=True)
+class TeamAddress:
+    host: str
+    port: int
+    name: str
+
+    @staticmethod
+    def parse(text: str | Path | None) -> "TeamAddress | None":
+        """chroma://HOST:PORT/NAME as a TeamAddress; None for anything that is not chroma://
+        (a folder). Also accepts the "chroma:/HOST..." a Path makes of it. Raises ValueError for
+        a chroma:// address that is malformed."""
+        s = str(text or "").strip()
+        if not s.startswith("chroma:"):
+            return None
+        m = _ADDRESS.match(s)
+        if not m:
+            raise ValueError(f"{s!r}: a team library is given as chroma://HOST:PORT/NAME")
+        name = m["name"]
+        if not _NAME.match(name):
+            raise ValueError(f"{s!r}: a team library's name is 3-62 letters, digits, '-' or '_'")
+        port = int(m["port"])
+        if not 0 < port < 65536:
+            raise ValueError(f"{s!r}: no such port {port}")
+        return TeamAddress(m["host"].strip("[]"), port, name)
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{SCHEME}{host}:{self.port}/{self.name}"
+
+    @property
+    def server(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def cache_dir(self, identity: Identity) -> Path:
+        """This desktop's cache of the library for `identity`, in the user's data folder."""
+        host = re.sub(r"[^A-Za-z0-9._-]", "_", self.host)
+        who = re.sub(r"[^A-Za-z0-9._-]", "_", identity.user) if identity.user is not None else "-anonymous"
+        return paths.data_root() / "team" / f"{host}-{self.port}-{self.name}" / who
+
+
+def is_team_library(text: str | Path | None) -> bool:
+    return str(text or "").strip().startswith("chroma:")
+
+
+class TeamServer:
+    """The connection to the server: an HttpClient and the library's two collections. Every
+    request goes through `call`, which turns a failure into a TeamServerError."""
+
+    def __init__(self, address: TeamAddress) -> None:
+        import chromadb
+        import httpx
+        from chromadb.config import Settings
+
+        self.address = address
+        try:
+            self.client = chromadb.HttpClient(host=address.host, port=address.port,
+                                              settings=Settings(anonymized_telemetry=False))
+        except Exception as e:  # noqa: BLE001 - chromadb raises ValueError when nothing answers
+            raise TeamServerError(
+                f"The team library {address} cannot be reached: no Chroma server answers at {address.server} "
+                f"({_reason(e)}). Is it running? 'chroma run --path DIR --host HOST --port {address.port}' starts one."
+            ) from e
+        # chromadb waits forever by default: a server that hangs would freeze indexing and asking.
+        with contextlib.suppress(AttributeError):
+            self.client._server._session.timeout = httpx.Timeout(TIMEOUT_S, connect=CONNECT_TIMEOUT_S)  # type: ignore[attr-defined]
+        ef = _explicit_embedding_function()
+        self.chunks: Collection = self.call("opening the library", self.client.get_or_create_collection,
+                                            address.name, configuration={"hnsw": HNSW.copy()}, embedding_function=ef)
+        self.files: Collection = self.call("opening the library", self.client.get_or_create_collection,
+                                           address.name + ".files", embedding_function=ef)
+
+    def call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TeamServerError:
+            raise
+        except Exception as e:  # noqa: BLE001 - every failure of a request is one line for a person
+            raise TeamServerError(self.message(what, e)) from e
+
+    def message(self, what: str, e: BaseException) -> str:
+        import httpx
+        from chromadb.errors import ChromaError
+
+        where = f"the Chroma server of the team library {self.address}"
+        if isinstance(e, (httpx.ConnectError, httpx.ConnectTimeout)):
+            return f"{where} cannot be reached ({what}): is it running? ({_reason(e)})"
+        if isinstance(e, (httpx.TransportError, httpx.TimeoutException)):
+            return f"{where} stopped answering ({what}): {_reason(e)}"
+        if isinstance(e, ChromaError):
+            return f"{where} refused {what}: {_reason(e)}"
+        return f"{what} on {where} failed: {_reason(e)}"
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.client.close()  # type: ignore[attr-defined]
+
+
+def _reason(e: BaseException) -> str:
+    msg = " ".join(str(e).split())
+    return msg or type(e).__name__
+
+
+def _batches(items: Sequence[Any], n: int = _BATCH) -> Iterator[Sequence[Any]]:
+    for lo in range(0, len(items), n):
+        yield items[lo : lo + n]
+
+
+# (chunk id -> (document, metadata)), (file id -> (document, metadata)): what the server keeps of
+# the passages and files the desktop that indexes them sends (TeamStore._records).
+Records = tuple[dict[str, tuple[str, dict[str, Any]]], dict[str, tuple[str, dict[str, Any]]]]
+
+
+class ServerVectorIndex:
+    """The `VectorIndex` of a team library: the passages' vectors on the server, each with its
+    text and metadata (from `records`), and after a file's passages its file record. Queries
+    carry the asking identity's filter, so the server ranks only what it may read."""
+
+    def __init__(self, server: TeamServer, identity: Identity, records: Callable[[Sequence[str]], Records]) -> None:
+        self.server = server
+        self.identity = identity
+        self._records = records
+
+    def add(self, ids: Sequence[str], vectors: np.ndarray, file_ids: Sequence[str], pages: Sequence[int]) -> None:
+        chunks, files = self._records(ids)
+        keep = [k for k, cid in enumerate(ids) if cid in chunks]  # (rows gone since: nothing to send)
+        for part in _batches(keep):
+            pid = [ids[k] for k in part]
+            self.server.call("a write of passages", self.server.chunks.upsert, ids=pid,
+                             embeddings=np.asarray(vectors[list(part)], dtype=np.float32),
+                             documents=[chunks[c][0] for c in pid], metadatas=[chunks[c][1] for c in pid])
+        fids = list(files)
+        for fpart in _batches(fids):
+            self.server.call("a write of file records", self.server.files.upsert, ids=list(fpart),
+                             embeddings=np.ones((len(fpart), 1), dtype=np.float32),
+                             documents=[files[f][0] for f in fpart], metadatas=[files[f][1] for f in fpart])
+
+    def delete(self, ids: Sequence[str]) -> None:
+        for part in _batches(list(ids)):
+            self.server.call("a deletion of passages", self.server.chunks.delete, ids=list(part))
+
+    def delete_file(self, file_id: str) -> None:
+        self.server.call("a deletion of a file's record", self.server.files.delete, ids=[file_id])
+        self.server.call("a deletion of a file's passages", self.server.chunks.delete, where={"file_id": file_id})
+
+    def ids(self) -> set[str]:
+        return set(self.server.call("reading the passages' ids", self.server.chunks.get, include=[])["ids"])
+
+    def ids_of_files(self, file_ids: Sequence[str]) -> set[str]:
+        out: set[str] = set()
+        for part in _batches(list(file_ids), 200):
+            got = self.server.call("reading the passages' ids", self.server.chunks.get,
+                                   where=_file_filter(part), include=[])
+            out.update(got["ids"])
+        return out
+
+    def check_readable(self, dim: int) -> None:
+        self.server.call("a search", self.server.chunks.query, query_embeddings=[np.ones(dim, dtype=np.float32)],
+                         n_results=1, where=self.identity.where(), include=[])
+
+    def count(self) -> int:
+        return int(self.server.call("counting the passages", self.server.chunks.count))
+
+    def query(self, vector: np.ndarray, k: int, file_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        where = self.identity.where()
+        if file_ids is not None:
+            where = {"$and": [where, _file_filter(file_ids)]}
+        res = self.server.call("a search", self.server.chunks.query,
+                               query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=k, where=where,
+                               include=["distances"])
+        return [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0])]
+
+    def all(self) -> tuple[list[str], np.ndarray]:
+        got = self.server.call("reading the vectors", self.server.chunks.get, include=["embeddings"])
+        return list(got["ids"]), np.asarray(got["embeddings"], dtype=np.float32)
+
+    def close(self) -> None:
+        pass  # the TeamStore closes the connection
+
+
+def _file_filter(file_ids: Sequence[str]) -> dict[str, Any]:
+    ids = list(file_ids)
+    return {"file_id": ids[0]} if len(ids) == 1 else {"file_id": {"$in": ids}}
+
+
+class TeamStore(Store):
+    """A team library's Store: the local cache (a library folder of this desktop) plus the
+    server. Reads are those of Store, limited to what `identity` may read; `pull` refreshes the
+    cache. `readonly` means, as for a local library, that this process does not index."""
+
+    def __init__(
+        self,
+        address: TeamAddress,
+        identity: Identity | None = None,
+        *,
+        readonly: bool = False,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self.address = address
+        self.identity = identity if identity is not None else Identity.from_os()
+        self.server = TeamServer(address)
+        self._pulled_at = -1e9
+        try:
+            super().__init__(cache_dir or address.cache_dir(self.identity), readonly=readonly,
+                             vector_index_factory=lambda _path: ServerVectorIndex(self.server, self.identity,
+                                                                                  self._records))
+            self.db.execute("PRAGMA busy_timeout=10000")  # a reader's pull while the indexer writes
+            self.db.executescript(_TEAM_SCHEMA)
+        except BaseException:
+            self.server.close()
+            raise
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.server.close()
+
+    # ------------------------------------------------------------------ who may read what
+
+    def set_readers(self, root: str, readers: Readers) -> None:
+        """Who may read the folder `root` (this desktop indexes it). The passages of its files
+        already on the server are sent again with their new readers."""
+        with self._db_lock:
+            row = self.db.execute("SELECT readers FROM team_roots WHERE path=?", (root,)).fetchone()
+        if row is not None and row[0] == readers.spec():
+            return
+        with self._txn() as db:
+            db.execute("INSERT OR REPLACE INTO team_roots VALUES (?, ?)", (root, readers.spec()))
+            ids = [r[0] for r in db.execute(
+                "SELECT c.chunk_id FROM chunks c JOIN files f ON f.file_id=c.file_id WHERE f.root=? "
+                "AND c.vector IS NOT NULL", (root,))]
+        if ids:
+            self._add_from_sqlite(ids)
+
+    def readers_of(self, root: str) -> Readers:
+        with self._db_lock:
+            row = self.db.execute("SELECT readers FROM team_roots WHERE path=?", (root,)).fetchone()
+        return Readers.parse(row[0] if row else None)
+
+    def _hidden(self) -> set[str]:
+        """The files of the cache the identity may not read. The cache of a desktop that did not
+        index them holds only what its user may read (pull asks for no more); the desktop that
+        indexes a folder holds all of it. The one rule: access.Readers.allows."""
+        with self._db_lock:
+            rows = self.db.execute(
+                "SELECT f.file_id, COALESCE(t.readers, r.readers) FROM files f "
+                "LEFT JOIN team_files t ON t.file_id = f.file_id LEFT JOIN team_roots r ON r.path = f.root "
+                "WHERE COALESCE(t.readers, r.readers, '') <> ''").fetchall()
+        cache: dict[str, bool] = {}
+        hidden = set()
+        for fid, spec in rows:
+            if spec not in cache:
+                cache[spec] = Readers.parse(spec).allows(self.identity)
+            if not cache[spec]:
+                hidden.add(fid)
+        return hidden
+
+    def _visible(self, file_ids: Sequence[str] | None) -> list[str] | None:
+        hidden = self._hidden()
+        if not hidden:
+            return None if file_ids is None else list(file_ids)
+        if file_ids is None:
+            with self._db_lock:
+                file_ids = [r[0] for r in self.db.execute("SELECT file_id FROM files")]
+        return [f for f in file_ids if f not in hidden]
+
+    # Every read of the cache below goes through _hidden / _visible; the vector leg is filtered
+    # on the server by Identity.where (ServerVectorIndex.query).
+
+    def files(self, *, root: str | None = None, under: str | None = None) -> list[FileRecord]:
+        hidden = self._hidden()
+        return [f for f in super().files(root=root, under=under) if f.file_id not in hidden]
+
+    def file(self, path: str) -> FileRecord | None:
+        rec = super().file(path)
+        return None if rec is None or rec.file_id in self._hidden() else rec
+
+    def lexical_search(self, match: str, k: int, file_ids: Sequence[str] | None = None,
+                       weights: Sequence[float] = (1.0, 0.5, 0.5, 0.5)) -> list[tuple[str, float]]:
+        return super().lexical_search(match, k, self._visible(file_ids), weights)
+
+    def chunk_rows(self, chunk_ids: Iterable[str]) -> dict[str, Candidate]:
+        hidden = self._hidden()
+        return {cid: c for cid, c in super().chunk_rows(chunk_ids).items() if c.file_id not in hidden}
+
+    def describe_files(self, file_ids: Sequence[str], head_chars: int = 400) -> dict[str, Description]:
+        hidden = self._hidden()
+        return super().describe_files([f for f in file_ids if f not in hidden], head_chars)
+
+    def table_header(self, c: Candidate) -> str:
+        return "" if c.file_id in self._hidden() else super().table_header(c)
+
+    def word_boxes(self, path: str, page: int) -> list[WordBox] | None:
+        return None if self.file(path) is None else super().word_boxes(path, page)
+
+    def counts(self) -> dict[str, int]:
+        out = super().counts()
+        hidden = self._hidden()
+        if hidden:
+            files = self.files()
+            out["files_indexed"] = sum(f.state.value in ("done", "stale") for f in files)
+            out["files_stale"] = sum(f.state.value == "stale" for f in files)
+            out["files_failed"] = sum(f.state.value == "failed" for f in files)
+            out["pages"] = sum(f.pages or 0 for f in files if f.state.value in ("done", "stale"))
+            out["chunks"] = sum(f.chunks or 0 for f in files if f.state.value in ("done", "stale"))
+        out["vectors"] = out["chunks"]  # the server's count would tell how much is hidden
+        return out
+
+    # ------------------------------------------------------------------ writing (the desktop that indexes)
+
+    def put_vectors_ahead(self, path: str, sha256: str, items: Sequence[tuple[int, np.ndarray, int]]) -> None:
+        """Not for a team library: the server gets a passage with its text, which is committed
+        with the file (put_file)."""
+
+    def put_file(self, path: str, *args: Any, **kwargs: Any) -> str:
+        fid = super().put_file(path, *args, **kwargs)
+        with self._txn() as db:  # indexed here now, not a copy of the server's
+            db.execute("DELETE FROM team_files WHERE file_id=?", (fid,))
+        return fid
+
+    def _records(self, chunk_ids: Sequence[str]) -> Records:
+        """What the server keeps of these passages (indexed on this desktop) and their files."""
+        chunks: dict[str, tuple[str, dict[str, Any]]] = {}
+        fids: set[str] = set()
+        with self._db_lock:
+            roots = {p: Readers.parse(s) for p, s in self.db.execute("SELECT path, readers FROM team_roots")}
+            for part in _batches(list(chunk_ids), 500):
+                rows = self.db.execute(
+                    "SELECT c.chunk_id, c.file_id, c.page, c.start, c.end, c.text, c.text_hash, x.text, x.context, f.root "
+                    "FROM chunks c JOIN chunks_fts x ON x.rowid = c.rowid JOIN files f ON f.file_id = c.file_id "
+                    f"WHERE c.chunk_id IN ({','.join('?' * len(part))})", list(part)).fetchall()
+                for cid, fid, page, start, end, text, th, search, context, root in rows:
+                    meta: dict[str, Any] = {"file_id": fid, "page": int(page), "start": int(start), "end": int(end),
+                                            "text_hash": th, "context": context or ""}
+                    if search and search != text:
+                        meta["search_text"] = search
+                    meta.update(roots.get(root, Readers.everyone()).keys())
+                    chunks[cid] = (text, meta)
+                    fids.add(fid)
+            files: dict[str, tuple[str, dict[str, Any]]] = {}
+            for fid in fids:
+                cur = self.db.execute("SELECT * FROM files WHERE file_id=?", (fid,))
+                cols = [c[0] for c in cur.description]
+                row = cur.fetchone()
+                if row is None:
+                    continue
+                rec = dict(zip(cols, row))
+                words = dict(self.db.execute("SELECT page, words FROM ocr_words WHERE file_id=?", (fid,)).fetchall())
+                readers = roots.get(rec["root"], Readers.everyone())
+                doc = json.dumps({k: rec[k] for k in ("path", "root", "size", "mtime", "sha256", "state", "title",
+                                                      "format", "pages", "chunks", "metadata", "indexed")}
+                                 | {"words": {str(p): w for p, w in words.items()}})
+                meta = {"file_id": fid, "chunks": int(rec["chunks"] or 0), "readers": readers.spec(),
+                        "version": f"{rec['sha256']}:{rec['chunks']}:{readers.spec()}", **readers.keys()}
+                files[fid] = (doc, meta)
+        return chunks, files
+
+    def sync_vectors(self) -> dict[str, int]:
+        """After an unclean stop (or a write the server refused or did not answer): make the
+        server hold exactly the passages of the files indexed on this desktop. Files indexed
+        elsewhere, and the server's other files, are left alone."""
+        self._backlog, self._backlog_size = [], 0
+        self._ahead = {}
+        with self._db_lock:
+            truth = {r[0]: r[1] for r in self.db.execute(
+                "SELECT c.chunk_id, c.file_id FROM chunks c WHERE c.vector IS NOT NULL "
+                "AND c.file_id NOT IN (SELECT file_id FROM team_files)")}
+            mine = [r[0] for r in self.db.execute(
+                "SELECT file_id FROM files WHERE state IN ('done', 'stale') "
+                "AND file_id NOT IN (SELECT file_id FROM team_files)")]
+        index = self.open_vectors()
+        assert isinstance(index, ServerVectorIndex)
+        have = index.ids_of_files(mine) if mine else set()
+        extra = sorted(have - set(truth))
+        missing = sorted(set(truth) - have)
+        index.delete(extra)
+        self._add_from_sqlite(missing)
+        if extra or missing:
+            log.info("team library %s resynced: %d passages sent, %d deleted", self.address, len(missing), len(extra))
+        return {"rebuilt": 0, "added": len(missing), "deleted": len(extra)}
+
+    def _rebuild_vectors(self) -> None:
+        raise TeamServerError(f"the vector index of the team library {self.address} is on its server: "
+                              "it is not rebuilt from a desktop")
+
+    # ------------------------------------------------------------------ reading (every desktop)
+
+    def pull(self, *, force: bool = True) -> int:
+        """Bring the cache up to date with the server: the files the identity may read that
+        changed since the last pull are fetched whole, those it may no longer read (or that are
+        gone) are dropped. Files indexed on this desktop are its own. Returns how many files
+        changed. With force=False, nothing happens within PULL_EVERY_S of the last pull."""
+        if not force and time.monotonic() - self._pulled_at < PULL_EVERY_S:
+            return 0
+        got = self.server.call("reading the list of files", self.server.files.get, where=self.identity.where(),
+                               include=["metadatas", "documents"])
+        remote = {fid: (doc, meta) for fid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"])}
+        with self._db_lock:
+            have = dict(self.db.execute("SELECT file_id, version FROM team_files").fetchall())
+            here = {r[0] for r in self.db.execute(
+                "SELECT file_id FROM files WHERE file_id NOT IN (SELECT file_id FROM team_files)")}
+        gone = [fid for fid in have if fid not in remote]
+        todo = [fid for fid, (_, meta) in remote.items() if fid not in here and have.get(fid) != meta.get("version")]
+        for fid in gone:
+            with self._txn() as db:
+                _forget(db, fid)
+        changed = len(gone)
+        for part in _batches(todo, _FILES_PER_PULL):
+            res = self.server.call("reading passages", self.server.chunks.get,
+                                   where={"$and": [_file_filter(part), self.identity.where()]},
+                                   include=["documents", "metadatas"])
+            by_file: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
+            for cid, doc, meta in zip(res["ids"], res["documents"], res["metadatas"]):
+                by_file.setdefault(str(meta["file_id"]), []).append((cid, doc, meta))
+            for fid in part:
+                doc, meta = remote[fid]
+                rows = by_file.get(fid, [])
+                if len(rows) != int(meta.get("chunks", -1)):
+                    continue  # being written: the next pull takes it
+                with self._txn() as db:
+                    _forget(db, fid)
+                    _remember(db, fid, json.loads(doc), meta, rows)
+                changed += 1
+        self._pulled_at = time.monotonic()
+        if changed:
+            log.info("team library %s: %d files brought up to date", self.address, changed)
+        return changed
+
+
+def _forget(db: Any, fid: str) -> None:
+    """Drop a file the cache held from the server (the server is not touched)."""
+    db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE file_id=?)", (fid,))
+    db.execute("DELETE FROM chunks WHERE file_id=?", (fid,))
+    db.execute("DELETE FROM ocr_words WHERE file_id=?", (fid,))
+    db.execute("DELETE FROM files WHERE file_id=?", (fid,))
+    db.execute("DELETE FROM team_files WHERE file_id=?", (fid,))
+
+
+def _remember(db: Any, fid: str, rec: dict[str, Any], meta: dict[str, Any],
+              rows: list[tuple[str, str, dict[str, Any]]]) -> None:
+    """Put a file of the server into the cache: its manifest row (no root: the folder is the
+    indexing desktop's), its passages, their lexical rows and its pages' OCR word boxes."""
+    db.execute("DELETE FROM files WHERE path=?", (rec["path"],))
+    db.execute(
+        "INSERT INTO files (file_id, path, root, size, mtime, sha256, state, title, format, pages, chunks, metadata, "
+        "indexed) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (fid, rec["path"], rec["size"], rec["mtime"], rec["sha256"], rec["state"] or "done", rec["title"],
+         rec["format"], rec["pages"], rec["chunks"], rec["metadata"], rec["indexed"]),
+    )
+    name = name_words(rec["path"])
+    rows.sort(key=lambda r: int(r[0].rsplit(":", 1)[-1]) if r[0].rsplit(":", 1)[-1].isdigit() else 0)
+    for cid, text, m in rows:
+        cur = db.execute("INSERT INTO chunks (chunk_id, file_id, page, start, end, text, text_hash, vector) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+                         (cid, fid, m["page"], m["start"], m["end"], text, m["text_hash"]))
+        db.execute("INSERT INTO chunks_fts (rowid, text, title, name, context) VALUES (?, ?, ?, ?, ?)",
+                   (cur.lastrowid, m.get("search_text") or text, rec["title"] or "", name, m.get("context", "")))
+    db.executemany("INSERT INTO ocr_words (file_id, page, words) VALUES (?, ?, ?)",
+                   [(fid, int(p), w) for p, w in (rec.get("words") or {}).items()])
+    db.execute("INSERT INTO team_files VALUES (?, ?, ?)", (fid, meta.get("version", ""), meta.get("readers", "")))

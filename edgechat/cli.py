@@ -521,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as e:  # noqa: BLE001 - any failure is one clear line, never a traceback (the log has it with -v)
         logging.getLogger("edgechat").debug("failure", exc_info=True)
-        from edgechat.core.store.team import TeamServerError
+        from edgechat.core.engine import TeamServerError
 
         plain = isinstance(e, TeamServerError)  # a team library's server: down, gone or refusing
         print(f"edgechat: {e}" if plain else f"edgechat: {type(e).__name__}: {e}" if str(e)

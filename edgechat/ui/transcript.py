@@ -36,6 +36,7 @@ from PySide6.QtWidgets import QTextBrowser, QTextEdit, QToolTip, QWidget
 
 from edgechat.core.engine import YOUR_DOCUMENTS_SAY, cited_sentence_spans, marker_spans
 from edgechat.core.records import Support
+from edgechat.ui.contrast import readable
 
 CHIP_TYPE = int(QTextFormat.ObjectTypes.UserObject) + 7
 CHIP_NUMBER = int(QTextFormat.Property.UserProperty) + 1
@@ -171,7 +172,7 @@ class ChipHandler(QPyTextObject):
             painter.setPen(Qt.PenStyle.NoPen)
         elif wrong:  # the writer's citation, which that source does not bear out: greyed, struck below
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.setPen(pal.color(QPalette.ColorRole.PlaceholderText))
+            painter.setPen(self.view._ink(QPalette.ColorRole.PlaceholderText))
         elif added:  # EdgeChat put this marker, not the writer: an outline only, dashed
             painter.setBrush(Qt.BrushStyle.NoBrush)
             pen = QPen(tint(hl, 200))
@@ -286,7 +287,7 @@ class TranscriptView(QTextBrowser):
     def _label_format(self) -> QTextCharFormat:
         f = QTextCharFormat()
         f.setFontWeight(QFont.Weight.Bold)
-        f.setForeground(self.palette().color(QPalette.ColorRole.PlaceholderText))
+        f.setForeground(self._ink(QPalette.ColorRole.PlaceholderText))
         f.setFontPointSize(max(7.0, self.font().pointSizeF() * 0.85))
         return f
 
@@ -326,12 +327,17 @@ class TranscriptView(QTextBrowser):
             cursor.insertBlock(nb, QTextCharFormat())
             nf = QTextCharFormat()
             nf.setFontItalic(True)
-            nf.setForeground(pal.color(QPalette.ColorRole.PlaceholderText))
+            nf.setForeground(self._ink(QPalette.ColorRole.PlaceholderText))
             cursor.insertText(("⚠ " if not turn.grounded or turn.stop_reason == "error" else "") + note, nf)
         if getattr(turn, "draft", ""):
             self._insert_draft(cursor, i, turn)
         if getattr(turn, "found", None):
             self._insert_link(cursor, f"found:{i}", "How this was found")
+
+    def _ink(self, role: QPalette.ColorRole) -> QColor:
+        """The palette's colour for `role`, made readable on the transcript's background."""
+        pal = self.palette()
+        return readable(pal.color(role), pal.color(QPalette.ColorRole.Base))
 
     def _insert_link(self, cursor: QTextCursor, href: str, text: str) -> None:
         """A small link on a line of its own under an answer."""
@@ -341,13 +347,12 @@ class TranscriptView(QTextBrowser):
         lf = QTextCharFormat()
         lf.setAnchor(True)
         lf.setAnchorHref(href)
-        lf.setForeground(self.palette().color(QPalette.ColorRole.Link))
+        lf.setForeground(self._ink(QPalette.ColorRole.Link))
         lf.setFontPointSize(max(7.0, self.font().pointSizeF() * 0.85))
         cursor.insertText(text, lf)
 
     def _insert_draft(self, cursor: QTextCursor, i: int, turn: Any) -> None:
         """The model's unverified text, folded away behind a link until asked for."""
-        pal = self.palette()
         is_open = i in self.open_drafts
         self._insert_link(cursor, f"draft:{i}", ("Hide" if is_open else "Show") + " the model's unverified answer")
         if not is_open:
@@ -356,7 +361,7 @@ class TranscriptView(QTextBrowser):
         db.setLeftMargin(14)
         db.setTopMargin(2)
         df = QTextCharFormat()
-        df.setForeground(pal.color(QPalette.ColorRole.PlaceholderText))
+        df.setForeground(self._ink(QPalette.ColorRole.PlaceholderText))
         df.setFontItalic(True)
         for n, paragraph in enumerate(turn.draft.split("\n")):
             cursor.insertBlock(db, df)

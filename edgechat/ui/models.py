@@ -325,17 +325,28 @@ class SourceListModel(QAbstractListModel):
     PathRole = Qt.ItemDataRole.UserRole + 7
     CitedRole = Qt.ItemDataRole.UserRole + 8
     SourceRole = Qt.ItemDataRole.UserRole + 9
+    RelevanceRole = Qt.ItemDataRole.UserRole + 10  # in words, against the best source's score
+    FirstAlsoFoundRole = Qt.ItemDataRole.UserRole + 11  # the first source the answer does not cite
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._sources: list[dict[str, Any]] = []
         self._cited: set[int] = set()
+        self._best = 0.0
 
     def set_sources(self, sources: list[dict[str, Any]], cited: list[int] | set[int] = ()) -> None:
+        """The sources the answer cites first, then the others ("also found"), each by number."""
         self.beginResetModel()
-        self._sources = sorted(sources, key=lambda s: int(s.get("ordinal") or 0))
         self._cited = set(cited)
+        self._sources = sorted(sources, key=lambda s: (int(s.get("ordinal") or 0) not in self._cited,
+                                                       int(s.get("ordinal") or 0)))
+        self._best = max((float(s.get("score") or 0.0) for s in self._sources), default=0.0)
         self.endResetModel()
+
+    def relevance(self, score: float) -> str:
+        """A source's score in words, against the best of this answer's sources."""
+        share = score / self._best if self._best > 0 else 0.0
+        return "close match" if share >= 0.85 else "related" if share >= 0.6 else "loosely related"
 
     def clear(self) -> None:
         self.set_sources([])
@@ -377,6 +388,11 @@ class SourceListModel(QAbstractListModel):
             return s.get("path") or ""
         if role == self.CitedRole:
             return n in self._cited
+        if role == self.RelevanceRole:
+            return self.relevance(float(s.get("score") or 0.0))
+        if role == self.FirstAlsoFoundRole:
+            return n not in self._cited and (index.row() == 0 or int(
+                self._sources[index.row() - 1].get("ordinal") or 0) in self._cited)
         if role == self.SourceRole:
             return dict(s)
         return None

@@ -24,7 +24,8 @@ from edgechat.ui.viewers import DocumentViewer
 
 
 class SourceDelegate(QStyledItemDelegate):
-    """Number, title, page and score on the first line; metadata; then the snippet."""
+    """Number, title, page and relevance in words on the first line; metadata; then the snippet.
+    The cited sources come first; "Also found" heads the ones the answer does not cite."""
 
     MARGIN = 6
 
@@ -33,16 +34,18 @@ class SourceDelegate(QStyledItemDelegate):
         n = index.data(m.NumberRole)
         title = html.escape(str(index.data(m.TitleRole)))
         page = index.data(m.PageRole)
-        score = index.data(m.ScoreRole) or 0.0
         meta = html.escape(str(index.data(m.MetadataRole) or ""))
         snippet = html.escape(str(index.data(m.SnippetRole) or ""))
         cited = index.data(m.CitedRole)
         dim = palette.color(QPalette.ColorGroup.Active, QPalette.ColorRole.HighlightedText if selected
                             else QPalette.ColorRole.PlaceholderText).name()
         badge = f"<b>[{n}]</b>" if cited else f"<span style='color:{dim}'>[{n}]</span>"
-        head = f"{badge}&nbsp;<b>{title}</b> <span style='color:{dim}'>· page {page} · score {score:.2f}" \
-               f"{'' if cited else ' · not cited'}</span>"
+        relevance = html.escape(str(index.data(m.RelevanceRole) or ""))
+        head = f"{badge}&nbsp;<b>{title}</b> <span style='color:{dim}'>· page {page} · {relevance}</span>"
         parts = [head]
+        if index.data(m.FirstAlsoFoundRole):
+            label = "Also found (not cited)" if index.row() else "Found (the answer cites none of them)"
+            parts.insert(0, f"<span style='color:{dim}; font-size:small'><b>{label}</b></span>")
         if meta:
             parts.append(f"<span style='color:{dim}; font-size:small'>{meta}</span>")
         if snippet:

@@ -61,14 +61,23 @@ def test_source_list_model(qtmodeltester):
     qtmodeltester.check(model, force_py=True)
     assert model.rowCount() == 2
     first = model.index(0)
-    assert first.data(SourceListModel.NumberRole) == 1  # ordered by number
-    assert first.data(SourceListModel.CitedRole) is False
+    # The cited source first, then the others ("also found"), each by number.
+    assert first.data(SourceListModel.NumberRole) == 2 and first.data(SourceListModel.CitedRole) is True
+    assert (first.data(SourceListModel.TitleRole), first.data(SourceListModel.PageRole)) == ("B", 4)
+    assert first.data(SourceListModel.MetadataRole) == "author: Z · created: 2023-02-10"
+    assert first.data(SourceListModel.FirstAlsoFoundRole) is False
     second = model.index(1)
-    assert (second.data(SourceListModel.TitleRole), second.data(SourceListModel.PageRole)) == ("B", 4)
-    assert second.data(SourceListModel.MetadataRole) == "author: Z · created: 2023-02-10"
-    assert second.data(SourceListModel.CitedRole) is True
-    assert model.row_of(2) == 1 and model.row_of(9) == -1
-    assert second.data() == "[2] B — page 4"
+    assert second.data(SourceListModel.NumberRole) == 1 and second.data(SourceListModel.CitedRole) is False
+    assert second.data(SourceListModel.FirstAlsoFoundRole) is True
+    # Relevance in words, against the best source (0.9): 0.5 is "loosely related".
+    assert second.data(SourceListModel.RelevanceRole) == "close match"
+    assert first.data(SourceListModel.RelevanceRole) == "loosely related"
+    assert model.row_of(2) == 0 and model.row_of(9) == -1
+    assert first.data() == "[2] B — page 4"
+    model.set_sources(sources, cited=[])
+    assert [model.index(i).data(SourceListModel.NumberRole) for i in range(2)] == [1, 2]
+    assert model.index(0).data(SourceListModel.FirstAlsoFoundRole) is True
+    assert model.index(1).data(SourceListModel.FirstAlsoFoundRole) is False
     model.clear()
     assert model.rowCount() == 0
     assert model.rowCount(first) == 0

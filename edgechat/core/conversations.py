@@ -35,6 +35,7 @@ __all__ = [
     "ConversationInfo",
     "ConversationStore",
     "Turn",
+    "answer_markdown",
     "citation_dict",
     "export_markdown",
     "history_messages",
@@ -350,6 +351,34 @@ def _md_escape_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def answer_markdown(turn: Turn) -> str:
+    """One answer as Markdown: its text with its [n] markers, its note, and the sources the
+    markers refer to (what "Copy answer" puts on the clipboard; also a turn of an exported chat)."""
+    lines: list[str] = [turn.answer.strip() if turn.answer.strip() else "*(no answer)*", ""]
+    if turn.note:
+        lines += [f"*{_md_escape_line(turn.note)}*", ""]
+    cited = set(turn.cited_numbers)
+    if turn.sources:
+        lines += ["**Sources**", ""]
+        for s in sorted(turn.sources, key=lambda s: int(s.get("ordinal") or 0)):
+            n = s.get("ordinal")
+            title = _md_escape_line(str(s.get("title") or s.get("path") or "untitled"))
+            where = f"page {s.get('page')}" if s.get("page") else ""
+            path = str(s.get("path") or "")
+            mark = "" if n in cited else " (not cited)"
+            head = f"[{n}] **{title}**" + (f", {where}" if where else "") + mark
+            if path:
+                head += f" — `{path}`"
+            lines.append(f"- {head}")
+            snippet = _md_escape_line(str(s.get("snippet") or ""))
+            if snippet:
+                lines.append(f"  > {snippet}")
+        lines.append("")
+    elif not turn.grounded and turn.answer:
+        lines += ["*No sources: this answer is not from your documents.*", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def export_markdown(conversation: Conversation) -> str:
     """The conversation as Markdown: each question and answer, and under each answer the
     sources its [n] markers refer to."""
@@ -357,32 +386,5 @@ def export_markdown(conversation: Conversation) -> str:
     lines.append(f"*{time.strftime('%Y-%m-%d %H:%M', time.localtime(conversation.created))}*")
     lines.append("")
     for i, turn in enumerate(conversation.turns, 1):
-        lines.append(f"## {i}. {_md_escape_line(turn.question)}")
-        lines.append("")
-        lines.append(turn.answer.strip() if turn.answer.strip() else "*(no answer)*")
-        lines.append("")
-        if turn.note:
-            lines.append(f"*{_md_escape_line(turn.note)}*")
-            lines.append("")
-        cited = set(turn.cited_numbers)
-        if turn.sources:
-            lines.append("**Sources**")
-            lines.append("")
-            for s in sorted(turn.sources, key=lambda s: int(s.get("ordinal") or 0)):
-                n = s.get("ordinal")
-                title = _md_escape_line(str(s.get("title") or s.get("path") or "untitled"))
-                where = f"page {s.get('page')}" if s.get("page") else ""
-                path = str(s.get("path") or "")
-                mark = "" if n in cited else " (not cited)"
-                head = f"[{n}] **{title}**" + (f", {where}" if where else "") + mark
-                if path:
-                    head += f" — `{path}`"
-                lines.append(f"- {head}")
-                snippet = _md_escape_line(str(s.get("snippet") or ""))
-                if snippet:
-                    lines.append(f"  > {snippet}")
-            lines.append("")
-        elif not turn.grounded and turn.answer:
-            lines.append("*No sources: this answer is not from your documents.*")
-            lines.append("")
+        lines += [f"## {i}. {_md_escape_line(turn.question)}", "", answer_markdown(turn)]
     return "\n".join(lines).rstrip() + "\n"

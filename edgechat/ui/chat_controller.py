@@ -99,6 +99,7 @@ class ChatController(QObject):
         pane.sig_stop.connect(self.stop)
         pane.transcript.sig_chip_clicked.connect(self.sig_chip)
         pane.transcript.sig_found_clicked.connect(self.show_found)
+        pane.transcript.sig_copied.connect(lambda _i: pane.set_status("Answer copied, with its sources."))
         self._show()
 
     # ---------------------------------------------------------------- state

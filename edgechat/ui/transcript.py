@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetricsF,
+    QGuiApplication,
     QPainter,
     QPalette,
     QPen,
@@ -34,6 +35,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QToolTip, QWidget
 
+from edgechat.core.conversations import answer_markdown
 from edgechat.core.engine import YOUR_DOCUMENTS_SAY, cited_sentence_spans, marker_spans
 from edgechat.core.records import Support
 from edgechat.ui.contrast import readable
@@ -221,6 +223,7 @@ class _AnswerMap:
 class TranscriptView(QTextBrowser):
     sig_chip_clicked = Signal(int, int)  # turn index, source number
     sig_found_clicked = Signal(int)  # turn index: show "How this was found"
+    sig_copied = Signal(int)  # turn index: its answer was copied
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -331,6 +334,8 @@ class TranscriptView(QTextBrowser):
             cursor.insertText(("⚠ " if not turn.grounded or turn.stop_reason == "error" else "") + note, nf)
         if getattr(turn, "draft", ""):
             self._insert_draft(cursor, i, turn)
+        if turn.answer.strip():
+            self._insert_link(cursor, f"copy:{i}", "Copy answer")
         if getattr(turn, "found", None):
             self._insert_link(cursor, f"found:{i}", "How this was found")
 
@@ -483,12 +488,25 @@ class TranscriptView(QTextBrowser):
             right = left.translated(12, 0)
         return left.united(right)
 
+    def copy_answer(self, turn_index: int) -> str:
+        """Put answer `turn_index` on the clipboard as Markdown, with its [n] markers and the
+        sources they name (edgechat.core.conversations.answer_markdown); returns the text."""
+        if not 0 <= turn_index < len(self._turns):
+            return ""
+        text = answer_markdown(self._turns[turn_index])
+        QGuiApplication.clipboard().setText(text)
+        self.sig_copied.emit(turn_index)
+        return text
+
     def _on_anchor(self, url: QUrl) -> None:
         href = url.toString()
         if href.startswith("unsupported:"):
             return  # a marked sentence: its tooltip says why; nothing to open
         if href.startswith("draft:") and href[6:].isdigit():
             self.toggle_draft(int(href[6:]))
+            return
+        if href.startswith("copy:") and href[5:].isdigit():
+            self.copy_answer(int(href[5:]))
             return
         if href.startswith("found:") and href[6:].isdigit():
             self.sig_found_clicked.emit(int(href[6:]))

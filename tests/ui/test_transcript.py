@@ -106,3 +106,21 @@ def test_a_chip_link_names_which_marker_was_clicked():
     assert parse_chip("cite:2:5") == (2, 5, 0)  # links saved before occurrences were named
     assert parse_cite("cite:2:5:1") == (2, 5)
     assert parse_chip("cite:x:5") is None and parse_chip("found:1") is None
+
+
+def test_copy_answer_puts_the_answer_with_its_sources_on_the_clipboard(qtbot):
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    view.show()
+    view.set_turns([_turn()])
+    assert "Copy answer" in view.toPlainText()
+    with qtbot.waitSignal(view.sig_copied) as blocker:
+        from PySide6.QtCore import QUrl
+
+        view._on_anchor(QUrl("copy:0"))  # the link's target, as a click on it gives it
+    assert blocker.args == [0]
+    copied = QGuiApplication.clipboard().text()
+    assert copied.startswith("Venus is hot. [1] Mars is red [2]")
+    assert "**Sources**" in copied and "[1] **One**, page 1" in copied and "[3] **Three**, page 3" in copied
+    assert view.copy_answer(5) == ""  # no such answer: nothing copied

@@ -240,6 +240,8 @@ class MainWindow(QMainWindow):
         self.act_quit = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
         self.act_new_chat = action("&New chat", self.controller.new_chat, QKeySequence.StandardKey.New)
         self.act_focus = action("&Focus the question box", self.focus_input, "Ctrl+L")
+        self.act_copy_answer = action("&Copy the last answer", self.copy_last_answer, "Ctrl+Shift+C",
+                                      "Copy the last answer as Markdown, with its sources")
         self.act_stop = action("&Stop answering", self.controller.stop, "Esc")
         self.act_stop.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         self.act_rescan = action("&Check for changes", self.rescan, "F5",
@@ -261,7 +263,7 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         m.addAction(self.act_quit)
         m = mb.addMenu("&Chat")
-        for a in (self.act_new_chat, self.act_focus, self.act_stop):
+        for a in (self.act_new_chat, self.act_focus, self.act_copy_answer, self.act_stop):
             m.addAction(a)
         m = mb.addMenu("&Library")
         for a in (self.act_rescan, self.act_cancel, self.act_remove, self.act_rebuild):
@@ -269,6 +271,11 @@ class MainWindow(QMainWindow):
         m = mb.addMenu("&Help")
         m.addAction(self.act_logs)
         m.addAction(self.act_about)
+
+    def copy_last_answer(self) -> str:
+        """Copy the chat's last answer (Chat › Copy the last answer); returns what was copied."""
+        transcript = self.chat.transcript
+        return transcript.copy_answer(len(transcript._turns) - 1)
 
     def _connect(self) -> None:
         w = self.workers

@@ -570,6 +570,12 @@ def test_a_draft_that_does_not_hold_is_never_shown_and_the_evidence_answers(qtbo
     assert turn.answer.startswith(YOUR_DOCUMENTS_SAY) and "465 degrees" in turn.answer
     assert "coldest planet" in turn.draft and "coldest planet" not in shown
     assert "The model's answer did not hold" in shown
+    # Chat › Copy the last answer (Ctrl+Shift+C): the answer as shown, with its sources.
+    from PySide6.QtGui import QGuiApplication
+
+    w.act_copy_answer.trigger()
+    copied = QGuiApplication.clipboard().text()
+    assert copied.startswith(turn.answer.strip()) and "**Sources**" in copied and "coldest planet" not in copied
     # The draft is folded away behind a link, and unfolds (marked unverified) when asked for.
     from PySide6.QtCore import QUrl
 

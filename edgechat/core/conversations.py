@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edgechat.core.records import ChatMessage, ChatResponse, Citation, Role, SentenceVerdict, Source
+from edgechat.core.records import ChatMessage, ChatResponse, Citation, Role, Scope, SentenceVerdict, Source
 from edgechat.core.search.pipeline import how_found
 
 log = logging.getLogger(__name__)
@@ -185,6 +185,7 @@ class Conversation:
     created: float = field(default_factory=time.time)
     updated: float = 0.0
     turns: list[Turn] = field(default_factory=list)
+    scope: Scope | None = None  # what the chat's questions search (None: the whole library)
 
     def __post_init__(self) -> None:
         if not self.updated:
@@ -213,6 +214,7 @@ class Conversation:
             "created": self.created,
             "updated": self.updated,
             "turns": [t.to_dict() for t in self.turns],
+            "scope": None if self.scope is None else {"kind": self.scope.kind, "path": self.scope.path},
         }
 
     @classmethod
@@ -232,7 +234,15 @@ class Conversation:
             created=created,
             updated=float(d.get("updated") or created),
             turns=[Turn.from_dict(t) for t in turns],
+            scope=_scope(d.get("scope")),
         )
+
+
+def _scope(d: object) -> Scope | None:
+    """A saved chat's scope; None (the whole library) for chats saved without one."""
+    if isinstance(d, Mapping) and d.get("kind") in ("folder", "file", "document") and isinstance(d.get("path"), str):
+        return Scope(str(d["kind"]), str(d["path"]))
+    return None
 
 
 def make_title(question: str) -> str:

@@ -100,6 +100,7 @@ class ChatController(QObject):
         pane.transcript.sig_chip_clicked.connect(self.sig_chip)
         pane.transcript.sig_found_clicked.connect(self.show_found)
         pane.transcript.sig_copied.connect(lambda _i: pane.set_status("Answer copied, with its sources."))
+        pane.sig_scope_changed.connect(self._scope_changed)
         self._show()
 
     # ---------------------------------------------------------------- state
@@ -250,10 +251,16 @@ class ChatController(QObject):
             self.io.save(self.conversation)  # the chat list follows when it is written
         self.sig_conversations_changed.emit()
 
+    def _scope_changed(self, scope) -> None:
+        """The chat keeps what its questions search; a chat with questions is saved with it."""
+        self.conversation.scope = scope
+        if self.conversation.turns:
+            self._save()
+
     def new_chat(self) -> None:
         if self.answering:
             self._finish_live("stopped", "Stopped.")
-        self.conversation = Conversation()
+        self.conversation = Conversation(scope=self.pane.scope())
         self.pane.transcript.highlight(0, None)
         self._render()
         self.sig_conversations_changed.emit()
@@ -271,6 +278,7 @@ class ChatController(QObject):
         if self.answering:
             self._finish_live("stopped", "Stopped.")
         self.conversation = conv
+        self.pane.set_scope(conv.scope)
         self.pane.transcript.highlight(0, None)
         self._render()
         self.sig_conversations_changed.emit()

@@ -3,9 +3,12 @@ Stop."""
 
 from __future__ import annotations
 
+import os
+
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
+    QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -17,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgechat.core.engine import readable_formats
+from edgechat.core.engine import Scope, readable_formats
 from edgechat.ui.transcript import TranscriptView, tint
 
 
@@ -98,9 +101,18 @@ class DropHint(QWidget):
         painter.drawRoundedRect(self.rect().adjusted(18, 18, -18, -18), 18, 18)
 
 
+def scope_label(scope: Scope | None) -> str:
+    """What a question searches, in words: the whole library, a folder, or a document."""
+    if scope is None:
+        return "Whole library"
+    name = os.path.basename(scope.path.rstrip("/\\")) or scope.path
+    return f"Folder: {name}" if scope.kind == "folder" else f"Document: {name}"
+
+
 class ChatPane(QWidget):
     sig_send = Signal(str)
     sig_stop = Signal()
+    sig_scope_changed = Signal(object)  # Scope | None: what the next question searches
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -139,6 +151,21 @@ class ChatPane(QWidget):
         self.stop_button.setToolTip("Stop the answer (Esc)")
         self.stop_button.clicked.connect(self.sig_stop)
         self.stop_button.setEnabled(False)
+        # What the next question searches: the whole library, a folder of it, or the document
+        # open in the source pane. Saved with the chat.
+        self.scope_box = QComboBox(self)
+        self.scope_box.setAccessibleName("What the question searches")
+        self.scope_box.setToolTip("What the next question searches")
+        self.scope_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.scope_box.currentIndexChanged.connect(lambda _i: self.sig_scope_changed.emit(self.scope()))
+        self._scopes: list[Scope | None] = []
+        scope_label_widget = QLabel("Searches:", self)
+        scope_label_widget.setBuddy(self.scope_box)
+        scope_row = QHBoxLayout()
+        scope_row.addWidget(scope_label_widget)
+        scope_row.addWidget(self.scope_box)
+        scope_row.addStretch(1)
+        self.set_scope_choices([], None)
         buttons = QVBoxLayout()
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
@@ -152,7 +179,44 @@ class ChatPane(QWidget):
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.status)
         layout.addWidget(self.notice)
+        layout.addLayout(scope_row)
         layout.addLayout(row)
+
+    # ---------------------------------------------------------------- scope
+
+    def scope(self) -> Scope | None:
+        """What the next question searches (None: the whole library)."""
+        i = self.scope_box.currentIndex()
+        return self._scopes[i] if 0 <= i < len(self._scopes) else None
+
+    def set_scope_choices(self, folders: list[str], document: str | None) -> None:
+        """The choices: the whole library, each folder, and the open document. The current
+        choice is kept when it is still offered."""
+        current = self.scope()
+        choices: list[Scope | None] = [None, *(Scope("folder", f) for f in folders)]
+        if document:
+            choices.append(Scope("file", document))
+        if current is not None and current not in choices:
+            choices.append(current)  # a chat's saved scope stays shown until changed
+        self._fill(choices, current)
+
+    def set_scope(self, scope: Scope | None) -> None:
+        """Show `scope` as the current choice (a saved chat's), adding it when it is not offered."""
+        choices = list(self._scopes)
+        if scope not in choices:
+            choices.append(scope)
+        self._fill(choices, scope)
+
+    def _fill(self, choices: list[Scope | None], current: Scope | None) -> None:
+        self.scope_box.blockSignals(True)
+        self.scope_box.clear()
+        self._scopes = choices
+        for scope in choices:
+            self.scope_box.addItem(scope_label(scope))
+            if scope is not None:
+                self.scope_box.setItemData(self.scope_box.count() - 1, scope.path, Qt.ItemDataRole.ToolTipRole)
+        self.scope_box.setCurrentIndex(choices.index(current) if current in choices else 0)
+        self.scope_box.blockSignals(False)
 
     def _submit(self) -> None:
         text = self.input.toPlainText().strip()

@@ -205,6 +205,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.library_label)
         self.statusBar().addPermanentWidget(self.model_label)
 
+        self._library_roots: list[str] = []
+        self._open_document: str | None = None  # the document last shown in the source pane
         self.conversations = ConversationStore(paths.conversations_dir(self.library))
         self.controller = ChatController(self.workers, self.chat, self.conversations, self._ask_request, self)
         self.watcher = LibraryWatcher(parent=self)
@@ -527,13 +529,15 @@ class MainWindow(QMainWindow):
         done = sum(1 for f in files if f.state in (FileState.DONE, FileState.STALE))
         self.controller.set_has_documents(done > 0 or bool(roots))
         self.library_label.setText(f"{done} document{'s' if done != 1 else ''}")
+        self._library_roots = roots
+        self.chat.set_scope_choices(roots, self._open_document)
 
     # ================================================================ answers and sources
 
     def _ask_request(self, question: str, history: tuple[tuple[Role, str], ...]) -> AskRequest:
         s = self.settings
         return AskRequest(question, max_results=s.sources, history=history, temperature=s.temperature,
-                          max_new_tokens=s.max_new_tokens)
+                          max_new_tokens=s.max_new_tokens, scope=self.chat.scope())
 
     def focus_input(self) -> None:
         self.chat.input.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -647,6 +651,10 @@ class MainWindow(QMainWindow):
 
     def _document_loaded(self, loaded: LoadedSource) -> None:
         self.sources.viewer.show_result(loaded)
+        path = str(loaded.source.get("path") or "")
+        if path and path != self._open_document:  # the open document becomes a choice of scope
+            self._open_document = path
+            self.chat.set_scope_choices(self._library_roots, path)
 
     # ================================================================ chats
 

@@ -590,3 +590,31 @@ def test_a_draft_that_does_not_hold_is_never_shown_and_the_evidence_answers(qtbo
     w.controller.io.flush()
     reopened = w.controller.store.load(w.controller.conversation.id).turns[-1]
     assert not reopened.abstained and reopened.draft == turn.draft and reopened.answer == turn.answer
+
+
+def test_the_scope_beside_the_input_decides_what_is_searched_and_is_saved_with_the_chat(qtbot, make_window, tmp_path):
+    docs = make_corpus(tmp_path / "docs")
+    w = make_window()
+    w.add_paths([str(docs / "space"), str(docs / "kitchen")])
+    qtbot.waitUntil(lambda: len(indexed_paths(w)) == 2, timeout=30000)
+    wait_idle(qtbot, w)
+    labels = [w.chat.scope_box.itemText(i) for i in range(w.chat.scope_box.count())]
+    assert labels[0] == "Whole library" and "Folder: space" in labels and "Folder: kitchen" in labels
+    assert w.chat.scope_box.accessibleName()
+    # The whole library: a question about the planets finds the astronomy notes.
+    turn = ask(qtbot, w, "How hot is the surface of Venus?")
+    assert any("solar-system" in s["path"] for s in turn.sources)
+    # Only the kitchen folder: the astronomy notes are not searched.
+    w.chat.scope_box.setCurrentIndex(labels.index("Folder: kitchen"))
+    turn = ask(qtbot, w, "How hot is the surface of Venus?")
+    assert turn.sources and all("kitchen" in s["path"] for s in turn.sources)
+    scoped_chat = w.controller.conversation.id
+    # Saved with the chat: a new chat starts from it; choosing another keeps each chat's own.
+    w.controller.new_chat()
+    w.chat.scope_box.setCurrentIndex(0)
+    ask(qtbot, w, "What does the garden need?")
+    assert w.controller.open_chat(scoped_chat)
+    assert w.chat.scope_box.currentText() == "Folder: kitchen"
+    w.controller.io.flush()
+    reloaded = w.conversations.load(scoped_chat)
+    assert reloaded.scope is not None and reloaded.scope.kind == "folder" and reloaded.scope.path.endswith("kitchen")

@@ -159,7 +159,7 @@ class ChatPane(QWidget):
         self.scope_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.scope_box.currentIndexChanged.connect(lambda _i: self.sig_scope_changed.emit(self.scope()))
         self._scopes: list[Scope | None] = []
-        scope_label_widget = QLabel("Searches:", self)
+        scope_label_widget = QLabel("&Searches:", self)  # Alt+S
         scope_label_widget.setBuddy(self.scope_box)
         scope_row = QHBoxLayout()
         scope_row.addWidget(scope_label_widget)

@@ -601,6 +601,8 @@ def test_the_scope_beside_the_input_decides_what_is_searched_and_is_saved_with_t
     labels = [w.chat.scope_box.itemText(i) for i in range(w.chat.scope_box.count())]
     assert labels[0] == "Whole library" and "Folder: space" in labels and "Folder: kitchen" in labels
     assert w.chat.scope_box.accessibleName()
+    qtbot.keyClick(w, Qt.Key.Key_S, Qt.KeyboardModifier.AltModifier)  # the label's mnemonic
+    qtbot.waitUntil(lambda: w.chat.scope_box.hasFocus(), timeout=3000)
     # The whole library: a question about the planets finds the astronomy notes.
     turn = ask(qtbot, w, "How hot is the surface of Venus?")
     assert any("solar-system" in s["path"] for s in turn.sources)

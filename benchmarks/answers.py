@@ -222,20 +222,20 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
         raise RuntimeError("the answer ended without a response")
     diag = response.diagnostics or {}
     # What the evidence selector read, for the ceiling (the same steps, asked again).
-    gathered = Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
+    found = Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
                         describe=engine.parts.store.describe_files).gather(request)
-    read = "\n".join(p.content for p in gathered.passages)
-    chosen = "\n".join(x.reading for x in gathered.selection.quotes)
+    read = "\n".join(p.content for p in found.passages)
+    chosen = "\n".join(x.reading for x in found.selection.quotes)
     facts = q.key_facts
     return {
         "set": q.set, "id": q.id, "answerable": q.answerable, "question": q.question,
         "shown": response.text, "draft": response.draft, "declined": bool(response.abstained),
         "class": classify(q, response.text, bool(response.abstained)),
         "facts_shown": facts_found(response.text, facts),
-        "evidence_read": bool(facts) and len(facts_found(read, facts)) == len(facts),
-        "evidence_chosen": bool(facts) and len(facts_found(chosen, facts)) == len(facts),
+        "evidence_read": holds(read, facts),
+        "evidence_chosen": holds(chosen, facts),
         "right_document": any(_same_file(s.path, q.file) for s in response.sources),
-        "subject": [Path(p.path).name for p in gathered.passages if p.file_id in set(gathered.subject.file_ids)][:1],
+        "subject": [Path(p.path).name for p in found.passages if p.file_id in set(found.subject.file_ids)][:1],
         "evidence_best": (diag.get("evidence") or {}).get("best"),
         "first_shown_s": first_shown,
         "first_token_s": diag.get("first_token_seconds"),
@@ -248,35 +248,41 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
 CALIBRATION_LOSS = 0.02  # share of the answerable questions with the answer in their evidence the threshold may decline
 
 
-def calibrate(sets: list[str], splits: list[str]) -> dict:
-    """The evidence threshold: the highest (to 0.01) that declines at most CALIBRATION_LOSS of the
-    answerable questions whose chosen evidence holds their key facts; with how many unanswerable
-    questions it declines by itself."""
+def holds(text: str, facts: list[str]) -> bool:
+    """Does `text` hold every one of `facts` (and are there any)?"""
+    return bool(facts) and len(facts_found(text, facts)) == len(facts)
+
+
+def gathered(sets: list[str], splits: list[str]) -> Iterable[tuple[str, str, Question, Any]]:
+    """(set, split, question, what Answerer.gather found for it) over the splits of each set: the
+    retrieval and evidence steps of the answer, with no model."""
     from edgechat.core.answering.answer import Answerer
     from edgechat.core.records import RagRequest
 
-    scores: list[dict] = []
     for name in sets:
         engine = open_library(name)
         try:
             client = engine.choose_client("extractive").client
             answerer = Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
                                 describe=engine.parts.store.describe_files)
-            for q in (q for split in splits for q in load_set(name, split)):
-                g = answerer.gather(RagRequest(q.question))
-                chosen = "\n".join(x.reading for x in g.selection.quotes)
-                held = bool(q.key_facts) and len(facts_found(chosen, q.key_facts)) == len(q.key_facts)
-                scores.append({"id": q.id, "best": round(g.selection.best, 4), "answerable": q.answerable,
-                               "answer_in_evidence": held})
+            for split in splits:
+                for q in load_set(name, split):
+                    yield name, split, q, answerer.gather(RagRequest(q.question))
         finally:
             engine.close()
+
+
+def calibrate(sets: list[str], splits: list[str]) -> dict:
+    """The evidence threshold: the highest (to 0.01) that declines at most CALIBRATION_LOSS of the
+    answerable questions whose chosen evidence holds their key facts; with how many unanswerable
+    questions it declines by itself."""
+    scores = [{"id": q.id, "best": round(g.selection.best, 4), "answerable": q.answerable,
+               "answer_in_evidence": holds("\n".join(x.reading for x in g.selection.quotes), q.key_facts)}
+              for _, _, q, g in gathered(sets, splits)]
     answerable = [s["best"] for s in scores if s["answer_in_evidence"]]
     allowed = int(CALIBRATION_LOSS * len(answerable))
-    threshold = None
-    for t in (x / 100 for x in range(100, 0, -1)):
-        if sum(b < t for b in answerable) <= allowed:
-            threshold = t
-            break
+    threshold = next((t for t in (x / 100 for x in range(100, 0, -1))
+                      if sum(b < t for b in answerable) <= allowed), None)
     una = [s for s in scores if not s["answerable"]]
     return {"splits": splits, "sets": sets, "threshold": threshold,
             "unanswerable_below": sum(s["best"] < (threshold or 0) for s in una), "unanswerable": len(una),
@@ -288,37 +294,17 @@ def selection_report(sets: list[str], splits: list[str]) -> dict:
     """The evidence selector alone (no model): per answerable question, whether its key facts are in
     the passages read, in the quotes chosen, and how many of the best-ranked quotes it takes to hold
     them all; per unanswerable one, the best score. Fast enough to run after every change."""
-    from edgechat.core.answering.answer import Answerer
-    from edgechat.core.records import RagRequest
-
     rows: list[dict] = []
-    for name in sets:
-        engine = open_library(name)
-        try:
-            client = engine.choose_client("extractive").client
-            answerer = Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
-                                describe=engine.parts.store.describe_files)
-            for split in splits:
-                for q in load_set(name, split):
-                    g = answerer.gather(RagRequest(q.question))
-                    facts = q.key_facts
-                    read = "\n".join(p.content for p in g.passages)
-                    chosen = "\n".join(x.reading for x in g.selection.quotes)
-                    depth = None
-                    if facts:
-                        for k in range(1, len(g.selection.ranked) + 1):
-                            upto = "\n".join(x.reading for x in g.selection.ranked[:k])
-                            if len(facts_found(upto, facts)) == len(facts):
-                                depth = k
-                                break
-                    rows.append({"set": name, "split": split, "id": q.id, "answerable": q.answerable,
-                                 "best": round(g.selection.best, 4),
-                                 "right_document": any(_same_file(p.path, q.file) for p in g.passages),
-                                 "read": bool(facts) and len(facts_found(read, facts)) == len(facts),
-                                 "chosen": bool(facts) and len(facts_found(chosen, facts)) == len(facts),
-                                 "depth": depth})
-        finally:
-            engine.close()
+    for name, split, q, g in gathered(sets, splits):
+        ranked = g.selection.ranked
+        depth = next((k for k in range(1, len(ranked) + 1)
+                      if holds("\n".join(x.reading for x in ranked[:k]), q.key_facts)), None)
+        rows.append({"set": name, "split": split, "id": q.id, "answerable": q.answerable,
+                     "best": round(g.selection.best, 4),
+                     "right_document": any(_same_file(p.path, q.file) for p in g.passages),
+                     "read": holds("\n".join(p.content for p in g.passages), q.key_facts),
+                     "chosen": holds("\n".join(x.reading for x in g.selection.quotes), q.key_facts),
+                     "depth": depth})
     ans = [r for r in rows if r["answerable"]]
     una = [r for r in rows if not r["answerable"]]
     depths = [r["depth"] for r in ans if r["depth"]]

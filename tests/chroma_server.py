@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import httpx
 
-from tests.llama_server import _die_with_parent, free_port
+from tests.llama_server import _die_with_parent, free_port, stop_process, wait_until_up
 
 CHROMA = Path(sys.executable).parent / ("chroma.exe" if sys.platform == "win32" else "chroma")
 
@@ -42,31 +41,18 @@ class ChromaServer:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
                                          preexec_fn=_die_with_parent if sys.platform == "linux" else None)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"chroma run exited ({self.proc.returncode}): "
-                                   + self.log.read_text(errors="replace")[-2000:])
-            try:
-                url = f"http://{self.host}:{self.port}/api/v2/heartbeat"
-                if httpx.get(url, timeout=2, trust_env=False).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
+        def up() -> bool:
+            url = f"http://{self.host}:{self.port}/api/v2/heartbeat"
+            return httpx.get(url, timeout=2, trust_env=False).status_code == 200
+
+        if wait_until_up(self.proc, self.log, up, "chroma run", timeout, interval=0.2):
+            return self
         self.stop()
         raise RuntimeError(f"chroma run did not answer within {timeout:.0f} s; log: {self.log}")
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop_process(proc)
 
     def __enter__(self) -> "ChromaServer":
         return self.start()

@@ -60,6 +60,35 @@ def _die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+def wait_until_up(proc: subprocess.Popen[bytes], log: Path, probe, what: str, timeout: float,
+                  interval: float = 0.25) -> bool:
+    """Poll `probe()` (True once the server answers) until it does or `timeout` passes; raise with
+    the log's tail if the process exits first. False on timeout (the caller stops the process)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited ({proc.returncode}): " + log.read_text(errors="replace")[-2000:])
+        try:
+            if probe():
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(interval)
+    return False
+
+
+def stop_process(proc: subprocess.Popen[bytes] | None) -> None:
+    """Terminate `proc` (kill it if it does not end within 10 s); nothing if it has ended."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
@@ -106,31 +135,19 @@ class LlamaServer:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          env={**os.environ, "PYTHONUNBUFFERED": "1"},
                                          preexec_fn=_die_with_parent if sys.platform == "linux" else None)
-        deadline = time.monotonic() + timeout
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the llama.cpp server exited ({self.proc.returncode}): "
-                                   + self.log.read_text(errors="replace")[-2000:])
-            try:
-                if httpx.get(self.url + "/models", headers=headers, timeout=2, trust_env=False).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.25)
+
+        def up() -> bool:
+            return httpx.get(self.url + "/models", headers=headers, timeout=2, trust_env=False).status_code == 200
+
+        if wait_until_up(self.proc, self.log, up, "the llama.cpp server", timeout):
+            return self
         self.stop()
         raise RuntimeError(f"the llama.cpp server did not answer within {timeout:.0f} s; log: {self.log}")
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop_process(proc)
 
     def __enter__(self) -> "LlamaServer":
         return self.start()

@@ -100,6 +100,7 @@ class ChatController(QObject):
         pane.transcript.sig_chip_clicked.connect(self.sig_chip)
         pane.transcript.sig_found_clicked.connect(self.show_found)
         pane.transcript.sig_copied.connect(lambda _i: pane.set_status("Answer copied, with its sources."))
+        pane.transcript.sig_code_copied.connect(lambda _i: pane.set_status("Code copied."))
         pane.sig_scope_changed.connect(self._scope_changed)
         self._show()
 

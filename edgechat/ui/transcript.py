@@ -1,10 +1,12 @@
 """The conversation as one read-only rich-text document, with citation chips.
 
-Each answer is laid out as plain text (character offsets of the answer map one to one onto the
-document) except the [n] markers the citation builder accepted: each accepted number is drawn
-as a chip, an inline object painted as a rounded badge that is also a link ``cite:<turn>:<n>``.
-A marker naming no source stays plain text. While an answer streams, it is plain text; chips
-appear when it is done.
+Each answer is laid out from the Markdown it is written in (edgechat.ui.markdown: headings,
+lists, code blocks with a Copy link, tables, emphasis), keeping a map from the answer's
+character offsets to document positions (`_AnswerMap`), since sentence spans and markers are
+offsets into the answer's text. The [n] markers the citation builder accepted are drawn as
+chips, inline objects painted as rounded badges that are also links ``cite:<turn>:<n>:<k>``. A
+marker naming no source stays plain text. While an answer streams it is laid out again as each
+piece arrives, without chips (no source is accepted yet); chips appear when it is done.
 
 Clicking chip n of an answer highlights that answer's sentences citing n (extra selections) and
 emits `sig_chip_clicked(turn, n)`; hovering a chip shows the source's title, page and snippet.
@@ -20,6 +22,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF, QSizeF, Qt, QUrl,
 from PySide6.QtGui import (
     QColor,
     QFont,
+    QFontDatabase,
     QFontMetricsF,
     QGuiApplication,
     QPainter,
@@ -32,12 +35,17 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextFormat,
     QTextFrameFormat,
+    QTextLength,
+    QTextList,
+    QTextListFormat,
+    QTextTableFormat,
 )
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QToolTip, QWidget
 
 from edgechat.core.conversations import answer_markdown
 from edgechat.core.engine import YOUR_DOCUMENTS_SAY, cited_sentence_spans, marker_spans
 from edgechat.core.records import Support
+from edgechat.ui import markdown
 from edgechat.ui.contrast import readable
 
 CHIP_TYPE = int(QTextFormat.ObjectTypes.UserObject) + 7
@@ -202,7 +210,9 @@ class ChipHandler(QPyTextObject):
 
 @dataclass
 class _AnswerMap:
-    """Where an answer's characters ended up in the document."""
+    """Where an answer's characters ended up in the document. Markdown's markup characters are
+    in no run: an offset among them maps to the next visible character (or, for an end, just
+    after the previous one)."""
 
     doc_start: int = 0
     text_len: int = 0
@@ -210,20 +220,198 @@ class _AnswerMap:
     markers: list[tuple[int, int, int, int]] = field(default_factory=list)  # (t0, t1, d0, d1)
     chips: dict[int, list[int]] = field(default_factory=dict)  # number -> doc positions
 
+    def _segments(self) -> list[tuple[int, int, int, int, bool]]:
+        """Runs (mapped character by character) and markers (mapped whole), in text order."""
+        return sorted([(t0, t1, d0, d0 + t1 - t0, True) for t0, t1, d0 in self.runs]
+                      + [(t0, t1, d0, d1, False) for t0, t1, d0, d1 in self.markers])
+
     def to_doc(self, offset: int, end: bool = False) -> int:
-        for t0, t1, d0, d1 in self.markers:
-            if t0 <= offset < t1 or (end and t0 < offset <= t1):
-                return d1 if end else d0
-        for t0, t1, d0 in self.runs:
-            if t0 <= offset <= t1:
-                return d0 + (offset - t0)
-        return self.doc_start + offset
+        segments = self._segments()
+        if end:
+            pos = self.doc_start
+            for t0, t1, d0, d1, linear in segments:
+                if t0 >= offset:
+                    break
+                pos = d0 + min(offset, t1) - t0 if linear else d1
+            return pos
+        for t0, t1, d0, d1, linear in segments:
+            if offset < t1:
+                return d0 + max(0, offset - t0) if linear else d0
+        return segments[-1][3] if segments else self.doc_start
+
+
+class _Writer:
+    """Lays one answer's Markdown blocks out at a cursor, recording in its `_AnswerMap` where
+    each visible character went. The first block fills the empty block the cursor is in."""
+
+    def __init__(self, view: "TranscriptView", cursor: QTextCursor, turn_index: int, turn: Any,
+                 amap: _AnswerMap, text: str, markers: list[tuple[int, int, list[int]]]) -> None:
+        self.view, self.cursor, self.i, self.turn, self.amap = view, cursor, turn_index, turn, amap
+        self.text = text
+        self.markers = markers
+        self.fresh = True  # the cursor's block is still empty
+        self.lists: dict[int, tuple[str, QTextList]] = {}  # nesting level -> (kind, list)
+        pal = view.palette()
+        self.tint = tint(pal.color(QPalette.ColorRole.Text), 18)
+        self.mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
+
+    # ---------------------------------------------------------------- blocks
+
+    def _new_block(self, fmt: QTextBlockFormat, char: QTextCharFormat | None = None) -> None:
+        if self.fresh:
+            self.cursor.setBlockFormat(fmt)
+            self.cursor.setBlockCharFormat(char or QTextCharFormat())
+            self.fresh = False
+        else:
+            self.cursor.insertBlock(fmt, char or QTextCharFormat())
+
+    def block(self, block: markdown.Block) -> None:
+        if block.kind not in ("bullet", "ordered"):
+            self.lists.clear()
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(10 if block.gap else 0)
+        char = QTextCharFormat()
+        if block.kind == "heading":
+            fmt.setTopMargin(10 if block.gap or block.level <= 2 else 4)
+            char.setFontWeight(QFont.Weight.Bold)
+            char.setFontPointSize(self.view.font().pointSizeF() * {1: 1.35, 2: 1.2, 3: 1.1}.get(block.level, 1.0))
+        elif block.kind == "quote":
+            fmt.setLeftMargin(16)
+            char.setFontItalic(True)
+            char.setForeground(self.view._ink(QPalette.ColorRole.PlaceholderText))
+        elif block.kind == "rule":
+            fmt.setProperty(QTextFormat.Property.BlockTrailingHorizontalRulerWidth,
+                            QTextLength(QTextLength.Type.PercentageLength, 100))
+        if block.kind == "code":
+            self._code(block, fmt)
+        elif block.kind == "table":
+            self._table(block)
+        else:
+            self._new_block(fmt, char)
+            if block.kind in ("bullet", "ordered"):
+                self._list_item(block)
+            self.runs(self.cursor, block.runs, char)
+
+    def _list_item(self, block: markdown.Block) -> None:
+        for level in [k for k in self.lists if k > block.level]:
+            del self.lists[level]
+        kind_list = self.lists.get(block.level)
+        if kind_list is not None and kind_list[0] == block.kind:
+            kind_list[1].add(self.cursor.block())
+            return
+        lf = QTextListFormat()
+        lf.setIndent(block.level + 1)
+        if block.kind == "ordered":
+            lf.setStyle(QTextListFormat.Style.ListDecimal)
+            lf.setStart(block.number)
+        else:
+            lf.setStyle((QTextListFormat.Style.ListDisc, QTextListFormat.Style.ListCircle,
+                         QTextListFormat.Style.ListSquare)[block.level % 3])
+        self.lists[block.level] = (block.kind, self.cursor.createList(lf))
+
+    def _code(self, block: markdown.Block, fmt: QTextBlockFormat) -> None:
+        """Each line a block on a tinted ground in a fixed-pitch font, then a Copy link."""
+        fmt.setBackground(self.tint)
+        fmt.setLeftMargin(6)
+        fmt.setRightMargin(6)
+        fmt.setNonBreakableLines(True)
+        char = QTextCharFormat()
+        char.setFontFamilies([self.mono])
+        lines = block.runs or [markdown.Run(0, 0, markdown.CODE)]
+        for n, run in enumerate(lines):
+            line_fmt = QTextBlockFormat(fmt)
+            if n:
+                line_fmt.setTopMargin(0)
+            self._new_block(line_fmt, char)
+            self.runs(self.cursor, [run] if run.end > run.start else [], char)
+        k = sum(1 for key in self.view._code if key[0] == self.i)
+        self.view._code[(self.i, k)] = block.code_text(self.text)
+        link = QTextBlockFormat()
+        link.setAlignment(Qt.AlignmentFlag.AlignRight)
+        link.setRightMargin(6)
+        self._new_block(link)
+        lf = QTextCharFormat()
+        lf.setAnchor(True)
+        lf.setAnchorHref(f"code:{self.i}:{k}")
+        lf.setForeground(self.view._ink(QPalette.ColorRole.Link))
+        lf.setFontPointSize(max(7.0, self.view.font().pointSizeF() * 0.85))
+        self.cursor.insertText("Copy code", lf)
+
+    def _table(self, block: markdown.Block) -> None:
+        if not self.fresh:
+            self.cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+        tf = QTextTableFormat()
+        tf.setBorder(1)
+        tf.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Solid)
+        tf.setBorderBrush(self.view._ink(QPalette.ColorRole.Mid))
+        tf.setCellSpacing(0)
+        tf.setCellPadding(4)
+        tf.setTopMargin(4)
+        tf.setBottomMargin(4)
+        tf.setHeaderRowCount(1)
+        rows, cols = len(block.cells), len(block.cells[0])
+        table = self.cursor.insertTable(rows, cols, tf)
+        for r, row in enumerate(block.cells):
+            for c, runs in enumerate(row):
+                char = QTextCharFormat()
+                if r == 0:
+                    char.setFontWeight(QFont.Weight.Bold)
+                    cell_fmt = table.cellAt(r, c).format()
+                    cell_fmt.setBackground(self.tint)
+                    table.cellAt(r, c).setFormat(cell_fmt)
+                self.runs(table.cellAt(r, c).firstCursorPosition(), runs, char)
+        self.cursor.movePosition(QTextCursor.MoveOperation.End)
+        self.fresh = True  # Qt keeps an empty block after a table: the next block goes there
+
+    # ---------------------------------------------------------------- text
+
+    def runs(self, cursor: QTextCursor, runs: list[markdown.Run], base: QTextCharFormat) -> None:
+        """Insert visible runs, accepted markers inside them (not in code) as chips."""
+        for run in runs:
+            fmt = QTextCharFormat(base)
+            if run.style & markdown.BOLD:
+                fmt.setFontWeight(QFont.Weight.Bold)
+            if run.style & markdown.ITALIC:
+                fmt.setFontItalic(True)
+            if run.style & markdown.CODE:
+                fmt.setFontFamilies([self.mono])
+                fmt.setBackground(self.tint)
+            pos = run.start
+            inside = [] if run.style & markdown.CODE else [
+                m for m in self.markers if run.start <= m[0] and m[1] <= run.end]
+            for start, end, numbers in inside:
+                self._plain(cursor, pos, start, fmt)
+                self._chips(cursor, start, end, numbers, fmt)
+                pos = end
+            self._plain(cursor, pos, run.end, fmt)
+
+    def _plain(self, cursor: QTextCursor, start: int, end: int, fmt: QTextCharFormat) -> None:
+        if end > start:
+            self.amap.runs.append((start, end, cursor.position()))
+            cursor.insertText(self.text[start:end], fmt)
+
+    def _chips(self, cursor: QTextCursor, start: int, end: int, numbers: list[int],
+               fmt: QTextCharFormat) -> None:
+        accepted = {int(c["number"]) for c in self.turn.citations}
+        d0 = cursor.position()
+        for n in numbers:
+            if n in accepted:
+                self.amap.chips.setdefault(n, []).append(cursor.position())
+                chip = self.view._chip_format(self.i, n, self.turn)
+                occurrence = len(self.amap.chips[n]) - 1
+                chip.setProperty(CHIP_WRONG, wrong_marker(self.turn, n, occurrence))
+                chip.setAnchorHref(f"cite:{self.i}:{n}:{occurrence}")
+                cursor.insertText(OBJECT_CHAR, chip)
+            else:
+                cursor.insertText(f"[{n}]", fmt)
+        self.amap.markers.append((start, end, d0, cursor.position()))
 
 
 class TranscriptView(QTextBrowser):
     sig_chip_clicked = Signal(int, int)  # turn index, source number
     sig_found_clicked = Signal(int)  # turn index: show "How this was found"
     sig_copied = Signal(int)  # turn index: its answer was copied
+    sig_code_copied = Signal(int)  # turn index: a code block of its answer was copied
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -240,6 +428,9 @@ class TranscriptView(QTextBrowser):
         self._live: int | None = None
         self._maps: dict[int, _AnswerMap] = {}
         self._stream_cursor: QTextCursor | None = None
+        self._live_start = 0
+        self._live_text = ""
+        self._code: dict[tuple[int, int], str] = {}  # (turn, k) -> the text of code block k
         self.active_chip: tuple[int, int] | None = None
         self.open_drafts: set[int] = set()  # turns whose unverified draft is unfolded
         self.anchorClicked.connect(self._on_anchor)
@@ -261,7 +452,23 @@ class TranscriptView(QTextBrowser):
             return
         sb = self.verticalScrollBar()
         follow = sb.value() >= sb.maximum() - 8
-        self._stream_cursor.insertText(text, self._answer_format())
+        self._live_text += text
+        # The live answer is the end of the document: lay it out again from its start, so that
+        # Markdown that a later token completes (a closing fence, a table's rule) takes shape.
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(self._live_start)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        lst = cursor.block().textList()
+        if lst is not None:
+            lst.remove(cursor.block())
+        cursor.setBlockFormat(QTextBlockFormat())
+        turn = self._turns[self._live]
+        self._code = {key: code for key, code in self._code.items() if key[0] != self._live}
+        amap = _AnswerMap(doc_start=cursor.position(), text_len=len(self._live_text))
+        self._maps[self._live] = amap
+        self._insert_answer_text(cursor, self._live, turn, amap, text=self._live_text)
+        self._stream_cursor = cursor
         if follow:
             sb.setValue(sb.maximum())
 
@@ -272,6 +479,7 @@ class TranscriptView(QTextBrowser):
         doc = self.document()
         doc.clear()
         self._maps.clear()
+        self._code.clear()
         self._stream_cursor = None
         cursor = QTextCursor(doc)
         for i, turn in enumerate(self._turns):
@@ -319,7 +527,9 @@ class TranscriptView(QTextBrowser):
         amap = _AnswerMap(doc_start=cursor.position(), text_len=len(turn.answer))
         self._maps[i] = amap
         if i == self._live:
-            cursor.insertText(turn.answer, self._answer_format())
+            self._live_start = cursor.position()
+            self._live_text = turn.answer
+            self._insert_answer_text(cursor, i, turn, amap, text=self._live_text)
             self._stream_cursor = QTextCursor(cursor)
             return
         self._insert_answer_text(cursor, i, turn, amap)
@@ -376,34 +586,20 @@ class TranscriptView(QTextBrowser):
         self.open_drafts ^= {turn_index}
         self.render()
 
-    def _insert_answer_text(self, cursor: QTextCursor, i: int, turn: Any, amap: _AnswerMap) -> None:
-        text = turn.answer
-        accepted = {int(c["number"]) for c in turn.citations}
-        fmt = self._answer_format()
-        pos = 0
-        for start, end, numbers in marker_spans(text):
-            if not any(n in accepted for n in numbers):
-                continue  # a marker naming no source stays plain text
-            if start > pos:
-                amap.runs.append((pos, start, cursor.position()))
-                cursor.insertText(text[pos:start], fmt)
-            d0 = cursor.position()
-            for n in numbers:
-                if n in accepted:
-                    amap.chips.setdefault(n, []).append(cursor.position())
-                    chip = self._chip_format(i, n, turn)
-                    occurrence = len(amap.chips[n]) - 1
-                    chip.setProperty(CHIP_WRONG, wrong_marker(turn, n, occurrence))
-                    chip.setAnchorHref(f"cite:{i}:{n}:{occurrence}")
-                    cursor.insertText(OBJECT_CHAR, chip)
-                else:
-                    cursor.insertText(f"[{n}]", fmt)
-            amap.markers.append((start, end, d0, cursor.position()))
-            pos = end
-        if pos < len(text):
-            amap.runs.append((pos, len(text), cursor.position()))
-            cursor.insertText(text[pos:], fmt)
-        self._mark_unsupported(cursor, i, turn, amap)
+    def _insert_answer_text(self, cursor: QTextCursor, i: int, turn: Any, amap: _AnswerMap,
+                            text: str | None = None) -> None:
+        """The answer laid out from its Markdown (edgechat.ui.markdown), in the empty block at
+        the cursor: accepted markers as chips (none while it streams: `text` is then the text so
+        far), sentences no source supports marked."""
+        live = text is not None
+        text = turn.answer if text is None else text
+        accepted = set() if live else {int(c["number"]) for c in turn.citations}
+        markers = [m for m in marker_spans(text) if any(n in accepted for n in m[2])]
+        writer = _Writer(self, cursor, i, turn, amap, text, markers)
+        for block in markdown.parse(text):
+            writer.block(block)
+        if not live:
+            self._mark_unsupported(cursor, i, turn, amap)
 
     def _mark_unsupported(self, cursor: QTextCursor, i: int, turn: Any, amap: _AnswerMap) -> None:
         """Sentences no source supports: a wavy underline, and "not found in your documents"
@@ -488,6 +684,21 @@ class TranscriptView(QTextBrowser):
             right = left.translated(12, 0)
         return left.united(right)
 
+    def code_blocks(self, turn_index: int) -> list[str]:
+        """The code blocks of an answer, in order (what their Copy links copy)."""
+        return [code for (i, _), code in sorted(self._code.items()) if i == turn_index]
+
+    def copy_code(self, href: str) -> str:
+        """Put the code block named by a ``code:<turn>:<k>`` link on the clipboard."""
+        try:
+            _, turn_index, k = href.split(":")
+            code = self._code[(int(turn_index), int(k))]
+        except (ValueError, KeyError):
+            return ""
+        QGuiApplication.clipboard().setText(code)
+        self.sig_code_copied.emit(int(turn_index))
+        return code
+
     def copy_answer(self, turn_index: int) -> str:
         """Put answer `turn_index` on the clipboard as Markdown, with its [n] markers and the
         sources they name (edgechat.core.conversations.answer_markdown); returns the text."""
@@ -507,6 +718,9 @@ class TranscriptView(QTextBrowser):
             return
         if href.startswith("copy:") and href[5:].isdigit():
             self.copy_answer(int(href[5:]))
+            return
+        if href.startswith("code:"):
+            self.copy_code(href)
             return
         if href.startswith("found:") and href[6:].isdigit():
             self.sig_found_clicked.emit(int(href[6:]))

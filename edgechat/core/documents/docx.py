@@ -24,6 +24,7 @@ from edgechat.core.documents.common import (
     _put,
     _safe,
 )
+from edgechat.core.documents.titles import page_title
 from edgechat.core.records import Document, DocumentError, Page, Problem
 
 
@@ -229,9 +230,9 @@ def _parse_docx(path: Path, data: bytes, max_bytes: int) -> Document:
     _put(metadata, "created", _iso_date(core.get("created")))
     _put(metadata, "modified", _iso_date(core.get("modified")))
     first_heading = next((text for text, level in blocks if level is not None), None)
-    title = _choose_title(path, core_title, first_heading)
-
     texts = _heading_sections(blocks)
+    title = _choose_title(path, core_title, first_heading, page_title(texts[0] if texts else "", path.stem))
+
     pages = [Page(i + 1, text) for i, text in enumerate(texts)]
     metadata["sections"] = str(len(pages))
     return Document(str(path), title, "docx", pages, metadata)

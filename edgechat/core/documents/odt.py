@@ -22,6 +22,7 @@ from edgechat.core.documents.common import (
     _put,
     _table_lines,
 )
+from edgechat.core.documents.titles import page_title
 from edgechat.core.records import Document, DocumentError, Page, Problem
 
 _TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
@@ -176,7 +177,7 @@ def _parse_odt(path: Path, data: bytes, max_bytes: int) -> Document:
     _put(metadata, "modified", _iso_date(meta.get("modified")))
     _put(metadata, "language", meta.get("language"))
     first_heading = next((text for text, level in blocks if level is not None), None)
-    title = _choose_title(path, meta.get("title"), first_heading)
     texts = _heading_sections(blocks)
+    title = _choose_title(path, meta.get("title"), first_heading, page_title(texts[0] if texts else "", path.stem))
     metadata["sections"] = str(len(texts))
     return Document(str(path), title, "odt", [Page(i + 1, t) for i, t in enumerate(texts)], metadata)

@@ -24,8 +24,9 @@ almost no text (fewer than MIN_PAGE_TEXT visible characters) that shows an image
 is read by OCR (ocr.py), its text replacing PDFium's, its words' boxes in `Document.ocr_words`,
 and `metadata["read_by_ocr"]` says how many pages (a file PDFium finds no text in is first
 given to pypdf, which decodes some fonts PDFium does not). A file left with almost no text is
-`Problem.NO_TEXT`, saying why OCR did not help. Title, author, dates, producer and creator come
-from the info dictionary.
+`Problem.NO_TEXT`, saying why OCR did not help. Author, dates, producer and creator come from
+the info dictionary, and the title when it is meaningful; else the first page's heading and
+labelled fields give it (titles.py), else the file name.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from pathlib import Path
 
 from edgechat.core.documents.common import _choose_title, _describe, _iso_date, _put, _safe
 from edgechat.core.documents.pdf_repair import OBJECT_RE, rebuild_pdf
+from edgechat.core.documents.titles import first_text, page_title
 from edgechat.core.records import Document, DocumentError, Page, Problem, WordBox
 
 # pypdf reports every robustness fix it applies through its logger (and a few through warnings);
@@ -271,7 +273,7 @@ def _read_pdfium(path: Path, data: bytes, password: str | None, *, salvaged: boo
         )
     if ocr_words:
         metadata["read_by_ocr"] = ocr_note
-    document = Document(str(path), _choose_title(path, _pdf_string(title)), "pdf", pages, metadata)
+    document = Document(str(path), _pdf_title(path, _pdf_string(title), pages), "pdf", pages, metadata)
     document.ocr_words = ocr_words
     return document
 
@@ -577,7 +579,13 @@ def _read_pypdf_configured(path: Path, data: bytes, password: str | None) -> Doc
         metadata["partly_read"] = (
             f"{count - failures} of {count} pages read; {failures} could not be read ({first_failure})"
         )
-    return Document(str(path), _choose_title(path, _pdf_string(title)), "pdf", pages, metadata)
+    return Document(str(path), _pdf_title(path, _pdf_string(title), pages), "pdf", pages, metadata)
+
+
+def _pdf_title(path: Path, title: str | None, pages: list[Page]) -> str:
+    """The title metadata when it is meaningful, else what the first page says it is (its heading,
+    the values of its labelled fields: titles.py), else the file name."""
+    return _choose_title(path, title, page_title(first_text(p.text for p in pages), path.stem))
 
 
 def _clean_pdf_text(text: object) -> str:

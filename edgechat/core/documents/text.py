@@ -22,6 +22,7 @@ from edgechat.core.documents.common import (
     _slices,
     _split_sizes,
 )
+from edgechat.core.documents.titles import page_title
 from edgechat.core.records import Document, DocumentError, Page, Problem
 
 _ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -107,7 +108,8 @@ def _parse_text(path: Path, data: bytes, *, markdown: bool) -> Document:
     if not markdown:
         title = _rst_title(text) if path.suffix.lower() == ".rst" else None
         pieces = _slices(text, _split_sizes(text, 0, len(text), SECTION_CHARS, breaks))
-        return _text_document(path, _choose_title(path, title), "text", pieces, metadata)
+        return _text_document(path, _choose_title(path, title, page_title(pieces[0] if pieces else "", path.stem)),
+                              "text", pieces, metadata)
 
     body_start, fm_title = _front_matter(text)
     headings = _markdown_headings(text, body_start)

@@ -1,0 +1,101 @@
+"""Titles for documents without title metadata, from their first page (edgechat/core/documents/titles.py),
+on PDFs of unrelated kinds written by the tests: a report whose cover has a heading and labelled
+fields in two columns, a paper with a plain heading and its authors, a letter under a page number,
+a memo in plain text, and a page of prose that has no heading at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from edgechat.core.documents import parse_document
+from edgechat.core.documents.titles import page_title
+from tests.helpers import make_pdf
+
+REPORT = """Regional Survey Office
+Field Inspection Report
+Site: Lower Mill, Eastbrook Reference Number: FX07QA112
+Date & Time: 03/14/2019, 0940 local Inspector Code: KT4471
+Structure: Stone footbridge Condition: Fair
+Weather: Overcast
+The inspection began at the north abutment, where the mortar joints were examined one by one."""
+
+PAPER = """Sparse Graph Embeddings for Protein Folding
+Maria Lindqvist, Tomas Berg
+Department of Biology, University of Somewhere
+Abstract
+We present a method that embeds contact graphs in a low-dimensional space. It is fast."""
+
+LETTER = """- 1 -
+Harbour Trust of the Northern Isles
+12 Quay Street, Kirkwall
+Dear Ms Jones,
+thank you for your letter of the 3rd about the mooring fees, which we have now reviewed."""
+
+PROSE = """Alpha page one talks about lighthouses
+and the keepers who lived in them. They kept the lamps burning through the night."""
+
+
+def _pdf(path: Path, first_page: str, title: str | None = None) -> Path:
+    path.write_bytes(make_pdf([first_page, "A second page of ordinary text about other things."],
+                              {"Title": title} if title is not None else None))
+    return path
+
+
+def test_a_report_is_titled_by_its_heading_and_the_values_of_its_fields(tmp_path: Path) -> None:
+    doc = parse_document(_pdf(tmp_path / "20190314X00112.pdf", REPORT))
+    # the heading just above the fields, then the left column's values in order: the code
+    # (FX07QA112) and the time of day are left out, the right column comes after
+    assert doc.title == "Field Inspection Report, Lower Mill, Eastbrook, 03/14/2019, Stone footbridge"
+
+
+def test_look_alike_reports_get_titles_that_differ(tmp_path: Path) -> None:
+    sites = [("Lower Mill, Eastbrook", "Stone footbridge"), ("Hollow Lane, Westford", "Timber culvert"),
+             ("Lower Mill, Eastbrook", "Iron footbridge")]
+    titles = []
+    for n, (site, structure) in enumerate(sites):
+        page = REPORT.replace("Lower Mill, Eastbrook", site).replace("Stone footbridge", structure)
+        titles.append(parse_document(_pdf(tmp_path / f"2019031{n}X00112.pdf", page)).title)
+    assert len(set(titles)) == 3
+    assert all(t.startswith("Field Inspection Report, ") for t in titles)
+
+
+def test_a_paper_is_titled_by_its_heading(tmp_path: Path) -> None:
+    doc = parse_document(_pdf(tmp_path / "paper-0042.pdf", PAPER))
+    assert doc.title == "Sparse Graph Embeddings for Protein Folding"
+
+
+def test_a_letter_is_titled_by_its_first_heading_line_not_the_page_number(tmp_path: Path) -> None:
+    doc = parse_document(_pdf(tmp_path / "scan_0007.pdf", LETTER))
+    assert doc.title == "Harbour Trust of the Northern Isles"
+
+
+def test_a_page_of_prose_keeps_the_file_name(tmp_path: Path) -> None:
+    assert parse_document(_pdf(tmp_path / "notes-2020.pdf", PROSE)).title == "notes-2020"
+
+
+def test_meaningful_metadata_comes_first_and_junk_metadata_gives_way(tmp_path: Path) -> None:
+    assert parse_document(_pdf(tmp_path / "a.pdf", PAPER, title="Folding, the Preprint")).title == "Folding, the Preprint"
+    assert parse_document(_pdf(tmp_path / "b.pdf", PAPER, title="untitled")).title.startswith("Sparse Graph")
+
+
+def test_a_memo_in_plain_text(tmp_path: Path) -> None:
+    path = tmp_path / "memo-17.txt"
+    path.write_text("MEMORANDUM\nTo: Alice Smith\nFrom: Bob Jones\nDate: March 3, 2024\n"
+                    "Subject: Budget review\n\nWe met last week and agreed the budget needs another look.\n",
+                    encoding="utf-8")
+    assert parse_document(path).title == "MEMORANDUM, Alice Smith, Bob Jones, March 3, 2024"
+
+
+def test_page_title_rules() -> None:
+    # values the file name already holds add nothing beside it
+    assert page_title("Order Form\nCustomer: Ada Byron\nCity: Leeds\nItem: Lamp\n", "order-leeds") == \
+        "Order Form, Ada Byron, Lamp"
+    # a label alone on its line takes the next line as its value
+    assert page_title("Name:\nAda Byron\nCity:\nLeeds\nItem:\nLamp\n") == "Ada Byron, Leeds, Lamp"
+    # two labelled lines are not a form: "Keywords:" on a paper leaves the heading alone
+    assert page_title("Deep Nets\nKeywords: vision, nets\nContact: x@y.org\nBody text here.") == "Deep Nets"
+    # a heading wrapped onto a second line, and yes/no or numbers are no values
+    assert page_title("A Study of the\nRiver Deltas\nPeriod: 2001 to 2004\nFunded: yes\nSamples: 412\nLead: Ann Hu\n") \
+        == "A Study of the River Deltas, 2001 to 2004, Ann Hu"
+    assert page_title("") is None
+    assert page_title("12\n\n3 of 9\nhttp://example.org/a\n") is None

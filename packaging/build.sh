@@ -60,27 +60,51 @@ STAGE=$CACHE/stage
 echo "== staging the embedding model in $STAGE"
 PYTHONPATH="$ROOT" "$VPY" packaging/stage_models.py "$STAGE"
 
-# 3. The bundle.
+# 3. Linux: the 15 KB stand-in for onnxruntime's shared library that onnxruntime-genai loads, so
+#    that it runs on the onnxruntime inside the Python module and the bundle carries one
+#    onnxruntime, not two (ort_shim.c, rthooks/shared_onnxruntime.py). Without a C compiler the
+#    wheel's library (35 MB) goes in instead.
+ORT_SHIM=
+if [ "$(uname -s)" = Linux ]; then
+  CC=${CC:-cc}
+  if command -v "$CC" >/dev/null; then
+    ORT_VERSION=$("$VPY" -c 'import importlib.metadata as m; print(m.version("onnxruntime"))')
+    ORT_SHIM=$CACHE/ort-shim/libonnxruntime.so.$ORT_VERSION
+    mkdir -p "$CACHE/ort-shim"
+    rm -f "$CACHE"/ort-shim/libonnxruntime.so*
+    "$CC" -O2 -shared -fPIC -fvisibility=hidden -Wl,-soname,libonnxruntime.so.1 -s \
+      -o "$ORT_SHIM" packaging/ort_shim.c
+  else
+    echo "WARNING: no C compiler ($CC): the bundle carries onnxruntime's library twice (+35 MB)" >&2
+  fi
+fi
+
+# 4. The bundle.
 echo "== PyInstaller $PYINSTALLER_VERSION"
 t0=$(date +%s)
 rm -rf "$DIST/EdgeChat"
-EDGECHAT_STAGE="$STAGE" PYTHONPATH="$ROOT" "$VPY" -m PyInstaller --noconfirm --clean --log-level WARN \
+EDGECHAT_ORT_SHIM="$ORT_SHIM" EDGECHAT_STAGE="$STAGE" PYTHONPATH="$ROOT" "$VPY" -m PyInstaller --noconfirm --clean --log-level WARN \
   --workpath "$CACHE/work" --distpath "$DIST" packaging/edgechat.spec
 echo "== bundle built in $(( $(date +%s) - t0 )) s: $DIST/EdgeChat"
 
 # Symbols and debug info out of the shared libraries (libpython alone carries 17 MB of debug
 # info; 464 -> 407 MiB in all), except the wheels' vendored *.libs folders: patchelf rewrote
 # those, and strip breaks them (numpy's OpenBLAS: "ELF load command address/offset not
-# page-aligned"), which is also why the spec's strip=True is not used. The smoke test
-# (packaging/smoke.sh) runs the stripped bundle: index, answer with a model, window.
+# page-aligned"), which is also why the spec's strip=True is not used. Those vendored libraries
+# get their padding taken out instead (compact_elf.py: patchelf left up to 6 MB of it in each of
+# Tesseract's image libraries; 21 MB in all). The smoke test (packaging/smoke.sh) runs the
+# stripped bundle: index, answer with a model, window.
 if [ "$(uname -s)" = Linux ] && command -v strip >/dev/null; then
   before=$(du -sm "$DIST/EdgeChat" | cut -f1)
   find "$DIST/EdgeChat" -type f \( -name '*.so' -o -name '*.so.*' \) -not -path '*.libs/*' -print0 |
     xargs -0 -r -n 20 strip --strip-unneeded
   echo "== shared libraries stripped: $before MiB -> $(du -sm "$DIST/EdgeChat" | cut -f1) MiB"
 fi
+if [ "$(uname -s)" = Linux ]; then
+  find "$DIST/EdgeChat" -type f -path '*.libs/*' -print0 | xargs -0 -r "$VPY" packaging/compact_elf.py
+fi
 
-# 4. The Linux archive: the bundle, a .desktop file, the icon and an installer for the menu entry.
+# 5. The Linux archive: the bundle, a .desktop file, the icon and an installer for the menu entry.
 if [ "$(uname -s)" = Linux ]; then
   VERSION=$(PYTHONPATH="$ROOT" "$VPY" -c 'import edgechat; print(edgechat.__version__)')
   ARCH=$(uname -m)

@@ -99,3 +99,47 @@ def test_page_title_rules() -> None:
         == "A Study of the River Deltas, 2001 to 2004, Ann Hu"
     assert page_title("") is None
     assert page_title("12\n\n3 of 9\nhttp://example.org/a\n") is None
+
+
+def test_a_library_indexed_before_first_page_titles_gets_them_when_opened(tmp_path: Path) -> None:
+    """The files of an older library whose title is their file name are titled from the first
+    page the store kept, once; the title search and what the answerer reads follow."""
+    import sqlite3
+
+    import numpy as np
+
+    from edgechat.core.records import Chunk
+    from edgechat.core.store import Store
+    from tests.core.test_store import DIM, InMemoryVectorIndex
+
+    def put(store: Store, name: str, fmt: str, page: str) -> str:
+        path = f"/docs/{name}.{fmt}"
+        cut = page.index("Date & Time")  # two passages that overlap, as the chunker writes them
+        chunks = [Chunk(page=1, start=0, end=cut + 20, text=page[:cut + 20]),
+                  Chunk(page=1, start=cut, end=len(page), text=page[cut:]),
+                  Chunk(page=2, start=0, end=12, text="Second page.")]
+        fid = store.begin_file(path, "/docs", 100, 1.0, name.ljust(64, "0"))
+        store.commit_file(fid, chunks, np.ones((3, DIM), dtype=np.float32), title=name, fmt=fmt, pages=2,
+                          metadata={}, sha256=name.ljust(64, "0"))
+        return fid
+
+    library = tmp_path / "library"
+    store = Store(library, vector_index_factory=InMemoryVectorIndex)
+    report = put(store, "20190314X00112", "pdf", REPORT)
+    table = put(store, "rows", "csv", REPORT)  # a spreadsheet's rows are no cover page
+    store.close()
+    db = sqlite3.connect(library / "library.sqlite3")
+    with db:
+        db.execute("DELETE FROM meta WHERE key='first_page_titles'")  # as an older EdgeChat left it
+    db.close()
+
+    store = Store(library, vector_index_factory=InMemoryVectorIndex)
+    try:
+        titles = {f.file_id: f.title for f in store.files()}
+        assert titles[report] == "Field Inspection Report, Lower Mill, Eastbrook, 03/14/2019, Stone footbridge"
+        assert titles[table] == "rows"
+        assert "Field Inspection Report" in store.describe_files([report])[report].identity
+        hits = store.chunk_rows(cid for cid, _ in store.lexical_search('title:"inspection report"', 10))
+        assert {c.file_id for c in hits.values()} == {report} and len(hits) == 3
+    finally:
+        store.close()

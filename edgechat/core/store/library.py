@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from edgechat.core.documents.titles import page_title
 from edgechat.core.indexing.context import find_tables
 from edgechat.core.records import Candidate, Chunk, FileState, WordBox
 from edgechat.core.search.subject import Description
@@ -48,6 +49,8 @@ log = logging.getLogger(__name__)
 # characters (a chunk's context header takes fewer).
 HEADING_LINES = 12
 HEADING_CHARS = 300
+# Formats whose title may come from the first page (the parsers that call documents.titles.page_title).
+FIRST_PAGE_TITLE_FORMATS = ("pdf", "text", "docx", "odt")
 SCHEMA_VERSION = 2  # 2: chunks_fts gained the columns name and context (migrated on open)
 
 # The lexical index's columns: the chunk's text (boilerplate lines left out), the document's title,
@@ -196,6 +199,8 @@ class Store:
             self.db.execute(_WORDS_SCHEMA)
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         self._fts_columns = self._migrate_fts()
+        if not readonly:
+            self._retitle_from_first_pages()
         self._vector_index_factory = vector_index_factory
         self._vectors: VectorIndex | None = None
         self._vectors_lock = threading.Lock()
@@ -238,6 +243,51 @@ class Store:
             )
             db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         return FTS_COLUMNS
+
+    def _retitle_from_first_pages(self) -> None:
+        """Once per library indexed before titles came from first pages: each searchable file of
+        those formats whose title is its file name gets what its first page says it is (heading,
+        labelled fields: documents/titles.py), read from its stored passages, in the files row and
+        the lexical index. The context headers embedded with its passages keep the file name until
+        it is indexed again."""
+        if self.db.execute("SELECT 1 FROM meta WHERE key='first_page_titles'").fetchone():
+            return
+        with self._txn() as db:
+            rows = db.execute(
+                f"SELECT file_id, path, title FROM files WHERE state IN ('done', 'stale') "
+                f"AND format IN ({','.join('?' * len(FIRST_PAGE_TITLE_FORMATS))})",
+                FIRST_PAGE_TITLE_FORMATS).fetchall()
+            changed = 0
+            for fid, path, title in rows:
+                stem = Path(path).stem or Path(path).name
+                if title and title != stem:
+                    continue
+                better = page_title(self._first_page_text(fid), stem)
+                if not better or better == stem:
+                    continue
+                db.execute("UPDATE files SET title=? WHERE file_id=?", (better, fid))
+                db.execute("UPDATE chunks_fts SET title=? WHERE rowid IN (SELECT rowid FROM chunks WHERE file_id=?)",
+                           (better, fid))
+                changed += 1
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('first_page_titles', '1')")
+        if changed:
+            log.info("titled %d file(s) from their first pages", changed)
+
+    def _first_page_text(self, file_id: str, limit: int = 4000) -> str:
+        """The start of a file's first page with passages, put back together from them: each
+        passage is the page's text over its span, and a gap (a window left out) becomes line ends."""
+        rows = self.db.execute("SELECT start, end, text FROM chunks WHERE file_id=? "
+                               "AND page = (SELECT MIN(page) FROM chunks WHERE file_id=?) ORDER BY start",
+                               (file_id, file_id)).fetchall()
+        out = ""
+        for start, end, text in rows:
+            if start >= limit:
+                break
+            if start > len(out):
+                out += "\n" * (start - len(out))
+            if end > len(out):
+                out += text[len(out) - start:]
+        return out[:limit]
 
     # ------------------------------------------------------------------ vector index
 

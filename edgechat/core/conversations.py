@@ -214,7 +214,7 @@ class Conversation:
             "created": self.created,
             "updated": self.updated,
             "turns": [t.to_dict() for t in self.turns],
-            "scope": None if self.scope is None else {"kind": self.scope.kind, "path": self.scope.path},
+            "scope": None if self.scope is None else self.scope.to_dict(),
         }
 
     @classmethod
@@ -240,8 +240,13 @@ class Conversation:
 
 def _scope(d: object) -> Scope | None:
     """A saved chat's scope; None (the whole library) for chats saved without one."""
-    if isinstance(d, Mapping) and d.get("kind") in ("folder", "file", "document") and isinstance(d.get("path"), str):
+    if not isinstance(d, Mapping) or not isinstance(d.get("path"), str):
+        return None
+    if d.get("kind") in ("folder", "file", "document"):
         return Scope(str(d["kind"]), str(d["path"]))
+    paths = d.get("paths")
+    if d.get("kind") == "documents" and isinstance(paths, list) and paths and all(isinstance(p, str) for p in paths):
+        return Scope("documents", str(d["path"]), tuple(paths))
     return None
 
 

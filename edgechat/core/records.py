@@ -297,10 +297,23 @@ class ChatMessage:
 
 @dataclass(frozen=True)
 class Scope:
-    """Narrows retrieval: a folder, a file, or the document open in the UI."""
+    """Narrows retrieval: a folder, a file, the document open in the UI, or a set of documents
+    (kind "documents": `paths`, such as the documents a chat's answers came from)."""
 
-    kind: str  # "folder" | "file" | "document"
+    kind: str  # "folder" | "file" | "document" | "documents"
     path: str
+    paths: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """As saved with a chat and shown in "How this was found"."""
+        out: dict[str, Any] = {"kind": self.kind, "path": self.path}
+        if self.paths:
+            out["paths"] = list(self.paths)
+        return out
+
+    def roots(self) -> tuple[str, ...]:
+        """The folders and files searched."""
+        return self.paths if self.kind == "documents" else (self.path,)
 
 
 @dataclass

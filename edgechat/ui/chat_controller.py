@@ -101,6 +101,7 @@ class ChatController(QObject):
         pane.transcript.sig_found_clicked.connect(self.show_found)
         pane.transcript.sig_copied.connect(lambda _i: pane.set_status("Answer copied, with its sources."))
         pane.transcript.sig_code_copied.connect(lambda _i: pane.set_status("Code copied."))
+        pane.transcript.sig_regenerate.connect(lambda _i: self.regenerate())
         pane.sig_scope_changed.connect(self._scope_changed)
         self._show()
 
@@ -145,6 +146,7 @@ class ChatController(QObject):
     def _render(self) -> None:
         live = len(self.turns) - 1 if self.answering else None
         self.pane.transcript.set_turns(self.turns, live=live)
+        self.pane.set_chat_documents([str(s["path"]) for t in self.turns for s in t.sources if s.get("path")])
         self._show()
 
     # ---------------------------------------------------------------- asking
@@ -179,6 +181,15 @@ class ChatController(QObject):
         self.sig_answering.emit(True)
         self._render()
         return rid
+
+    def regenerate(self) -> int:
+        """Ask the chat's last question again in place of its answer (after documents were
+        added, or the model or scope changed). Returns the new request id, or -1."""
+        if self.answering or not self.turns:
+            return -1
+        last = self.turns.pop()
+        self._save()
+        return self.ask(last.question)
 
     def stop(self) -> None:
         if self.answering:
@@ -261,7 +272,11 @@ class ChatController(QObject):
     def new_chat(self) -> None:
         if self.answering:
             self._finish_live("stopped", "Stopped.")
-        self.conversation = Conversation(scope=self.pane.scope())
+        scope = self.pane.scope()
+        if scope is not None and scope.kind == "documents":  # the previous chat's sources
+            self.pane.set_scope(None)
+            scope = None
+        self.conversation = Conversation(scope=scope)
         self.pane.transcript.highlight(0, None)
         self._render()
         self.sig_conversations_changed.emit()

@@ -102,9 +102,13 @@ class DropHint(QWidget):
 
 
 def scope_label(scope: Scope | None) -> str:
-    """What a question searches, in words: the whole library, a folder, or a document."""
+    """What a question searches, in words: the whole library, a folder, a document, or the
+    documents of this chat's sources."""
     if scope is None:
         return "Whole library"
+    if scope.kind == "documents":
+        n = len(scope.paths)
+        return f"This chat's sources ({n} document{'s' if n != 1 else ''})"
     name = os.path.basename(scope.path.rstrip("/\\")) or scope.path
     return f"Folder: {name}" if scope.kind == "folder" else f"Document: {name}"
 
@@ -151,14 +155,17 @@ class ChatPane(QWidget):
         self.stop_button.setToolTip("Stop the answer (Esc)")
         self.stop_button.clicked.connect(self.sig_stop)
         self.stop_button.setEnabled(False)
-        # What the next question searches: the whole library, a folder of it, or the document
-        # open in the source pane. Saved with the chat.
+        # What the next question searches: the whole library, a folder of it, the document open
+        # in the source pane, or the documents this chat's answers came from. Saved with the chat.
         self.scope_box = QComboBox(self)
         self.scope_box.setAccessibleName("What the question searches")
         self.scope_box.setToolTip("What the next question searches")
         self.scope_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.scope_box.currentIndexChanged.connect(lambda _i: self.sig_scope_changed.emit(self.scope()))
         self._scopes: list[Scope | None] = []
+        self._folders: list[str] = []
+        self._document: str | None = None
+        self._chat_documents: tuple[str, ...] = ()
         scope_label_widget = QLabel("&Searches:", self)  # Alt+S
         scope_label_widget.setBuddy(self.scope_box)
         scope_row = QHBoxLayout()
@@ -190,12 +197,28 @@ class ChatPane(QWidget):
         return self._scopes[i] if 0 <= i < len(self._scopes) else None
 
     def set_scope_choices(self, folders: list[str], document: str | None) -> None:
-        """The choices: the whole library, each folder, and the open document. The current
-        choice is kept when it is still offered."""
-        current = self.scope()
-        choices: list[Scope | None] = [None, *(Scope("folder", f) for f in folders)]
-        if document:
-            choices.append(Scope("file", document))
+        """The choices: the whole library, each folder, the open document, and the documents of
+        this chat's sources. The current choice is kept when it is still offered."""
+        self._folders, self._document = list(folders), document
+        self._offer(self.scope())
+
+    def set_chat_documents(self, paths: list[str]) -> None:
+        """The documents this chat's answers came from, offered as a choice when there are any.
+        A choice of them already made stays as it was made (answers searched within them come
+        from them: the set does not grow while it is searched)."""
+        self._chat_documents = tuple(dict.fromkeys(paths))
+        self._offer(self.scope())
+
+    def _documents_scope(self) -> Scope | None:
+        docs = self._chat_documents
+        return Scope("documents", os.path.commonpath(docs) if len(docs) > 1 else docs[0], docs) if docs else None
+
+    def _offer(self, current: Scope | None) -> None:
+        choices: list[Scope | None] = [None, *(Scope("folder", f) for f in self._folders)]
+        if self._document:
+            choices.append(Scope("file", self._document))
+        if self._chat_documents:
+            choices.append(self._documents_scope())
         if current is not None and current not in choices:
             choices.append(current)  # a chat's saved scope stays shown until changed
         self._fill(choices, current)
@@ -214,7 +237,8 @@ class ChatPane(QWidget):
         for scope in choices:
             self.scope_box.addItem(scope_label(scope))
             if scope is not None:
-                self.scope_box.setItemData(self.scope_box.count() - 1, scope.path, Qt.ItemDataRole.ToolTipRole)
+                self.scope_box.setItemData(self.scope_box.count() - 1, "\n".join(scope.roots()),
+                                           Qt.ItemDataRole.ToolTipRole)
         self.scope_box.setCurrentIndex(choices.index(current) if current in choices else 0)
         self.scope_box.blockSignals(False)
 

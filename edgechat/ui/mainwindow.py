@@ -185,6 +185,8 @@ class MainWindow(QMainWindow):
         self.library_panel = LibraryPanel(self)
         self.chat_list = ChatList(self)
         self.side = QTabWidget(self)
+        self.side.setAccessibleName("Library and chats")
+        self.side.tabBar().setAccessibleName("Library and chats")
         self.side.addTab(self.library_panel, "Library")
         self.side.addTab(self.chat_list, "Chats")
         self.chat = ChatPane(self)
@@ -244,6 +246,10 @@ class MainWindow(QMainWindow):
         self.act_focus = action("&Focus the question box", self.focus_input, "Ctrl+L")
         self.act_copy_answer = action("&Copy the last answer", self.copy_last_answer, "Ctrl+Shift+C",
                                       "Copy the last answer as Markdown, with its sources")
+        self.act_regenerate = action("&Regenerate the last answer", self.controller.regenerate, "Ctrl+R",
+                                     "Ask the last question again")
+        self.act_show_where = action("Show me &where it comes from", self.show_next_where, "F8",
+                                     "Step through the last answer's sentences and show each one's source")
         self.act_stop = action("&Stop answering", self.controller.stop, "Esc")
         self.act_stop.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         self.act_rescan = action("&Check for changes", self.rescan, "F5",
@@ -265,7 +271,8 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         m.addAction(self.act_quit)
         m = mb.addMenu("&Chat")
-        for a in (self.act_new_chat, self.act_focus, self.act_copy_answer, self.act_stop):
+        for a in (self.act_new_chat, self.act_focus, self.act_copy_answer, self.act_regenerate,
+                  self.act_show_where, self.act_stop):
             m.addAction(a)
         m = mb.addMenu("&Library")
         for a in (self.act_rescan, self.act_cancel, self.act_remove, self.act_rebuild):
@@ -305,6 +312,7 @@ class MainWindow(QMainWindow):
         self.controller.io.sig_listed.connect(self._chats_listed)
         self.controller.sig_turn_sources.connect(self._turn_sources)
         self.controller.sig_chip.connect(self.follow_citation)
+        self.chat.transcript.sig_show_where.connect(self.show_where)
         self.controller.sig_answering.connect(self._answering_changed)
         self.sources.sig_show_source.connect(self.show_source)
         self.chat_list.view.clicked.connect(self._chat_clicked)
@@ -635,6 +643,29 @@ class MainWindow(QMainWindow):
             self.sources.set_sources(turn, turns[turn].sources, turns[turn].cited_numbers)
         self.chat.transcript.highlight(turn, number)
         self._evidence = (number, evidence_span(turns[turn], number, self.chat.transcript.followed_occurrence))
+        try:
+            self.sources.select_number(number)
+        finally:
+            self._evidence = None
+
+    def show_next_where(self) -> None:
+        """Chat › Show me where it comes from: the last answer's next sentence with a source,
+        highlighted, and its evidence opened."""
+        if not self.chat.transcript.show_next_where(len(self.controller.turns) - 1):
+            self.statusBar().showMessage("The last answer has no sentence found in your documents.", 5000)
+
+    def show_where(self, turn: int, k: int) -> None:
+        """Open the source of sentence `k` of answer `turn` at the sentence(s) that support it."""
+        turns = self.controller.turns
+        verdicts = turns[turn].sentence_verdicts if 0 <= turn < len(turns) else []
+        if not 0 <= k < len(verdicts):
+            return
+        verdict = verdicts[k]
+        number = verdict.sources[0] if verdict.sources else verdict.evidence[0].number
+        spans = [(e.start, e.end) for e in verdict.evidence if e.number == number and e.end > e.start]
+        if self.sources.turn_index != turn:
+            self.sources.set_sources(turn, turns[turn].sources, turns[turn].cited_numbers)
+        self._evidence = (number, (min(a for a, _ in spans), max(b for _, b in spans)) if spans else None)
         try:
             self.sources.select_number(number)
         finally:

@@ -20,6 +20,7 @@ from typing import Any
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF, QSizeF, Qt, QUrl, Signal
 from PySide6.QtGui import (
+    QAction,
     QColor,
     QFont,
     QFontDatabase,
@@ -225,6 +226,13 @@ class _AnswerMap:
         return sorted([(t0, t1, d0, d0 + t1 - t0, True) for t0, t1, d0 in self.runs]
                       + [(t0, t1, d0, d1, False) for t0, t1, d0, d1 in self.markers])
 
+    def to_text(self, position: int) -> int | None:
+        """The answer offset drawn at document `position` (None: not a character of the answer)."""
+        for t0, t1, d0, d1, linear in self._segments():
+            if d0 <= position < d1:
+                return t0 + position - d0 if linear else t0
+        return None
+
     def to_doc(self, offset: int, end: bool = False) -> int:
         segments = self._segments()
         if end:
@@ -412,6 +420,8 @@ class TranscriptView(QTextBrowser):
     sig_found_clicked = Signal(int)  # turn index: show "How this was found"
     sig_copied = Signal(int)  # turn index: its answer was copied
     sig_code_copied = Signal(int)  # turn index: a code block of its answer was copied
+    sig_show_where = Signal(int, int)  # turn index, sentence (index into its sentence_verdicts)
+    sig_regenerate = Signal(int)  # turn index: ask its question again
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -432,6 +442,7 @@ class TranscriptView(QTextBrowser):
         self._live_text = ""
         self._code: dict[tuple[int, int], str] = {}  # (turn, k) -> the text of code block k
         self.active_chip: tuple[int, int] | None = None
+        self.active_sentence: tuple[int, int] | None = None  # (turn, verdict) being shown
         self.open_drafts: set[int] = set()  # turns whose unverified draft is unfolded
         self.anchorClicked.connect(self._on_anchor)
 
@@ -444,6 +455,8 @@ class TranscriptView(QTextBrowser):
         self.open_drafts = {i for i in self.open_drafts if i < len(turns)}
         if self.active_chip and self.active_chip[0] >= len(turns):
             self.active_chip = None
+        if self.active_sentence and self.active_sentence[0] >= len(turns):
+            self.active_sentence = None
         self.render()
 
     def append_to_live(self, text: str) -> None:
@@ -546,6 +559,8 @@ class TranscriptView(QTextBrowser):
             self._insert_draft(cursor, i, turn)
         if turn.answer.strip():
             self._insert_link(cursor, f"copy:{i}", "Copy answer")
+        if i == len(self._turns) - 1 and self._live is None and turn.question.strip():
+            self._insert_link(cursor, f"regen:{i}", "Regenerate")
         if getattr(turn, "found", None):
             self._insert_link(cursor, f"found:{i}", "How this was found")
 
@@ -722,6 +737,9 @@ class TranscriptView(QTextBrowser):
         if href.startswith("code:"):
             self.copy_code(href)
             return
+        if href.startswith("regen:") and href[6:].isdigit():
+            self.sig_regenerate.emit(int(href[6:]))
+            return
         if href.startswith("found:") and href[6:].isdigit():
             self.sig_found_clicked.emit(int(href[6:]))
             return
@@ -736,37 +754,102 @@ class TranscriptView(QTextBrowser):
     def highlight(self, turn_index: int, number: int | None) -> None:
         """Highlight the sentences of answer `turn_index` that cite `number` (None clears)."""
         self.active_chip = None if number is None else (turn_index, number)
+        self.active_sentence = None
         self._apply_highlight()
         self.viewport().update()
+
+    # ---------------------------------------------------------------- "show me where"
+
+    def sentence_at(self, pos: QPoint) -> tuple[int, int] | None:
+        """The checked sentence drawn at viewport point `pos`, as (turn, index into its
+        sentence_verdicts), or None."""
+        position = self.cursorForPosition(pos).position()
+        for turn_index, amap in self._maps.items():
+            if turn_index == self._live or turn_index >= len(self._turns):
+                continue
+            offset = amap.to_text(position)
+            if offset is None:
+                continue
+            for k, v in enumerate(self._turns[turn_index].sentence_verdicts):
+                if v.start <= offset < v.end:
+                    return turn_index, k
+        return None
+
+    def sentences_with_sources(self, turn_index: int) -> list[int]:
+        """The sentences of an answer whose sources the check found, in order."""
+        if not 0 <= turn_index < len(self._turns) or turn_index == self._live:
+            return []
+        return [k for k, v in enumerate(self._turns[turn_index].sentence_verdicts) if v.sources or v.evidence]
+
+    def show_where(self, turn_index: int, k: int) -> None:
+        """Highlight sentence `k` of an answer and ask for its evidence to be shown."""
+        verdicts = self._turns[turn_index].sentence_verdicts if 0 <= turn_index < len(self._turns) else []
+        if not 0 <= k < len(verdicts):
+            return
+        self.active_chip = None
+        self.active_sentence = (turn_index, k)
+        self._apply_highlight()
+        self.viewport().update()
+        self.sig_show_where.emit(turn_index, k)
+
+    def show_next_where(self, turn_index: int) -> bool:
+        """Step to the answer's next sentence with a source (from the first, after the last);
+        False when it has none."""
+        ks = self.sentences_with_sources(turn_index)
+        if not ks:
+            return False
+        current = self.active_sentence[1] if self.active_sentence and self.active_sentence[0] == turn_index else -1
+        self.show_where(turn_index, next((k for k in ks if k > current), ks[0]))
+        return True
+
+    def contextMenuEvent(self, event) -> None:
+        menu = self.createStandardContextMenu(event.pos())
+        found = self.sentence_at(event.pos())
+        if found is not None:
+            turn_index, k = found
+            menu.insertSeparator(menu.actions()[0] if menu.actions() else None)
+            verdict = self._turns[turn_index].sentence_verdicts[k]
+            if verdict.sources or verdict.evidence:
+                act = QAction("Show me where this comes from", menu)
+                act.triggered.connect(lambda: self.show_where(turn_index, k))
+            else:
+                act = QAction("Not found in your documents", menu)
+                act.setEnabled(False)
+            menu.insertAction(menu.actions()[0], act)
+        menu.exec(event.globalPos())
+        menu.deleteLater()
 
     def highlighted_texts(self) -> list[str]:
         return [s.cursor.selectedText().replace("\u2029", "\n") for s in self.extraSelections()]
 
     def _apply_highlight(self) -> None:
         selections: list[QTextEdit.ExtraSelection] = []
-        if self.active_chip is not None:
+        spans: list[tuple[int, int]] = []
+        turn_index = -1
+        if self.active_sentence is not None:
+            turn_index, k = self.active_sentence
+            verdicts = self._turns[turn_index].sentence_verdicts
+            spans = [(verdicts[k].start, verdicts[k].end)] if k < len(verdicts) else []
+        elif self.active_chip is not None and self.active_chip[0] < len(self._turns):
             turn_index, number = self.active_chip
-            amap = self._maps.get(turn_index)
-            if amap is not None and turn_index != self._live and turn_index < len(self._turns):
-                answer = self._turns[turn_index].answer
-                color = tint(self.palette().color(QPalette.ColorRole.Highlight), 70)
-                first = None
-                for a, b in cited_sentence_spans(answer, number):
-                    sel = QTextEdit.ExtraSelection()
-                    cur = QTextCursor(self.document())
-                    cur.setPosition(amap.to_doc(a))
-                    cur.setPosition(amap.to_doc(b, end=True), QTextCursor.MoveMode.KeepAnchor)
-                    sel.cursor = cur
-                    fmt = QTextCharFormat()
-                    fmt.setBackground(color)
-                    sel.format = fmt
-                    selections.append(sel)
-                    first = first if first is not None else QTextCursor(cur)
-                if first is not None:
-                    rect = self.cursorRect(first)
-                    if not self.viewport().rect().contains(rect.center()):
-                        sb = self.verticalScrollBar()
-                        sb.setValue(sb.value() + rect.top() - self.viewport().height() // 3)
+            spans = cited_sentence_spans(self._turns[turn_index].answer, number)
+        amap = self._maps.get(turn_index)
+        if spans and amap is not None and turn_index != self._live:
+            color = tint(self.palette().color(QPalette.ColorRole.Highlight), 70)
+            for a, b in spans:
+                sel = QTextEdit.ExtraSelection()
+                cur = QTextCursor(self.document())
+                cur.setPosition(amap.to_doc(a))
+                cur.setPosition(amap.to_doc(b, end=True), QTextCursor.MoveMode.KeepAnchor)
+                sel.cursor = cur
+                fmt = QTextCharFormat()
+                fmt.setBackground(color)
+                sel.format = fmt
+                selections.append(sel)
+            rect = self.cursorRect(QTextCursor(selections[0].cursor))
+            if not self.viewport().rect().contains(rect.center()):
+                sb = self.verticalScrollBar()
+                sb.setValue(sb.value() + rect.top() - self.viewport().height() // 3)
         self.setExtraSelections(selections)
 
     def changeEvent(self, event) -> None:

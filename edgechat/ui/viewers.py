@@ -366,6 +366,7 @@ class DocumentViewer(QWidget):
         self.path = ""
         self.title = QLabel("")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title.setAccessibleName("Document shown")
         f = self.title.font()
         f.setBold(True)
         self.title.setFont(f)

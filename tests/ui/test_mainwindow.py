@@ -620,3 +620,79 @@ def test_the_scope_beside_the_input_decides_what_is_searched_and_is_saved_with_t
     w.controller.io.flush()
     reloaded = w.conversations.load(scoped_chat)
     assert reloaded.scope is not None and reloaded.scope.kind == "folder" and reloaded.scope.path.endswith("kitchen")
+
+
+def test_show_me_where_steps_through_the_sentences_and_regenerate_asks_again(qtbot, make_window, tmp_path):
+    docs = make_corpus(tmp_path / "docs")
+    w = make_window(client=ExtractiveClient())
+    w.add_paths([str(docs)])
+    qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
+    wait_idle(qtbot, w)
+    turn = ask(qtbot, w, "How hot is the surface of Venus?")
+    view = w.chat.transcript
+    with_sources = view.sentences_with_sources(0)
+    assert with_sources, "the extractive answer's sentences come from the sources"
+    # F8: the first sentence with a source is highlighted and its evidence opens in the viewer.
+    qtbot.keyClick(w, Qt.Key.Key_F8)
+    first = turn.sentence_verdicts[with_sources[0]]
+    sentence = turn.answer[first.start:first.end]
+    assert view.active_sentence == (0, with_sources[0])
+    shown = view.highlighted_texts()
+    assert len(shown) == 1 and shown[0].split()[:3] == sentence.split()[:3]
+    number = first.sources[0] if first.sources else first.evidence[0].number
+    assert w.sources.selected_number() == number
+    qtbot.waitUntil(lambda: w.sources.viewer.text_view.highlighted_text() != "", timeout=10000)
+    evidence = w.sources.viewer.text_view.highlighted_text()
+    assert " ".join(evidence.split())[:20] in " ".join(sentence.split())  # the source says it
+    # The sentence under the mouse is found from where it is drawn (the context menu's question).
+    cursor = view.textCursor()
+    cursor.setPosition(view._maps[0].to_doc(first.start + 2))
+    assert view.sentence_at(view.cursorRect(cursor).center()) == (0, with_sources[0])
+    # Ctrl+R asks the same question again in place of the answer.
+    saved_id = w.controller.conversation.id
+    qtbot.keyClick(w, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not w.controller.answering, timeout=30000)
+    assert [t.question for t in w.controller.turns] == ["How hot is the surface of Venus?"]
+    assert w.controller.turns[0] is not turn and w.controller.turns[0].answer == turn.answer
+    assert w.controller.conversation.id == saved_id
+    assert "Regenerate" in view.toPlainText()
+
+
+def test_every_control_a_keyboard_reaches_has_a_name_for_screen_readers(qtbot, make_window):
+    from PySide6.QtWidgets import QAbstractButton, QWidget
+
+    w = make_window()
+    unnamed = []
+    for widget in w.findChildren(QWidget):
+        if widget.focusPolicy() == Qt.FocusPolicy.NoFocus or not widget.isVisibleTo(w):
+            continue
+        if not (widget.accessibleName() or (isinstance(widget, QAbstractButton) and widget.text())):
+            unnamed.append(f"{type(widget).__name__} in {type(widget.parent()).__name__}")
+    assert unnamed == []
+
+
+def test_the_scope_can_be_the_documents_this_chat_s_answers_came_from(qtbot, make_window, tmp_path):
+    docs = make_corpus(tmp_path / "docs")
+    w = make_window()
+    w.add_paths([str(docs)])
+    qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
+    wait_idle(qtbot, w)
+    first = ask(qtbot, w, "How hot is the surface of Venus?")
+    seen = {s["path"] for s in first.sources}
+    assert seen and len(seen) < 3, "a question that finds fewer documents than the library has"
+    labels = [w.chat.scope_box.itemText(i) for i in range(w.chat.scope_box.count())]
+    choice = next(i for i, label in enumerate(labels) if label.startswith("This chat's sources"))
+    assert labels[choice] == f"This chat's sources ({len(seen)} document{'s' if len(seen) != 1 else ''})"
+    w.chat.scope_box.setCurrentIndex(choice)
+    # A question about another document of the library finds nothing outside those documents
+    # (over the whole library, it finds that document).
+    whole = w.workers.engine.search("What does the garden need?")
+    assert any(s.path not in seen for s in whole.sources)
+    turn = ask(qtbot, w, "What does the garden need?")
+    assert all(s["path"] in seen for s in turn.sources)
+    w.controller.io.flush()
+    reloaded = w.conversations.load(w.controller.conversation.id)
+    assert reloaded.scope is not None and set(reloaded.scope.paths) == seen
+    # A new chat does not inherit the previous chat's documents.
+    w.controller.new_chat()
+    assert w.chat.scope() is None and w.controller.conversation.scope is None

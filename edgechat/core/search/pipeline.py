@@ -115,7 +115,7 @@ class RagPipeline:
         pq.diagnostics = {
             "timings": timings,
             "counts": {**result.counts, "sources": len(pq.references)},
-            "scope": None if request.scope is None else {"kind": request.scope.kind, "path": request.scope.path},
+            "scope": None if request.scope is None else request.scope.to_dict(),
             "understand": understanding.details,
             "diversity": None if self.settings.diversity is None else {
                 "mmr_lambda": self.settings.diversity.lam, "passed_over": passed_over},

@@ -111,7 +111,7 @@ class Retriever:
     def scope_file_ids(self, scope: Scope | None) -> list[str] | None:
         if scope is None:
             return None
-        return self.store.file_ids_under(scope.path)
+        return list(dict.fromkeys(i for root in scope.roots() for i in self.store.file_ids_under(root)))
 
     def search(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -14,6 +14,8 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSizePolicy,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -80,6 +82,17 @@ class IndexProgressBox(QWidget):
         self.hide()
 
 
+class _LibraryDelegate(QStyledItemDelegate):
+    """A file shown by its title is elided at the right, so the start of its title (what tells it
+    apart: LibraryModel shortens what titles share) stays visible; a file name alone in the
+    middle, so its end stays too."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        if index.data(LibraryModel.TitledRole):
+            option.textElideMode = Qt.TextElideMode.ElideRight
+
+
 class LibraryPanel(QWidget):
     sig_add_folder = Signal()
     sig_remove = Signal(list)  # root paths
@@ -94,6 +107,7 @@ class LibraryPanel(QWidget):
         self.tree.setAccessibleName("Library")
         self.tree.setUniformRowHeights(True)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.tree.setItemDelegate(_LibraryDelegate(self.tree))
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.tree.setAlternatingRowColors(False)
         self.tree.header().setStretchLastSection(False)

@@ -4,8 +4,9 @@ of an answer, and the past chats. They hold plain data handed over by the worker
 from __future__ import annotations
 
 import os
+import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,59 @@ STATE_TEXT = {"done": "indexed", "indexing": "indexing…", "removing": "removin
 def _icon(which: QStyle.StandardPixmap) -> QIcon:
     app = QApplication.instance()
     return app.style().standardIcon(which) if isinstance(app, QApplication) else QIcon()
+
+
+# ====================================================================== titles
+
+
+def _squeezed(text: str) -> str:
+    return "".join(c for c in text.lower() if c.isalnum())
+
+
+def file_name_beside(title: object, path: object) -> str:
+    """The file name to show beside a document's title: "" when the title is only the file name
+    ("R-FAQ" for R-FAQ.pdf), which then stands alone."""
+    name = os.path.basename(str(path or ""))
+    stem = os.path.splitext(name)[0]
+    return "" if not title or _squeezed(str(title)) in (_squeezed(stem), _squeezed(name)) else name
+
+
+def document_label(title: object, path: object) -> str:
+    """A document as a person tells it apart, on one line: its title with its file name beside it
+    ("Field Inspection Report, Lower Mill — 20190314X00112.pdf"), or the file name alone."""
+    name = os.path.basename(str(path or ""))
+    beside = file_name_beside(title, path)
+    return f"{title} \u2014 {beside}" if beside else name or str(title or "")
+
+
+_WORD = re.compile(r"\S+\s*")
+SHARED_WORDS = 3  # titles that start with this many words alike are shown with what they share shortened
+
+
+def distinct_titles(titles: Sequence[str]) -> dict[str, str]:
+    """Each title as shown beside the others: where several titles start with the same words
+    (twenty reports titled "Field Inspection Report, <place>, <date>"), the part all of them share
+    is shortened in its middle to its first and last words ("Field … Report, Lower Mill, ..."), so
+    what differs comes first; a title no other starts like stays whole."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for t in dict.fromkeys(titles):
+        words = _WORD.findall(t)
+        if len(words) > SHARED_WORDS:
+            groups.setdefault(tuple(w.strip().lower() for w in words[:SHARED_WORDS]), []).append(t)
+    shown = {t: t for t in titles}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        split = [_WORD.findall(t) for t in members]
+        n = 0
+        while all(len(w) > n + 1 for w in split) and len({w[n].strip().lower() for w in split}) == 1:
+            n += 1
+        if n < SHARED_WORDS:
+            continue
+        for t, words in zip(members, split):
+            shared = [w.strip() for w in words[:n]]
+            shown[t] = f"{shared[0]} \u2026 {shared[-1]} {''.join(words[n:]).strip()}"
+    return shown
 
 
 # ====================================================================== library
@@ -48,11 +102,14 @@ class _Root:
 
 class LibraryModel(QAbstractItemModel):
     """Two levels: the library's folders (roots), and under each the files found in it, with
-    their state ("indexed", or the problem that kept them out). Columns: name, state."""
+    their state ("indexed", or the problem that kept them out). Columns: name, state. A file is
+    named by its title with its file name beside it (the file name alone when it has no other
+    title), titles that start alike shortened where they are alike (distinct_titles)."""
 
     PathRole = Qt.ItemDataRole.UserRole + 1
     KindRole = Qt.ItemDataRole.UserRole + 2  # "root" | "file"
     ProblemRole = Qt.ItemDataRole.UserRole + 3
+    TitledRole = Qt.ItemDataRole.UserRole + 4  # a file shown by a title of its own (elided at the right)
     COLUMNS = ("Name", "State")
 
     def __init__(self, parent=None) -> None:
@@ -62,6 +119,7 @@ class LibraryModel(QAbstractItemModel):
         self._next_key = 1
         self._busy_roots: set[str] = set()
         self._offline: set[str] = set()
+        self._shown: dict[str, str] = {}  # title -> as shown among the others
 
     # ---------------------------------------------------------------- updates
 
@@ -69,6 +127,9 @@ class LibraryModel(QAbstractItemModel):
         """Bring the model to this state with row inserts, removals and data changes (no reset,
         so selection and expansion survive)."""
         self._offline = set(offline)
+        shown = distinct_titles([f.title for f in files if file_name_beside(f.title, f.path)])
+        retitled = shown != self._shown
+        self._shown = shown
         by_root: dict[str, list[LibraryFile]] = {r: [] for r in roots}
         for f in files:
             root = f.root or ""
@@ -97,6 +158,8 @@ class LibraryModel(QAbstractItemModel):
             self._merge_files(row, root, sorted(by_root.get(root.path, []), key=lambda f: f.path))
             top = self.index(row, 0)
             self.dataChanged.emit(top, self.index(row, 1))
+            if retitled and root.files:  # another file's title can change how this one is shown
+                self.dataChanged.emit(self.index(0, 0, top), self.index(len(root.files) - 1, 0, top))
 
     def _merge_files(self, row: int, root: _Root, new: list[LibraryFile]) -> None:
         parent = self.index(row, 0)
@@ -252,11 +315,16 @@ class LibraryModel(QAbstractItemModel):
             return f.path
         if role == self.ProblemRole:
             return f.problem if failed else ""
+        if role == self.TitledRole:
+            return bool(file_name_beside(f.title, f.path))
         if role == Qt.ItemDataRole.DisplayRole:
             if col == 0:
                 root = f.root or ""
                 rel = os.path.relpath(f.path, root) if root and f.path.startswith(root) else f.path
-                return rel if rel != "." else os.path.basename(f.path)
+                rel = rel if rel != "." else os.path.basename(f.path)
+                if file_name_beside(f.title, f.path):
+                    return f"{self._shown.get(f.title, f.title)} \u2014 {rel}"
+                return rel
             if failed:
                 return f.problem or "not indexed"
             if stale:
@@ -327,12 +395,14 @@ class SourceListModel(QAbstractListModel):
     SourceRole = Qt.ItemDataRole.UserRole + 9
     RelevanceRole = Qt.ItemDataRole.UserRole + 10  # in words, against the best source's score
     FirstAlsoFoundRole = Qt.ItemDataRole.UserRole + 11  # the first source the answer does not cite
+    FileNameRole = Qt.ItemDataRole.UserRole + 12  # shown beside TitleRole; "" when the title is the file name
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._sources: list[dict[str, Any]] = []
         self._cited: set[int] = set()
         self._best = 0.0
+        self._shown: dict[str, str] = {}  # title -> as shown beside the other sources' titles
 
     def set_sources(self, sources: list[dict[str, Any]], cited: list[int] | set[int] = ()) -> None:
         """The sources the answer cites first, then the others ("also found"), each by number."""
@@ -341,6 +411,8 @@ class SourceListModel(QAbstractListModel):
         self._sources = sorted(sources, key=lambda s: (int(s.get("ordinal") or 0) not in self._cited,
                                                        int(s.get("ordinal") or 0)))
         self._best = max((float(s.get("score") or 0.0) for s in self._sources), default=0.0)
+        self._shown = distinct_titles([str(s["title"]) for s in self._sources
+                                       if s.get("title") and file_name_beside(s["title"], s.get("path"))])
         self.endResetModel()
 
     def relevance(self, score: float) -> str:
@@ -369,13 +441,18 @@ class SourceListModel(QAbstractListModel):
         s = self._sources[index.row()]
         n = int(s.get("ordinal") or 0)
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"[{n}] {s.get('title') or os.path.basename(str(s.get('path', '')))} — page {s.get('page', 1)}"
+            return f"[{n}] {document_label(s.get('title'), s.get('path'))} · page {s.get('page', 1)}"
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{s.get('path', '')}\n\n{s.get('snippet', '')}"
+            title = f"{s.get('title')}\n" if file_name_beside(s.get("title"), s.get("path")) else ""
+            return f"{title}{s.get('path', '')}\n\n{s.get('snippet', '')}"
         if role == self.NumberRole:
             return n
         if role == self.TitleRole:
-            return s.get("title") or os.path.basename(str(s.get("path", "")))
+            if file_name_beside(s.get("title"), s.get("path")):
+                return self._shown.get(str(s["title"]), str(s["title"]))
+            return os.path.basename(str(s.get("path", ""))) or s.get("title") or ""
+        if role == self.FileNameRole:
+            return file_name_beside(s.get("title"), s.get("path"))
         if role == self.PageRole:
             return int(s.get("page") or 1)
         if role == self.ScoreRole:

@@ -24,7 +24,8 @@ from edgechat.ui.viewers import DocumentViewer
 
 
 class SourceDelegate(QStyledItemDelegate):
-    """Number, title, page and relevance in words on the first line; metadata; then the snippet.
+    """Number, title (with the file name beside it), page and relevance in words on the first
+    line; metadata; then the snippet.
     The cited sources come first; "Also found" heads the ones the answer does not cite."""
 
     MARGIN = 6
@@ -41,7 +42,9 @@ class SourceDelegate(QStyledItemDelegate):
                             else QPalette.ColorRole.PlaceholderText).name()
         badge = f"<b>[{n}]</b>" if cited else f"<span style='color:{dim}'>[{n}]</span>"
         relevance = html.escape(str(index.data(m.RelevanceRole) or ""))
-        head = f"{badge}&nbsp;<b>{title}</b> <span style='color:{dim}'>· page {page} · {relevance}</span>"
+        name = html.escape(str(index.data(m.FileNameRole) or ""))
+        name = f" <span style='color:{dim}'>{name}</span>" if name else ""
+        head = f"{badge}&nbsp;<b>{title}</b>{name} <span style='color:{dim}'>· page {page} · {relevance}</span>"
         parts = [head]
         if index.data(m.FirstAlsoFoundRole):
             label = "Also found (not cited)" if index.row() else "Found (the answer cites none of them)"

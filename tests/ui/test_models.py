@@ -6,11 +6,18 @@ from PySide6.QtCore import QModelIndex, Qt
 
 from edgechat.core.conversations import ConversationInfo
 from edgechat.core.records import FileState, LibraryFile
-from edgechat.ui.models import ConversationListModel, LibraryModel, SourceListModel
+from edgechat.ui.models import (
+    ConversationListModel,
+    LibraryModel,
+    SourceListModel,
+    distinct_titles,
+    document_label,
+)
 
 
-def _f(path: str, root: str, state: str = "done", problem: str = "", chunks: int = 2) -> LibraryFile:
-    return LibraryFile(path, root, FileState(state), problem=problem, format="text", pages=1, chunks=chunks)
+def _f(path: str, root: str, state: str = "done", problem: str = "", chunks: int = 2, title: str = "") -> LibraryFile:
+    return LibraryFile(path, root, FileState(state), problem=problem, title=title, format="text", pages=1,
+                       chunks=chunks)
 
 
 def _rows(model: LibraryModel) -> list[tuple[str, list[str]]]:
@@ -53,9 +60,9 @@ def test_library_model_updates_in_place(qtmodeltester):
 def test_source_list_model(qtmodeltester):
     model = SourceListModel()
     sources = [
-        {"ordinal": 2, "title": "B", "path": "/b.pdf", "page": 4, "score": 0.5, "snippet": "two",
+        {"ordinal": 2, "title": "Harbour Bells", "path": "/b.pdf", "page": 4, "score": 0.5, "snippet": "two",
          "metadata": {"author": "Z", "producer": "pdfTeX", "created": "2023-02-10T09:27:35+00:00"}},
-        {"ordinal": 1, "title": "A", "path": "/a.md", "page": 1, "score": 0.9, "snippet": "one", "metadata": {}},
+        {"ordinal": 1, "title": "a", "path": "/a.md", "page": 1, "score": 0.9, "snippet": "one", "metadata": {}},
     ]
     model.set_sources(sources, cited=[2])
     qtmodeltester.check(model, force_py=True)
@@ -63,7 +70,11 @@ def test_source_list_model(qtmodeltester):
     first = model.index(0)
     # The cited source first, then the others ("also found"), each by number.
     assert first.data(SourceListModel.NumberRole) == 2 and first.data(SourceListModel.CitedRole) is True
-    assert (first.data(SourceListModel.TitleRole), first.data(SourceListModel.PageRole)) == ("B", 4)
+    assert (first.data(SourceListModel.TitleRole), first.data(SourceListModel.PageRole)) == ("Harbour Bells", 4)
+    # the file name beside the title; a title that is only the file name gives way to the file name
+    assert first.data(SourceListModel.FileNameRole) == "b.pdf"
+    assert (model.index(1).data(SourceListModel.TitleRole), model.index(1).data(SourceListModel.FileNameRole)) == \
+        ("a.md", "")
     assert first.data(SourceListModel.MetadataRole) == "author: Z · created: 2023-02-10"
     assert first.data(SourceListModel.FirstAlsoFoundRole) is False
     second = model.index(1)
@@ -73,7 +84,7 @@ def test_source_list_model(qtmodeltester):
     assert second.data(SourceListModel.RelevanceRole) == "close match"
     assert first.data(SourceListModel.RelevanceRole) == "loosely related"
     assert model.row_of(2) == 0 and model.row_of(9) == -1
-    assert first.data() == "[2] B — page 4"
+    assert first.data() == "[2] Harbour Bells — b.pdf · page 4"
     model.set_sources(sources, cited=[])
     assert [model.index(i).data(SourceListModel.NumberRole) for i in range(2)] == [1, 2]
     assert model.index(0).data(SourceListModel.FirstAlsoFoundRole) is True
@@ -93,3 +104,36 @@ def test_conversation_list_model(qtmodeltester):
     assert model.index(1).data(Qt.ItemDataRole.FontRole).bold()
     assert model.row_of("b") == 1
     assert model.rowCount(QModelIndex()) == 2
+
+
+REPORTS = ["Field Inspection Report, Lower Mill, Eastbrook, 03/14/2019, Stone footbridge",
+           "Field Inspection Report, Hollow Lane, Westford, 04/02/2019, Timber culvert"]
+
+
+def test_titles_that_start_alike_are_shortened_where_they_are_alike():
+    shown = distinct_titles([*REPORTS, "Field Notes", "An Introduction to R"])
+    assert shown[REPORTS[0]] == "Field \u2026 Report, Lower Mill, Eastbrook, 03/14/2019, Stone footbridge"
+    assert shown[REPORTS[1]] == "Field \u2026 Report, Hollow Lane, Westford, 04/02/2019, Timber culvert"
+    assert shown["Field Notes"] == "Field Notes" and shown["An Introduction to R"] == "An Introduction to R"
+    # the same title twice is one document's name twice: the file names beside tell them apart
+    assert distinct_titles([REPORTS[0], REPORTS[0]]) == {REPORTS[0]: REPORTS[0]}
+    assert document_label(REPORTS[0], "/r/20190314X00112.pdf") == f"{REPORTS[0]} \u2014 20190314X00112.pdf"
+    assert document_label("R-FAQ", "/m/R-FAQ.pdf") == "R-FAQ.pdf"
+
+
+def test_the_library_shows_titles_with_the_file_name_beside_them(qtmodeltester):
+    model = LibraryModel()
+    files = [_f("/r/20190314X00112.pdf", "/r", title=REPORTS[0]), _f("/r/20190402X00020.pdf", "/r", title=REPORTS[1]),
+             _f("/r/notes.txt", "/r", title="notes")]
+    model.set_library(["/r"], files)
+    qtmodeltester.check(model, force_py=True)
+    root = model.index(0, 0)
+    names = [model.index(i, 0, root).data() for i in range(3)]
+    assert names == ["Field \u2026 Report, Lower Mill, Eastbrook, 03/14/2019, Stone footbridge \u2014 20190314X00112.pdf",
+                     "Field \u2026 Report, Hollow Lane, Westford, 04/02/2019, Timber culvert \u2014 20190402X00020.pdf",
+                     "notes.txt"]
+    assert [model.index(i, 0, root).data(LibraryModel.TitledRole) for i in range(3)] == [True, True, False]
+    assert REPORTS[0] in model.index(0, 0, root).data(Qt.ItemDataRole.ToolTipRole)  # the whole title
+    # a title alone in the library is shown whole
+    model.set_library(["/r"], files[:1] + files[2:])
+    assert model.index(0, 0, root).data().startswith(REPORTS[0])

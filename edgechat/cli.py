@@ -106,6 +106,12 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--context", type=int, default=4096,
                     help="tokens the model sees, when the server does not say (default 4096)")
     ap.add_argument("--use", action="store_true", help="answer with it from now on")
+    cp = msub.add_parser("check-with", help="check each sentence of an answer with a support checker on a model "
+                                            "server (a MiniCheck model), besides the figure and name checks")
+    cp.add_argument("name", nargs="?", help="a model server added with add-server")
+    cp.add_argument("--general", action="store_true",
+                    help="the server's model is a general instruct model, not a support checker: instruct it")
+    cp.add_argument("--off", action="store_true", help="check answers on this computer alone again")
     tp = msub.add_parser("test", help="check a model server: reached, model served, key accepted, writes")
     tp.add_argument("name")
     msub.add_parser("catalog", help="models that can be downloaded")
@@ -410,6 +416,10 @@ def cmd_models(args: argparse.Namespace) -> int:
         for s in servers:
             mark = "*" if active_server is not None and active_server.name == s.name else " "
             print(f"{mark} {s.name:32s} {'server':>11s}  {s.model} at {s.url}")
+        checking = manager.ModelManager().checker_server()
+        if checking is not None:
+            print(f"Answers are checked by {checking[0].name} ({checking[0].model})"
+                  + (", a general model instructed to check" if checking[1] else ""))
         if active_server is not None:
             from edgechat.core.engine import where
 
@@ -431,6 +441,20 @@ def cmd_models(args: argparse.Namespace) -> int:
                                        activate=args.use)
         print(f"Added {label}" + ("; it writes the answers from now on" if args.use else
                                   f"; answer with it: edgechat models use {name}"))
+        return 0
+    if c == "check-with":
+        if args.off:
+            manager.ModelManager().stop_checker()
+            print("Answers are checked on this computer alone.")
+            return 0
+        if not args.name:
+            raise CliError("name a model server (see 'edgechat models list'), or give --off")
+        from edgechat.core.engine import where
+
+        server = manager.ModelManager().use_checker(args.name, general=args.general)
+        place = where(server)
+        print(f"Each sentence of an answer is checked by {server.model}"
+              + (f" on {place}: the sentence and the passages it rests on are sent there." if place else "."))
         return 0
     if c == "test":
         from edgechat.core.engine import check_named_server

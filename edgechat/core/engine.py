@@ -43,6 +43,7 @@ from edgechat.core.llm.download import (
 from edgechat.core.llm.folders import ModelError
 from edgechat.core.llm.server_client import ServerCheck, ServerError
 from edgechat.core.llm.servers import DEFAULT_CONTEXT, ServerConfig, normalize_url, privacy_note, where
+from edgechat.core.llm.support_check import SupportChecker
 from edgechat.core.records import (
     ChatMessage,
     ChatOptions,
@@ -120,6 +121,7 @@ class Engine:
         readonly: bool = False,
         embedder_progress: Callable[[str], None] | None = None,
         identity: Identity | None = None,
+        checker: SupportChecker | None = None,
     ) -> None:
         # A team library (chroma://HOST:PORT/NAME, store/team.py): its index is on a Chroma
         # server, this desktop keeps a cache of what `identity` (default: the OS account) may read.
@@ -140,6 +142,10 @@ class Engine:
         self._own_embedder = embedder is None  # loaded here on first use, so closed here
         self._embedder_progress = embedder_progress
         self._client = chat_client
+        # The answer check's support checker: the one passed in, else the one the user chose
+        # (models' checker.json), read on the first answer; None keeps the local principles.
+        self._checker = checker
+        self._checker_read = checker is not None
         self._reranker = reranker
         self._interpreter = interpreter
         self.chunk_settings = chunk_settings
@@ -332,6 +338,20 @@ class Engine:
                 client = self._client
         return client
 
+    @property
+    def support_checker(self) -> SupportChecker | None:
+        """The support checker the answer check asks (None: its local principles decide)."""
+        with self._lock:
+            if not self._checker_read:
+                self._checker_read = True
+                try:
+                    from edgechat.core.llm import manager
+
+                    self._checker = manager.load_checker()
+                except Exception as e:  # noqa: BLE001 - a broken setting must not stop answering
+                    log.warning("the support checker could not be set up: %s", e)
+            return self._checker
+
     def ask(
         self,
         request: RagRequest,
@@ -345,7 +365,7 @@ class Engine:
         client = client or self.chat_client
         self._pull()
         answerer = Answerer(self._pipeline(client), client, options, embed=self.embedder.embed,
-                            describe=self._store.describe_files)
+                            describe=self._store.describe_files, checker=self.support_checker)
         return self._while_answering(answerer.stream(request, history=history, options=options, cancel=cancel))
 
     def _while_answering(self, updates: Iterator[ChatUpdate]) -> Iterator[ChatUpdate]:

@@ -25,7 +25,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edgechat.core.answering.citations import MARKER_RE, build_citations, sentence_spans
 from edgechat.core.answering.evidence import Quote, Selection, select
@@ -50,6 +50,9 @@ from edgechat.core.records import (
 )
 from edgechat.core.search.pipeline import RagPipeline
 from edgechat.core.search.subject import Description, Subject, named_documents
+
+if TYPE_CHECKING:
+    from edgechat.core.llm.support_check import SupportChecker
 
 __all__ = ["MODEL_FOUND_NONE", "NOTHING_FOUND", "NOT_IN_DOCUMENTS", "NO_SEARCH_EXTRACTIVE", "YOUR_DOCUMENTS_SAY", "Answerer",
            "Gathered"]
@@ -152,16 +155,19 @@ class Answerer:
         embed: Callable[[list[str]], Any] | None = None,
         describe: Callable[[Sequence[str]], Mapping[str, Description]] | None = None,
         min_evidence: float = MIN_EVIDENCE,
+        checker: SupportChecker | None = None,
     ) -> None:
         """`embed` (the embedder's: normalised rows) scores evidence and claims by meaning as well
         as words. `describe` (the store's `describe_files`) says what each file says of itself, so
-        a question that names its documents is answered from them alone."""
+        a question that names its documents is answered from them alone. `checker`: a support
+        checker the user configured (edgechat.core.llm.support_check), for the judge."""
         self.pipeline = pipeline
         self.client = client
         self.options = options or ChatOptions()
         self.embed = embed
         self.describe = describe
         self.min_evidence = min_evidence
+        self.checker = checker
 
     # ------------------------------------------------------------------ the pass
 
@@ -353,9 +359,9 @@ class Answerer:
                                        markers_written=marker_numbers(sentence))
         if _DONT_KNOW_RE.search(sentence):
             return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="says the sources do not answer")
-        j = judge(sentence, quotes, question, self.embed, naming)
+        j = judge(sentence, quotes, question, self.embed, naming, self.checker)
         if j.support == Support.UNSUPPORTED and marker_numbers(sentence):
-            anywhere = judge(MARKER_RE.sub("", sentence), quotes, question, self.embed, naming)
+            anywhere = judge(MARKER_RE.sub("", sentence), quotes, question, self.embed, naming, self.checker)
             if anywhere.support == Support.SUPPORTED:
                 j = anywhere
         return SentenceVerdict(0, 0, j.support, sources=list(dict.fromkeys(q.source.ordinal for q in j.quotes)),

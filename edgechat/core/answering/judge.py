@@ -17,6 +17,11 @@ hold for any document:
 5. Negation agrees: a claim that says "not" about what its quote says plainly (or the reverse) is
    not supported.
 
+With a support checker (edgechat.core.llm.support_check: a model made to tell whether a document
+supports a claim, such as MiniCheck, on a server the user configured), the checker decides 4 and 5
+instead: it reads the quotes the claim may lean on and says whether they support it. Principles 1-3
+still apply first. When the checker fails, the principles decide, as without one.
+
 Only the quotes the sentence can lean on are read: those of the sources it cites when it cites any
 that hold evidence, else all the evidence. The result is a `SentenceVerdict` whose `evidence` names
 the supporting quotes, so the window can highlight them.
@@ -24,10 +29,11 @@ the supporting quotes, so the window can highlight them.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,10 +42,16 @@ from edgechat.core.answering.evidence import Quote
 from edgechat.core.answering.words import figures, has_negation, names, terms
 from edgechat.core.records import Evidence, Support
 
+if TYPE_CHECKING:
+    from edgechat.core.llm.support_check import SupportChecker, SupportVerdict
+
+log = logging.getLogger(__name__)
+
 __all__ = ["Judgement", "judge", "marker_numbers"]
 
 MIN_COVERAGE = 0.6  # share of the claim's own content words one quote (or two of one passage) must hold
 MIN_MEANING = 0.72  # or the cosine of claim and quote, for a paraphrase
+CHECKER_CHARS = 4000  # at most this much evidence is sent to a support checker with a claim
 
 _INTRO_ENDINGS = (":",)
 
@@ -139,9 +151,11 @@ def judge(
     question: str = "",
     embed: Callable[[list[str]], Any] | None = None,
     naming: Sequence[str] = (),
+    checker: SupportChecker | None = None,
 ) -> Judgement:
     """The verdict on one sentence of an answer (see the module docstring). `naming`: the
-    question's words that name its documents (edgechat.core.search.subject)."""
+    question's words that name its documents (edgechat.core.search.subject); `checker`: a
+    support checker that decides instead of the coverage and negation principles."""
     bare = _bare(claim)
     question_terms = terms(question)
     claim_terms = terms(bare)
@@ -198,6 +212,13 @@ def judge(
     # the quote that covers it best with its neighbour; of those, the one that says most alone
     scored = sorted(pool, key=lambda q: (-coverage(q), -len(target & terms(q.reading))))
     best = scored[0]
+    if checker is not None:
+        verdict = _ask_checker(checker, bare, scored)
+        if verdict is not None:
+            if not verdict.supported:
+                return Judgement(Support.UNSUPPORTED, reason=f"the support checker {checker.name} found it "
+                                                             f"unsupported (p={verdict.probability:.2f})")
+            return Judgement(Support.SUPPORTED, _with_neighbour(best, pool, target))
     best_cover = coverage(best)
     meaning = 0.0
     if best_cover < MIN_COVERAGE and embed is not None:
@@ -219,7 +240,39 @@ def judge(
             (has_negation(bare) and not any(has_negation(q.text) for q in pool if overlap[id(q)] >= 2))
             or (not has_negation(bare) and any(has_negation(q.text) for q in said_so))):
         return Judgement(Support.UNSUPPORTED, reason="the evidence says the opposite (negation differs)")
-    rest = target - terms(best.reading)  # said by another quote of its passage, if any
-    supporting = [best] + [q for q in pool if q is not best and q.source is best.source
-                           and terms(q.reading) & rest][:1]
-    return Judgement(Support.SUPPORTED, supporting)
+    return Judgement(Support.SUPPORTED, _with_neighbour(best, pool, target))
+
+
+def _with_neighbour(best: Quote, pool: Sequence[Quote], target: set[str]) -> list[Quote]:
+    """The supporting quotes: the best, and one of its passage that says the rest, if any."""
+    rest = target - terms(best.reading)
+    return [best] + [q for q in pool if q is not best and q.source is best.source and terms(q.reading) & rest][:1]
+
+
+_SPACE_BEFORE_STOP_RE = re.compile(r"\s+([.,;:!?])")
+_checker_failed: set[str] = set()  # checkers whose failure was logged (once each)
+
+
+def _ask_checker(checker: SupportChecker, claim: str, quotes: Sequence[Quote]) -> SupportVerdict | None:
+    """The checker's verdict on `claim` against the quotes (best first, as many as CHECKER_CHARS
+    holds), read as a document: each source's title, then its quotes in their order. None when it
+    fails."""
+    chosen: list[Quote] = []
+    size = 0
+    for q in quotes:
+        if chosen and size + len(q.reading) > CHECKER_CHARS:
+            break
+        chosen.append(q)
+        size += len(q.reading) + 1
+    parts: list[str] = []
+    sources = list({id(q.source): q.source for q in chosen}.values())
+    for source in sources:
+        said = " ".join(q.reading for q in sorted(chosen, key=lambda q: q.start) if q.source is source)
+        parts.append(f"{source.title}\n{said}" if source.title else said)
+    try:
+        return checker.check("\n\n".join(parts), _SPACE_BEFORE_STOP_RE.sub(r"\1", claim).strip())
+    except Exception as e:  # noqa: BLE001 - a checker that fails leaves the principles to decide
+        if checker.name not in _checker_failed:
+            _checker_failed.add(checker.name)
+            log.warning("the support checker %s failed (%s): the answer check's principles decide", checker.name, e)
+        return None

@@ -6,6 +6,8 @@ Layout (under `paths.models_dir()`, which $EDGECHAT_MODELS moves)::
     llm/<name>/manifest.json   written by EdgeChat: source, licence, precision, file hashes
     servers.json           model servers (OpenAI-compatible), named like models (edgechat.core.llm.servers)
     active.json            {"name": "<name>"}: the model (or server) in use
+    checker.json           {"name": "<server>", "general": bool}: the support checker of the
+                           answer check, when the user chose one (edgechat.core.llm.support_check)
 
 Folders whose names start with "." are work in progress (builds, imports, downloads, removals)
 and are never listed. Every change to a model folder is a rename, so a model is either
@@ -44,15 +46,17 @@ from edgechat.core.llm.folders import (
     validate_name,
     write_json_atomic,
 )
-from edgechat.core.llm.servers import ServerConfig, add_server, get_server, list_servers, remove_server
+from edgechat.core.llm.servers import ServerConfig, add_server, get_server, list_servers, read_api_key, remove_server
 
 if TYPE_CHECKING:  # the client imports onnxruntime-genai: only load it when a model is used
     from edgechat.core.llm.genai_client import GenaiChatClient
     from edgechat.core.llm.server_client import ServerChatClient
+    from edgechat.core.llm.support_check import ServedSupportChecker
 
 Progress = Callable[[str], None]
 
 ACTIVE_FILE = "active.json"
+CHECKER_FILE = "checker.json"
 GENAI_CONFIG = "genai_config.json"
 _PRECISION_RE = re.compile(r"(?<![a-z0-9])(int4|int8|fp16|bf16|fp32|q4|q8)(?![a-z0-9])", re.I)
 
@@ -246,6 +250,42 @@ class ModelManager:
         os.replace(d, trash)  # gone from the list at once, whatever rmtree takes
         shutil.rmtree(trash, ignore_errors=True)
 
+    # ------------------------------------------------------------------ the support checker
+
+    def use_checker(self, name: str, *, general: bool = False) -> ServerConfig:
+        """Check answers with model server `name` (a MiniCheck model; `general`: an instruct
+        model, given an instruction)."""
+        server = self.get_server(name)
+        if server is None:
+            raise ModelError(f"no model server named {name!r}: add it with 'edgechat models add-server'")
+        self.models_dir.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.models_dir / CHECKER_FILE, {"name": server.name, "general": bool(general)})
+        return server
+
+    def stop_checker(self) -> None:
+        """Check answers by the local principles alone."""
+        (self.models_dir / CHECKER_FILE).unlink(missing_ok=True)
+
+    def checker_server(self) -> tuple[ServerConfig, bool] | None:
+        """The server that checks answers and whether it needs the general instruction, or None."""
+        data = _read_json(self.models_dir / CHECKER_FILE)
+        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+            return None
+        server = self.get_server(data["name"])
+        return (server, bool(data.get("general"))) if server is not None else None
+
+    def load_checker(self) -> ServedSupportChecker | None:
+        """The configured support checker, or None."""
+        chosen = self.checker_server()
+        if chosen is None:
+            return None
+        from edgechat.core.llm.support_check import GENERAL_INSTRUCTION, ServedSupportChecker
+
+        server, general = chosen
+        return ServedSupportChecker(server.url, server.model, timeout=server.timeout,
+                                    api_key=read_api_key(server.name) if server.has_key else None,
+                                    instruction=GENERAL_INSTRUCTION if general else None)
+
     def load_active_client(self) -> GenaiChatClient | ServerChatClient | None:
         """A chat client over the active model or server, or None when none is active."""
         server = self.active_server()
@@ -354,3 +394,7 @@ def remove_model(name: str) -> None:
 
 def load_active_client() -> GenaiChatClient | ServerChatClient | None:
     return ModelManager().load_active_client()
+
+
+def load_checker() -> ServedSupportChecker | None:
+    return ModelManager().load_checker()

@@ -57,8 +57,8 @@ SHARED_WORDS = 3  # titles that start with this many words alike are shown with 
 def distinct_titles(titles: Sequence[str]) -> dict[str, str]:
     """Each title as shown beside the others: where several titles start with the same words
     (twenty reports titled "Field Inspection Report, <place>, <date>"), the part all of them share
-    is shortened in its middle to its first and last words ("Field … Report, Lower Mill, ..."), so
-    what differs comes first; a title no other starts like stays whole."""
+    is shortened to its first word ("Field… Lower Mill, ..."), so what differs comes right after it
+    and stays visible in a narrow list; a title no other starts like stays whole."""
     groups: dict[tuple[str, ...], list[str]] = {}
     for t in dict.fromkeys(titles):
         words = _WORD.findall(t)
@@ -75,8 +75,7 @@ def distinct_titles(titles: Sequence[str]) -> dict[str, str]:
         if n < SHARED_WORDS:
             continue
         for t, words in zip(members, split):
-            shared = [w.strip() for w in words[:n]]
-            shown[t] = f"{shared[0]} \u2026 {shared[-1]} {''.join(words[n:]).strip()}"
+            shown[t] = f"{words[0].strip()}\u2026 {''.join(words[n:]).strip()}"
     return shown
 
 

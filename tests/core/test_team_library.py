@@ -104,6 +104,44 @@ def test_changes_reach_the_other_desktops(tmp_path: Path, embedder, chroma_serve
             reader.close()
 
 
+def test_a_pull_with_nothing_new_reads_one_record_and_still_sees_every_change(tmp_path: Path, embedder, chroma_server):
+    """A desktop pulls before its questions (every PULL_EVERY_S): when nothing changed it reads
+    the library's change mark alone, not the list of every file (1 s for 9,400 files, per desktop,
+    every 5 s: benchmarks/team_concurrency.py). A change, a new readers list or a removal is
+    still seen at the next pull."""
+    docs = make_corpus(tmp_path / "docs")
+    url = chroma_server.library()
+    with Engine(url, embedder=embedder, identity=ALICE) as writer:
+        writer.index([docs])
+        with Engine(url, embedder=embedder, identity=Identity("dave"), readonly=True) as reader:
+            store = reader.parts.store
+            assert store.pull() == 3
+            calls: list[tuple[str, dict]] = []
+            real = store.server.call
+
+            def spy(what, fn, *args, **kwargs):
+                calls.append((what, kwargs))
+                return real(what, fn, *args, **kwargs)
+
+            store.server.call = spy  # type: ignore[method-assign]
+            assert store.pull() == 0 and store.pull() == 0
+            assert [kw.get("ids") for _, kw in calls] == [["~changed"], ["~changed"]]
+            write(docs / "space" / "solar-system.md", "Pluto was called a planet until 2006; now it is a dwarf.\n")
+            writer.index([docs])
+            calls.clear()
+            assert store.pull() == 1
+            assert any("where" in kw for _, kw in calls)  # the list of files, then the changed file's passages
+            assert "Pluto" in " ".join(s.content for s in reader.search("planet", k=5).sources)
+            assert store.pull() == 0
+            (docs / "garden.txt").unlink()
+            writer.index([docs])
+            assert store.pull() == 1
+            assert {Path(f.path).name for f in reader.files()} == {"solar-system.md", "bread.md"}
+            writer.index([docs], readers="alice")  # dave may no longer read the folder
+            assert store.pull() == 2
+            assert reader.files() == []
+
+
 def test_a_server_that_is_down_says_so(tmp_path: Path, embedder):
     from tests.llama_server import free_port
 

@@ -48,6 +48,7 @@ from edgechat.core.engine import YOUR_DOCUMENTS_SAY, cited_sentence_spans, marke
 from edgechat.core.records import Support
 from edgechat.ui import markdown
 from edgechat.ui.contrast import readable
+from edgechat.ui.models import document_label
 
 CHIP_TYPE = int(QTextFormat.ObjectTypes.UserObject) + 7
 CHIP_NUMBER = int(QTextFormat.Property.UserProperty) + 1
@@ -887,7 +888,7 @@ class TranscriptView(QTextBrowser):
         src = next((s for s in turn.sources if int(s.get("ordinal") or 0) == number), None)
         cit = next((c for c in turn.citations if int(c["number"]) == number), None)
         info = src or cit or {}
-        title = html.escape(str(info.get("title") or info.get("path") or "source"))
+        title = html.escape(document_label(info.get("title"), info.get("path")) or "source")
         page = info.get("page") or 1
         snippet = html.escape(str(info.get("snippet") or ""))
         added = "<br/>Added by EdgeChat: the answer's writer did not cite this source." if cit and cit.get("added") else ""

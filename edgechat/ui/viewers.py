@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from edgechat.core.records import SourceStatus
 from edgechat.ui.align import align_passage
+from edgechat.ui.models import document_label
 
 if TYPE_CHECKING:
     from edgechat.ui.workers import LoadedSource
@@ -425,10 +426,10 @@ class DocumentViewer(QWidget):
         self._say("")
 
     def _set_title(self, source: dict) -> None:
-        title = str(source.get("title") or source.get("path") or "")
+        title = document_label(source.get("title"), source.get("path"))
         n = source.get("ordinal")
         page = source.get("page") or 1
-        self.title.setText(f"[{n}] {title} — page {page}" if n else f"{title} — page {page}")
+        self.title.setText(f"[{n}] {title}, page {page}" if n else f"{title}, page {page}")
         self.title.setToolTip(str(source.get("path") or ""))
         self.open_button.setEnabled(bool(source.get("path")))
 

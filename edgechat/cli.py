@@ -529,12 +529,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         from edgechat.ui.app import run_app
 
-        library = _library(args)
-        if isinstance(library, str):
-            print("edgechat: the window does not open a team library yet: use 'edgechat ask/search/index/status "
-                  f"--library {library}'", file=sys.stderr)
-            return 1
-        return run_app(library=library)
+        return run_app(library=_library(args))  # a folder, or a team library's chroma:// address
     try:
         return COMMANDS[args.command](args)
     except CliError as e:

@@ -66,14 +66,14 @@ from edgechat.core.search.pipeline import RagPipeline, Reranker, TurnInterpreter
 from edgechat.core.search.retrieval import RetrievalSettings, Retriever
 from edgechat.core.store import LibraryLockedError, Store
 from edgechat.core.store.access import Identity, Readers
-from edgechat.core.store.team import TeamAddress, TeamServerError, TeamStore
+from edgechat.core.store.team import TeamAddress, TeamProbe, TeamServerError, TeamStore, probe_team_library
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "READABLE", "READ_BY_OCR", "YOUR_DOCUMENTS_SAY", "CatalogEntry", "CatalogFile", "ChunkSettings", "ClientChoice",
     "DownloadCancelled", "DownloadError", "DownloadProgress", "Engine", "EngineParts", "HostUnreachable",
-    "Identity", "IndexProgress", "IndexSummary", "LibraryLockedError", "Readers", "TeamAddress", "TeamServerError", "can_download", "choose_chat_client",
+    "Identity", "IndexProgress", "IndexSummary", "LibraryLockedError", "Readers", "TeamAddress", "TeamProbe", "TeamServerError", "probe_team_library", "can_download", "choose_chat_client",
     "cited_sentence_spans", "download_language_model", "how_found", "indexed_pdfium_text", "installed_models",
     "marker_spans", "model_offers", "partial_download", "readable_formats", "span_boxes",
     "ServerCheck", "ServerConfig", "ServerError", "add_model_server", "check_model_server", "check_named_server",
@@ -277,8 +277,9 @@ class Engine:
         pages that could not be read) says so in `detail`: "partly read: ...", and one with pages
         read by OCR (a scan) "read by OCR: ..." (both, on two lines, when both hold)."""
         self._pull()
+        elsewhere = self._store.server_folders() if isinstance(self._store, TeamStore) else {}
         return [
-            LibraryFile(path=f.path, root=f.root or "", state=f.state, problem=f.problem or "",
+            LibraryFile(path=f.path, root=f.root or elsewhere.get(f.file_id, ""), state=f.state, problem=f.problem or "",
                         detail=f.detail or _read_notes(f.metadata), title=f.title or "", format=f.format or "",
                         pages=f.pages or 0, chunks=f.chunks or 0)
             for f in self._store.files()
@@ -287,6 +288,14 @@ class Engine:
     def counts(self) -> LibraryCounts:
         self._pull()
         return LibraryCounts(**self._store.counts())
+
+    def shared_roots(self) -> list[str]:
+        """A team library: the folders other desktops index, which this one searches (they are
+        watched, re-scanned and removed on the desktop that indexes them). [] for a local library."""
+        if not isinstance(self._store, TeamStore):
+            return []
+        own = set(self._store.roots())
+        return sorted({r for r in self._store.server_folders().values() if r and r not in own})
 
     def watch_list(self, max_dirs: int = 4000, max_files: int = 4000) -> tuple[list[str], list[str]]:
         """Folders and files whose changes should trigger indexing."""

@@ -47,7 +47,9 @@ def cache_dir() -> Path:
 
 def default_library_dir() -> Path:
     env = os.environ.get("EDGECHAT_LIBRARY")
-    return Path(env).expanduser() if env else data_root() / "libraries" / "default"
+    if env and not env.strip().startswith("chroma:"):  # (a team library's address is no folder)
+        return Path(env).expanduser()
+    return data_root() / "libraries" / "default"
 
 
 def log_dir() -> Path:

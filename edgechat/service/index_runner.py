@@ -79,8 +79,8 @@ class IndexRunner:
     def submit(self, job: IndexJob) -> None:
         """Queue a job. Refreshes coalesce, and so do re-indexes of folders already queued."""
         with self._lock:
-            if job.kind == JobKind.REFRESH:
-                same = next((q for q in self._jobs if q.kind == JobKind.REFRESH), None)
+            if job.kind in (JobKind.REFRESH, JobKind.LIST):
+                same = next((q for q in self._jobs if q.kind == job.kind), None)
             elif job.kind == JobKind.INDEX:
                 wanted = {_key(p) for p in job.paths}
                 same = next((q for q in self._jobs if q.kind == JobKind.INDEX
@@ -181,6 +181,8 @@ class IndexRunner:
             self.emit(Idle())
 
     def _run(self, engine: Engine, job: IndexJob) -> None:
+        if job.kind == JobKind.LIST:
+            return  # the listing that follows every job is the work
         paths = tuple(job.paths)
         self.emit(JobStarted(job.kind, paths))
         if job.kind == JobKind.REMOVE:
@@ -224,7 +226,7 @@ class IndexRunner:
             return
         try:
             listing = LibraryListing(tuple(self.engine.roots()), tuple(self.engine.files()),
-                                     tuple(self.engine.offline_roots()))
+                                     tuple(self.engine.offline_roots()), tuple(self.engine.shared_roots()))
         except Exception as e:  # noqa: BLE001 - reported to the window
             log.exception("listing the library failed")
             self.emit(JobFailed(JobKind.LIST, describe_error(e)))

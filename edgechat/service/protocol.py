@@ -36,7 +36,7 @@ class JobKind(TextEnum):
     INDEX = "index"  # add folders or files and index what is new or changed
     REFRESH = "refresh"  # re-scan every folder of the library
     REMOVE = "remove"  # take folders out of the library
-    LIST = "list"  # listing the library (only ever seen in a JobFailed)
+    LIST = "list"  # list the library again (a team library: with the server's changes)
 
 
 class FailureKind(TextEnum):
@@ -205,6 +205,9 @@ class LibraryListing:
     roots: tuple[str, ...]
     files: tuple[LibraryFile, ...]
     offline: tuple[str, ...] = ()  # roots not there now; their files are kept
+    # A team library: the folders other desktops index (their files are in `files`); searched
+    # here, watched, re-scanned and removed only where they are indexed.
+    shared: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ from edgechat.core.conversations import ConversationStore, export_markdown
 from edgechat.core.engine import (
     READABLE,
     CatalogEntry,
+    Identity,
+    TeamAddress,
     installed_models,
     marker_spans,
     model_offers,
@@ -69,11 +71,13 @@ from edgechat.ui.models import ConversationListModel, LibraryModel
 from edgechat.ui.qtfix import guard as guard_refcounts
 from edgechat.ui.settings import EXTRACTIVE, AppSettings, SettingsDialog, make_qsettings
 from edgechat.ui.source_pane import SourcePane
+from edgechat.ui.team_dialog import TeamLibraryDialog
 from edgechat.ui.watcher import LibraryWatcher
 from edgechat.ui.workers import EngineProcess, LoadedSource, Workers
 
 log = logging.getLogger(__name__)
 
+TEAM_LIST_EVERY_MS = 30_000  # a team library's list follows the server's changes this often
 ELSEWHERE = "(answers are written on another computer)"  # after a model server's name, when it is not here
 NO_MODEL_NOTICE = (
     "<b>No language model installed:</b> answers quote the most relevant sentences of your documents "
@@ -130,12 +134,22 @@ class ChatList(QWidget):
         layout.addWidget(self.view, 1)
 
 
+def library_folder(library: Path | str) -> Path:
+    """Where a library keeps this desktop's files (its chats): the folder itself, or for a team
+    library (chroma://HOST:PORT/NAME) this desktop's cache of it, for the OS account."""
+    team = TeamAddress.parse(library)
+    return team.cache_dir(Identity.from_os()) if team is not None else Path(library)
+
+
 class MainWindow(QMainWindow):
     sig_engine_ready = Signal()
+    # Library › Open a team library… / Open my own library: the library to open in this window's
+    # place (a chroma:// address as a str, or a folder as a Path); edgechat.ui.app opens it.
+    sig_open_library = Signal(object)
 
     def __init__(
         self,
-        library: Path | None = None,
+        library: Path | str | None = None,
         *,
         engine_factory: Callable | None = None,
         client_factory: Callable | None = None,
@@ -151,9 +165,11 @@ class MainWindow(QMainWindow):
         downloads are kept until installed (default: the cache)."""
         guard_refcounts()
         super().__init__()
-        self.library = Path(library) if library else paths.default_library_dir()
-        default = paths.default_library_dir()
-        self.setWindowTitle("EdgeChat" if self.library == default else f"EdgeChat — {self.library.name}")
+        # A team library (chroma://HOST:PORT/NAME) is an address, never a path.
+        self.team = TeamAddress.parse(library) if library else None
+        self.library: Path | str = (str(self.team) if self.team is not None
+                                    else Path(library) if library else paths.default_library_dir())
+        self.setWindowTitle(self._title())
         self.setObjectName("EdgeChatMainWindow")
         self.setAcceptDrops(True)
         self.qsettings = qsettings or make_qsettings()
@@ -207,11 +223,16 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.library_label)
         self.statusBar().addPermanentWidget(self.model_label)
 
-        self._library_roots: list[str] = []
+        self._library_roots: list[str] = []  # every folder shown (a team library: others' too)
+        self._own_roots: list[str] = []  # the folders this desktop indexes, watches and re-scans
         self._open_document: str | None = None  # the document last shown in the source pane
-        self.conversations = ConversationStore(paths.conversations_dir(self.library))
+        self.conversations = ConversationStore(paths.conversations_dir(library_folder(self.library)))
         self.controller = ChatController(self.workers, self.chat, self.conversations, self._ask_request, self)
         self.watcher = LibraryWatcher(parent=self)
+        # A team library's documents change on the server: its list is asked for again now and then.
+        self.team_timer = QTimer(self)
+        self.team_timer.setInterval(TEAM_LIST_EVERY_MS)
+        self.team_timer.timeout.connect(self.list_team_library)
 
         self._build_actions()
         self._connect()
@@ -258,6 +279,11 @@ class MainWindow(QMainWindow):
                                   "Index every file again (after changing the passage size)")
         self.act_cancel = action("&Cancel indexing", self.cancel_indexing, None)
         self.act_remove = action("&Remove selected folder", self._remove_selected, None)
+        self.act_open_team = action("Open a &team library…", self.open_team_library, None,
+                                    "Open a library on a Chroma server (chroma://HOST:PORT/NAME) in this window")
+        self.act_open_own = action("Open &my own library", self.open_own_library, None,
+                                   "Go back to the library on this computer")
+        self.act_open_own.setEnabled(self.team is not None or self.library != paths.default_library_dir())
         self.act_logs = action("Open the &log folder", self.open_log_folder, None)
         self.act_about = action("&About EdgeChat", self.about, None)
 
@@ -275,8 +301,12 @@ class MainWindow(QMainWindow):
                   self.act_show_where, self.act_stop):
             m.addAction(a)
         m = mb.addMenu("&Library")
+        self.library_menu = m
         for a in (self.act_rescan, self.act_cancel, self.act_remove, self.act_rebuild):
             m.addAction(a)
+        m.addSeparator()
+        m.addAction(self.act_open_team)
+        m.addAction(self.act_open_own)
         m = mb.addMenu("&Help")
         m.addAction(self.act_logs)
         m.addAction(self.act_about)
@@ -341,6 +371,53 @@ class MainWindow(QMainWindow):
         qs.setValue("window/sourceSplitter", self.sources.splitter.saveState())
         qs.sync()
 
+    # ================================================================ which library
+
+    def _title(self) -> str:
+        if self.team is not None:
+            return f"EdgeChat — {self.team.name} on {self.team.host} (team library)"
+        assert isinstance(self.library, Path)
+        return "EdgeChat" if self.library == paths.default_library_dir() else f"EdgeChat — {self.library.name}"
+
+    def team_note(self) -> str:
+        """A team library: where questions and passages go ("" for a library of this computer)."""
+        if self.team is None:
+            return ""
+        return (f"Team library {self.team.name} on the Chroma server at {self.team.server} ({self.team}): "
+                "questions, and the passages they find, go to that server; answers are checked on this computer.")
+
+    def open_team_library(self) -> TeamLibraryDialog:
+        """Library › Open a team library…: the address, checked; this window's library is replaced
+        by it when its server answers (sig_open_library)."""
+        dialog = TeamLibraryDialog(self, qsettings=self.qsettings)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        if self.team is not None:
+            dialog.edit.setText(str(self.team))
+        dialog.accepted.connect(lambda: dialog.address is not None and self.open_library(str(dialog.address)))
+        dialog.open()
+        self.team_dialog = dialog
+        return dialog
+
+    def open_own_library(self) -> None:
+        """Library › Open my own library: back to the library of this computer."""
+        self.open_library(paths.default_library_dir())
+
+    def open_library(self, library: Path | str) -> None:
+        """Ask for `library` in this window's place (edgechat.ui.app opens a window on it, and
+        this one closes); the library already open is only said to be open."""
+        from edgechat.ui.single_instance import library_key
+
+        if library_key(library) == library_key(self.library):
+            self.statusBar().showMessage(f"{library} is the library open in this window.", 8000)
+            return
+        self.statusBar().showMessage(f"Opening {library}…", 8000)
+        self.sig_open_library.emit(library)
+
+    def list_team_library(self) -> None:
+        """A team library: list it again, with what other desktops indexed since."""
+        if self.engine_ready and not self.workers.busy and self.workers.pending() == 0:
+            self.workers.submit(IndexJob(JobKind.LIST))
+
     # ================================================================ library
 
     def choose_folder(self) -> None:
@@ -355,8 +432,9 @@ class MainWindow(QMainWindow):
         if files:
             self.add_paths(files)
 
-    def add_paths(self, items: list[str]) -> list[str]:
-        """Add folders or files to the library and index them in the background."""
+    def add_paths(self, items: list[str], confirm: bool = True) -> list[str]:
+        """Add folders or files to the library and index them in the background. Into a team
+        library, after the user agrees that their passages go to its server."""
         found = []
         for p in items:
             path = Path(p).expanduser()
@@ -367,12 +445,26 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"{missing} dropped item(s) do not exist and were skipped.", 8000)
         if not found:
             return []
+        if self.team is not None and confirm:
+            names = "\n".join(found[:10]) + ("\n…" if len(found) > 10 else "")
+            answer = QMessageBox.question(
+                self, "Add to the team library",
+                f"Index these into the team library {self.team}?\n\n{names}\n\nTheir passages are sent to the "
+                f"server at {self.team.server}, and everyone on the team can read them in EdgeChat "
+                "('edgechat index --readers' restricts a folder to some people).")
+            if answer != QMessageBox.StandardButton.Yes:
+                return []
         self.library_panel.progress.start(self._index_titles[JobKind.INDEX])
         self.workers.submit(IndexJob(JobKind.INDEX, found))
         self.side.setCurrentWidget(self.library_panel)
         return found
 
     def remove_roots(self, roots: list[str], confirm: bool = True) -> None:
+        elsewhere = [r for r in roots if r not in self._own_roots and r in self._library_roots]
+        if elsewhere:  # a team library's folder indexed by another desktop: removed there
+            self.statusBar().showMessage(f"{elsewhere[0]} is indexed on another computer of the team: it is "
+                                         "removed from the team library there.", 10000)
+            roots = [r for r in roots if r not in elsewhere]
         if not roots:
             return
         if confirm:
@@ -393,7 +485,7 @@ class MainWindow(QMainWindow):
             self.workers.submit(IndexJob(JobKind.REFRESH))
 
     def rebuild(self) -> None:
-        roots = self.library_panel.model.roots()
+        roots = [r for r in self.library_panel.model.roots() if r in self._own_roots]
         if not roots or not self.engine_ready:
             return
         answer = QMessageBox.question(self, "Rebuild the index",
@@ -442,8 +534,11 @@ class MainWindow(QMainWindow):
         self.chat.set_status("")
         self.controller.set_ready()
         self.workers.send(ProbeModels())
-        # Pick up whatever changed while EdgeChat was closed.
+        # Pick up whatever changed while EdgeChat was closed (a team library: in the folders this
+        # desktop indexes; the others' changes come with each listing).
         self.workers.submit(IndexJob(JobKind.REFRESH))
+        if self.team is not None:
+            self.team_timer.start()
         self.sig_engine_ready.emit()
 
     def _engine_failed(self, event: EngineFailed) -> None:
@@ -463,7 +558,8 @@ class MainWindow(QMainWindow):
                     "a different library with --library.")
             title = "The library is in use"
         else:
-            text = f"The library at {self.library} could not be opened:\n\n{message}"
+            what = f"The team library {self.team}" if self.team is not None else f"The library at {self.library}"
+            text = f"{what} could not be opened:\n\n{message}"
             title = "The library could not be opened"
         self.controller.block(" ".join(text.split("\n\n")[:2]))  # what went wrong and why, on one line
         self.chat.set_notice(f"<b>{title}.</b> {message}")
@@ -531,13 +627,19 @@ class MainWindow(QMainWindow):
             self.library_panel.progress.finish()
 
     def _files(self, listing: LibraryListing) -> None:
-        roots, files = list(listing.roots), list(listing.files)
+        own, files = list(listing.roots), list(listing.files)
+        roots = sorted(set(own) | set(listing.shared))  # a team library: the others' folders too
         self.library_panel.set_library(roots, files, listing.offline)
-        self.watcher.set_roots(roots)
+        self.watcher.set_roots(own)  # only this desktop's folders are watched (and re-scanned)
         done = sum(1 for f in files if f.state in (FileState.DONE, FileState.STALE))
         self.controller.set_has_documents(done > 0 or bool(roots))
-        self.library_label.setText(f"{done} document{'s' if done != 1 else ''}")
-        self._library_roots = roots
+        documents = f"{done} document{'s' if done != 1 else ''}"
+        if self.team is not None:
+            self.library_label.setText(f"{documents} in team library {self.team.name} on {self.team.server}")
+            self.library_label.setToolTip(self.team_note())
+        else:
+            self.library_label.setText(documents)
+        self._library_roots, self._own_roots = roots, own
         self.chat.set_scope_choices(roots, self._open_document)
 
     # ================================================================ answers and sources
@@ -752,10 +854,11 @@ class MainWindow(QMainWindow):
     def about(self) -> None:
         from edgechat import __version__
 
+        where = f"<p>{html.escape(self.team_note())}</p>" if self.team is not None else ""
         QMessageBox.about(self, "About EdgeChat",
                           f"<b>EdgeChat {__version__}</b><p>Chat with your own documents, privately: indexing, "
-                          f"search and answers all run on this computer.</p><p>Library: {self.library}<br/>"
-                          f"Logs: {paths.log_dir()}</p>")
+                          f"search and answers all run on this computer.</p>{where}<p>Library: "
+                          f"{html.escape(str(self.library))}<br/>Logs: {paths.log_dir()}</p>")
 
     def bring_forward(self) -> None:
         """Another launch for this library asked us to come to the front."""
@@ -810,6 +913,7 @@ class MainWindow(QMainWindow):
         self.controller.io.close()  # the last chat is on disk before the window goes
         self.watcher.enabled = False
         self.watcher.clear()
+        self.team_timer.stop()
         self.hide()
         self.workers.close()
         event.accept()

@@ -1,5 +1,6 @@
 """One running EdgeChat per library: the first instance listens on a local socket named after
-the library; a second launch for the same library asks it to come forward and exits.
+the library (a folder, or a team library's chroma:// address); a second launch for the same
+library asks it to come forward and exits.
 
 The library's own write lock (edgechat.core.store.lock) is the last line of defence: even if two
 launches race past this check, the second cannot open the library for writing."""
@@ -19,16 +20,26 @@ log = logging.getLogger(__name__)
 ACTIVATE = b"activate\n"
 
 
-def server_name(library: Path) -> str:
+def library_key(library: Path | str) -> str:
+    """A stable name for a library: a team library's address as TeamAddress spells it (it is
+    no path), a folder's resolved path."""
+    if str(library).strip().startswith("chroma:"):
+        from edgechat.core.engine import TeamAddress
+
+        return str(TeamAddress.parse(library))
+    return str(Path(library).expanduser().resolve())
+
+
+def server_name(library: Path | str) -> str:
     try:
         user = getpass.getuser()
     except (OSError, KeyError, ImportError):  # no name for this user id (OSError from Python 3.13)
         user = "user"
-    key = f"{user}:{Path(library).expanduser().resolve()}"
+    key = f"{user}:{library_key(library)}"
     return "edgechat-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
 
 
-def notify_running(library: Path, timeout_ms: int = 500) -> bool:
+def notify_running(library: Path | str, timeout_ms: int = 500) -> bool:
     """True if an instance for `library` is running (it has been asked to come forward)."""
     sock = QLocalSocket()
     sock.connectToServer(server_name(library))
@@ -44,7 +55,7 @@ def notify_running(library: Path, timeout_ms: int = 500) -> bool:
 class InstanceServer(QObject):
     sig_activate = Signal()
 
-    def __init__(self, library: Path, parent: QObject | None = None) -> None:
+    def __init__(self, library: Path | str, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.name = server_name(library)
         self.server = QLocalServer(self)

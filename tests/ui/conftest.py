@@ -91,18 +91,20 @@ def settings_file(tmp_path: Path) -> QSettings:
 
 @pytest.fixture
 def make_window(qtbot, tmp_path: Path, embedder, settings_file):
-    """make_window(library=None, client=None) -> a shown MainWindow whose library is open."""
+    """make_window(library=None, client=None) -> a shown MainWindow whose library is open. A
+    team library (library="chroma://...") is read as `identity` (default: the OS account)."""
     from edgechat.core.engine import ClientChoice, Engine
     from edgechat.ui.mainwindow import MainWindow
 
     windows = []
 
-    def make(library: Path | None = None, client=None, wait: bool = True, qsettings: QSettings | None = None):
+    def make(library: Path | str | None = None, client=None, wait: bool = True, qsettings: QSettings | None = None,
+             identity=None):
         lib = library or tmp_path / "library"
         chat_client = client or ExtractiveClient()
         w = MainWindow(
             lib,
-            engine_factory=lambda status: Engine(lib, embedder=embedder),
+            engine_factory=lambda status: Engine(lib, embedder=embedder, identity=identity),
             client_factory=lambda engine, setting: ClientChoice(chat_client, "No language model is installed."),
             qsettings=qsettings or settings_file,
         )

@@ -128,6 +128,43 @@ def is_team_library(text: str | Path | None) -> bool:
     return str(text or "").strip().startswith("chroma:")
 
 
+@dataclass(frozen=True)
+class TeamProbe:
+    """What `probe` found at a team library's address: `message` is one line for a person when
+    the server does not answer ("" when it does); `exists` is whether it holds the library."""
+
+    message: str
+    exists: bool = False
+
+    @property
+    def answers(self) -> bool:
+        return not self.message
+
+
+def probe_team_library(address: TeamAddress, timeout: float = CONNECT_TIMEOUT_S) -> TeamProbe:
+    """Ask the server at `address` whether it answers and holds the library, with two small HTTP
+    requests (Chroma's heartbeat, then the library's collection) and without chromadb: the
+    window checks an address with it before it opens the library."""
+    import httpx
+
+    host = f"[{address.host}]" if ":" in address.host else address.host
+    base = f"http://{host}:{address.port}/api/v2"
+    try:
+        with httpx.Client(timeout=httpx.Timeout(timeout)) as client:
+            beat = client.get(f"{base}/heartbeat")
+            if beat.status_code != 200:
+                return TeamProbe(f"{address.server} answers, but not as a Chroma server does "
+                                 f"(HTTP {beat.status_code} for its heartbeat): is that the right port?")
+            got = client.get(f"{base}/tenants/default_tenant/databases/default_database/collections/{address.name}")
+    except httpx.TimeoutException as e:
+        return TeamProbe(f"No Chroma server answers at {address.server} within {timeout:.0f} s ({_reason(e)}): "
+                         "is it running, and is the address right?")
+    except (httpx.HTTPError, OSError) as e:
+        return TeamProbe(f"No Chroma server answers at {address.server} ({_reason(e)}): "
+                         "is it running, and is the address right?")
+    return TeamProbe("", exists=got.status_code == 200)
+
+
 class TeamServer:
     """The connection to the server: an HttpClient and the library's two collections. Every
     request goes through `call`, which turns a failure into a TeamServerError."""
@@ -300,6 +337,7 @@ class TeamStore(Store):
         self.server = TeamServer(address)
         self._pulled_at = -1e9
         self._seen_change: str | None = None  # CHANGED_ID's value when the cache was last complete
+        self._folders: dict[str, str] = {}  # file id -> its folder on the desktop that indexed it
         try:
             super().__init__(cache_dir or address.cache_dir(self.identity), readonly=readonly,
                              vector_index_factory=lambda _path: ServerVectorIndex(self.server, self.identity,
@@ -393,6 +431,11 @@ class TeamStore(Store):
 
     def word_boxes(self, path: str, page: int) -> list[WordBox] | None:
         return None if self.file(path) is None else super().word_boxes(path, page)
+
+    def server_folders(self) -> dict[str, str]:
+        """File id -> the folder it was indexed from (on the desktop that indexed it), for the
+        files the identity may read, as of the last pull that read the list of files."""
+        return dict(self._folders)
 
     def counts(self) -> dict[str, int]:
         out = super().counts()
@@ -503,6 +546,7 @@ class TeamStore(Store):
         got = self.server.call("reading the list of files", self.server.files.get, where=self.identity.where(),
                                include=["metadatas", "documents"])
         remote = {fid: (doc, meta) for fid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"])}
+        self._folders = {fid: _folder(doc) for fid, (doc, _) in remote.items()}
         with self._db_lock:
             have = dict(self.db.execute("SELECT file_id, version FROM team_files").fetchall())
             here = {r[0] for r in self.db.execute(
@@ -535,6 +579,13 @@ class TeamStore(Store):
         if changed:
             log.info("team library %s: %d files brought up to date", self.address, changed)
         return changed
+
+
+def _folder(doc: str | None) -> str:
+    try:
+        return str(json.loads(doc or "{}").get("root") or "")
+    except (ValueError, AttributeError):
+        return ""
 
 
 def _forget(db: Any, fid: str) -> None:

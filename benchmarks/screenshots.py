@@ -8,7 +8,7 @@ README.md and docs/images/ are made by this script, never edited by hand.
 Runs the real app (real Engine, embedder and, if one is installed, language model) on a
 temporary library and saves PNGs with QWidget.grab(): first run, indexing, an answer with
 chips and its text passage, a PDF passage outlined, problems, a stopped answer, settings, and
-the answer again in a dark palette. --corpus adds a folder of real documents (for example the
+"show me where" for a sentence, and the answer again in a dark palette. --corpus adds a folder of real documents (for example the
 Debian manuals) for the indexing and PDF shots."""
 
 from __future__ import annotations
@@ -126,6 +126,10 @@ def main() -> int:
             w.sources.select_number(int(w.controller.turns[turn].sources[0]["ordinal"]))
         wait(lambda: w.sources.viewer.current_kind() != "none", 30)
         shot("06-answer-real-pdf")
+        # "Show me where" (F8): a sentence of the answer and the source sentence that says it.
+        if w.chat.transcript.show_next_where(turn):
+            wait(lambda: w.sources.viewer.current_kind() != "none", 30)
+            shot("12-show-me-where")
 
     w.side.setCurrentWidget(w.library_panel)
     root = w.library_panel.model.index(0, 0)

@@ -57,6 +57,7 @@ class TeamLibraryDialog(QDialog):
         self.error = QLabel("", self)
         self.error.setObjectName("teamAddressError")
         self.error.setStyleSheet("color: #b00020;")
+        self.error.setWordWrap(True)  # one sentence, wrapped to the dialog's width
         self.error.setAccessibleName("Problem with the address")
         self.note = QLabel("Questions, and the passages they find, go to that server; answers are still "
                            "checked on this computer.", self)
@@ -98,8 +99,16 @@ class TeamLibraryDialog(QDialog):
         self._busy = True
         self.open_button.setEnabled(False)
         self.error.setText(f"Asking {address.server}…")
-        threading.Thread(target=lambda: self._signals.probed.emit(address, probe_team_library(address)),
-                         name="edgechat-team-probe", daemon=True).start()
+        signals = self._signals
+
+        def ask() -> None:
+            found = probe_team_library(address)
+            try:
+                signals.probed.emit(address, found)
+            except RuntimeError:  # the dialog was closed meanwhile: nobody waits for the answer
+                pass
+
+        threading.Thread(target=ask, name="edgechat-team-probe", daemon=True).start()
 
     def _probed(self, address: TeamAddress, found: TeamProbe) -> None:
         self._busy = False

@@ -239,6 +239,7 @@ def asker(spec: dict) -> dict:
             time.sleep(0.01)
         to_sources: list[float] = []
         answers: list[float] = []
+        parts: dict[str, list[float]] = {"pull": [], "search": [], "vector": []}
         started = time.time()
         for q in spec["questions"]:
             t0 = time.perf_counter()
@@ -252,8 +253,12 @@ def asker(spec: dict) -> dict:
             retrieval = (response.diagnostics or {}).get("retrieval_seconds") if response is not None else None
             if retrieval is not None:
                 to_sources.append(pulled + retrieval)
+                timings = response.processed.diagnostics.get("timings", {}) if response.processed else {}
+                parts["pull"].append(pulled)
+                parts["search"].append(timings.get("total", 0.0))  # the search pipeline (retrieve, rows)
+                parts["vector"].append(timings.get("retrieve.vector", 0.0))  # the vector leg (the server's query)
         return {"started": started, "ended": time.time(), "to_sources_s": to_sources, "answer_s": answers,
-                "passages": engine.counts().chunks}
+                "parts_s": parts, "passages": engine.counts().chunks}
 
 
 def indexer(spec: dict) -> dict:
@@ -316,7 +321,10 @@ def ask_phase(name: str, libraries: list[str], users: list[str | None], homes: l
     answers = [v for r in results for v in r["answer_s"]]
     out = {"desktops": len(procs), "questions": len(answers), "wall_s": round(wall, 2),
            "questions_per_s": round(len(answers) / wall, 2), "to_sources": _ms(to_sources),
-           "extractive_answer": _ms(answers), "per_desktop_p95_ms": [_ms(r["to_sources_s"])["p95_ms"] for r in results],
+           "extractive_answer": _ms(answers),
+           "parts": {k: _ms([v for r in results for v in r.get("parts_s", {}).get(k, [])])
+                     for k in ("pull", "search", "vector") if any(r.get("parts_s", {}).get(k) for r in results)},
+           "per_desktop_p95_ms": [_ms(r["to_sources_s"])["p95_ms"] for r in results],
            "passages_seen": results[0]["passages"], "load_before": load_before, "load_after": load_after}
     log(f"{name}: to sources p50 {out['to_sources']['p50_ms']} ms, p95 {out['to_sources']['p95_ms']} ms, "
         f"{out['questions_per_s']} questions/s ({out['questions']} in {wall:.0f} s), load {load_after}")

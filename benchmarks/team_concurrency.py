@@ -41,7 +41,6 @@ The machine's load average is recorded before the run and around each phase. Pri
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -414,7 +413,6 @@ def main(argv: list[str] | None = None) -> int:
                 phases[f"local_{n}_concurrent"] = ask_phase(
                     f"local_{n}_concurrent", [str(local)] * n, [None] * n, [work / f"local-{i}" for i in range(n)],
                     shares, warm, work, models)
-            server_log = server.log
             # 3. indexing throughput, local against team
             indexing: dict[str, list[dict]] = {"local": [], "team": []}
             if "index" not in skip:

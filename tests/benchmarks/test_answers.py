@@ -77,7 +77,9 @@ def test_question_sets_are_written_to_the_format(name):
                 assert r["key_facts"] and r["evidence"], r["id"]
                 assert facts_found(r["answer"] + "\n" + r["evidence"], r["key_facts"]) == r["key_facts"], r["id"]
             else:
-                assert not r["key_facts"] and r.get("why_unanswerable"), r["id"]
+                # no facts to find and no evidence; why it cannot be answered is said when known
+                assert not r["key_facts"] and not r.get("evidence"), r["id"]
+                assert isinstance(r.get("why_unanswerable", ""), str), r["id"]
         ids += [q.id for q in load_set(name, split)]
     assert len(ids) == len(set(ids))
 

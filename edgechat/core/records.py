@@ -402,6 +402,9 @@ class ChatUpdate:
     stop_reason: StopReason | None = None
     citations: list[Citation] | None = None
     response: "ChatResponse | None" = None  # on the last update of an answer (edgechat.core.answering.answer)
+    # The numbered sources the answer's markers name, once, before its text (the window draws the
+    # markers as chips while the answer streams); the last update's response has the final ones.
+    sources: "list[Source] | None" = None
 
 
 class Support(TextEnum):

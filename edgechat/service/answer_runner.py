@@ -12,12 +12,14 @@ import threading
 import time
 from collections.abc import Callable
 
+from edgechat.core.conversations import source_dict
 from edgechat.core.engine import ClientChoice, Engine, describe_error, installed_models
 from edgechat.core.records import ChatMessage, ChatOptions, RagRequest, StopReason
 from edgechat.service.protocol import (
     AnswerDelta,
     AnswerDone,
     AnswerFailed,
+    AnswerSources,
     AnswerStatus,
     AskRequest,
     ClientInfo,
@@ -104,6 +106,8 @@ class AnswerRunner:
             last = time.monotonic()
             response = None
             for upd in engine.ask(request, history=history, options=options, cancel=cancel, client=client):
+                if upd.sources is not None and not cancel.is_set():
+                    self.emit(AnswerSources(request_id, tuple(source_dict(s) for s in upd.sources)))
                 if upd.delta:
                     pending += upd.delta
                     now = time.monotonic()

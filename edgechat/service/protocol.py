@@ -9,7 +9,7 @@ reader can see in one file everything that crosses it.
                        ProbeModels  CheckSource  Close
     engine -> window   indexing:  Status EngineReady EngineFailed JobStarted Progress
                                   JobFinished JobFailed LibraryListing WatchList Idle QueueState
-                       answers:   AnswerDelta AnswerStatus AnswerDone AnswerFailed ClientInfo
+                       answers:   AnswerDelta AnswerSources AnswerStatus AnswerDone AnswerFailed ClientInfo
                                   ModelsListed
                        viewer:    SourceChecked
                        process:   Seen (a SubmitJob was taken in) Closed (the library is closed)
@@ -247,6 +247,12 @@ class AnswerDelta:
 
 
 @dataclass(frozen=True)
+class AnswerSources:
+    request_id: int
+    sources: tuple[dict, ...]  # the numbered sources (conversations.source_dict), before the text
+
+
+@dataclass(frozen=True)
 class AnswerStatus:
     request_id: int
     text: str  # "Loading the language model…"
@@ -296,5 +302,5 @@ class SourceChecked:
 
 IndexEvent = (Status | EngineReady | EngineFailed | JobStarted | Progress | JobFinished | JobFailed | LibraryListing
               | WatchList | Idle | QueueState)
-AnswerEvent = AnswerDelta | AnswerStatus | AnswerDone | AnswerFailed | ClientInfo | ModelsListed
+AnswerEvent = AnswerDelta | AnswerSources | AnswerStatus | AnswerDone | AnswerFailed | ClientInfo | ModelsListed
 Event = IndexEvent | AnswerEvent | SourceChecked | Seen | Closed

@@ -14,7 +14,16 @@ from PySide6.QtCore import QObject, Signal
 
 from edgechat.core.conversations import Conversation, ConversationError, ConversationStore, Turn, history_messages
 from edgechat.core.records import Role
-from edgechat.service.protocol import AnswerDelta, AnswerDone, AnswerFailed, AnswerStatus, Ask, AskRequest, CancelAnswer
+from edgechat.service.protocol import (
+    AnswerDelta,
+    AnswerDone,
+    AnswerFailed,
+    AnswerSources,
+    AnswerStatus,
+    Ask,
+    AskRequest,
+    CancelAnswer,
+)
 from edgechat.ui.chat_pane import ChatPane
 from edgechat.ui.workers import EngineHost
 
@@ -92,6 +101,7 @@ class ChatController(QObject):
         self._pending_requests: dict[int, AskRequest] = {}
         self.has_documents = False
         host.answer.sig_delta.connect(self.on_delta)
+        host.answer.sig_sources.connect(self.on_sources)
         host.answer.sig_done.connect(self.on_done)
         host.answer.sig_failed.connect(self.on_failed)
         host.answer.sig_status.connect(self.on_status)
@@ -215,6 +225,15 @@ class ChatController(QObject):
     def on_status(self, event: AnswerStatus) -> None:
         if event.request_id == self.live_id:
             self.pane.set_status(event.text)
+
+    def on_sources(self, event: AnswerSources) -> None:
+        """The answer's numbered sources, before its text: its markers are drawn as chips as it
+        streams, and the sources list shows them already."""
+        if event.request_id != self.live_id or self._live_turn is None:
+            return
+        self._live_turn.sources = [dict(s) for s in event.sources]
+        self._render()
+        self.sig_turn_sources.emit(len(self.turns) - 1, self._live_turn.sources, [])
 
     def on_delta(self, event: AnswerDelta) -> None:
         text = event.text

@@ -6,7 +6,8 @@ character offsets to document positions (`_AnswerMap`), since sentence spans and
 offsets into the answer's text. The [n] markers the citation builder accepted are drawn as
 chips, inline objects painted as rounded badges that are also links ``cite:<turn>:<n>:<k>``. A
 marker naming no source stays plain text. While an answer streams it is laid out again as each
-piece arrives, without chips (no source is accepted yet); chips appear when it is done.
+piece arrives; its sources arrive before its text (AnswerSources), so a marker naming one of them
+is a chip already, and the citation builder's verdict (wrong markers struck) comes when it is done.
 
 Clicking chip n of an answer highlights that answer's sentences citing n (extra selections) and
 emits `sig_chip_clicked(turn, n)`; hovering a chip shows the source's title, page and snippet.
@@ -249,6 +250,14 @@ class _AnswerMap:
         return segments[-1][3] if segments else self.doc_start
 
 
+def _numbers(turn: Any, live: bool) -> set[int]:
+    """The marker numbers drawn as chips: those the citation builder accepted, or, while the
+    answer streams, those naming one of its sources (known before its text)."""
+    if live:
+        return {int(s.get("ordinal") or 0) for s in turn.sources} - {0}
+    return {int(c["number"]) for c in turn.citations}
+
+
 class _Writer:
     """Lays one answer's Markdown blocks out at a cursor, recording in its `_AnswerMap` where
     each visible character went. The first block fills the empty block the cursor is in."""
@@ -258,6 +267,7 @@ class _Writer:
         self.view, self.cursor, self.i, self.turn, self.amap = view, cursor, turn_index, turn, amap
         self.text = text
         self.markers = markers
+        self.live = turn_index == view._live
         self.fresh = True  # the cursor's block is still empty
         self.lists: dict[int, tuple[str, QTextList]] = {}  # nesting level -> (kind, list)
         pal = view.palette()
@@ -401,14 +411,14 @@ class _Writer:
 
     def _chips(self, cursor: QTextCursor, start: int, end: int, numbers: list[int],
                fmt: QTextCharFormat) -> None:
-        accepted = {int(c["number"]) for c in self.turn.citations}
+        accepted = _numbers(self.turn, self.live)
         d0 = cursor.position()
         for n in numbers:
             if n in accepted:
                 self.amap.chips.setdefault(n, []).append(cursor.position())
                 chip = self.view._chip_format(self.i, n, self.turn)
                 occurrence = len(self.amap.chips[n]) - 1
-                chip.setProperty(CHIP_WRONG, wrong_marker(self.turn, n, occurrence))
+                chip.setProperty(CHIP_WRONG, not self.live and wrong_marker(self.turn, n, occurrence))
                 chip.setAnchorHref(f"cite:{self.i}:{n}:{occurrence}")
                 cursor.insertText(OBJECT_CHAR, chip)
             else:
@@ -609,7 +619,7 @@ class TranscriptView(QTextBrowser):
         far), sentences no source supports marked."""
         live = text is not None
         text = turn.answer if text is None else text
-        accepted = set() if live else {int(c["number"]) for c in turn.citations}
+        accepted = _numbers(turn, live)
         markers = [m for m in marker_spans(text) if any(n in accepted for n in m[2])]
         writer = _Writer(self, cursor, i, turn, amap, text, markers)
         for block in markdown.parse(text):

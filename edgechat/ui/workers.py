@@ -5,7 +5,7 @@ by what they are about:
 
     host.index   Status EngineReady EngineFailed JobStarted Progress JobFinished JobFailed
                  LibraryListing WatchList Idle (and QueueState, kept as busy / pending())
-    host.answer  AnswerDelta AnswerStatus AnswerDone AnswerFailed ClientInfo ModelsListed
+    host.answer  AnswerDelta AnswerSources AnswerStatus AnswerDone AnswerFailed ClientInfo ModelsListed
     host.docs    a checked source, with QtPdf's outline of the passage for a PDF
 
 Two hosts with that one surface:
@@ -35,6 +35,7 @@ from edgechat.service.protocol import (
     AnswerDelta,
     AnswerDone,
     AnswerFailed,
+    AnswerSources,
     AnswerStatus,
     CheckSource,
     ClientInfo,
@@ -80,6 +81,7 @@ class IndexSignals(QObject):
 
 class AnswerSignals(QObject):
     sig_delta = Signal(object)  # AnswerDelta
+    sig_sources = Signal(object)  # AnswerSources
     sig_status = Signal(object)  # AnswerStatus
     sig_done = Signal(object)  # AnswerDone
     sig_failed = Signal(object)  # AnswerFailed
@@ -93,7 +95,7 @@ _INDEX_SIGNALS: dict[type, str] = {
     JobFailed: "sig_job_failed", LibraryListing: "sig_files", WatchList: "sig_watch", Idle: "sig_idle",
 }
 _ANSWER_SIGNALS: dict[type, str] = {
-    AnswerDelta: "sig_delta", AnswerStatus: "sig_status", AnswerDone: "sig_done", AnswerFailed: "sig_failed",
+    AnswerDelta: "sig_delta", AnswerSources: "sig_sources", AnswerStatus: "sig_status", AnswerDone: "sig_done", AnswerFailed: "sig_failed",
     ClientInfo: "sig_client", ModelsListed: "sig_models",
 }
 

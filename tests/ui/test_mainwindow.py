@@ -13,6 +13,7 @@ from edgechat.core.answering.extractive import ExtractiveClient
 from edgechat.core.records import IndexPhase
 from edgechat.service.protocol import Progress
 from edgechat.ui.models import LibraryModel
+from edgechat.ui.transcript import OBJECT_CHAR
 from tests.helpers import make_corpus, write
 from tests.ui.conftest import ScriptedClient, SlowClient, wait_idle
 from tests.ui.pdfmaker import make_pdf
@@ -184,10 +185,14 @@ def test_answer_streams_with_chips_and_a_chip_opens_the_passage(qtbot, make_wind
     qtbot.waitUntil(lambda: len(indexed_paths(w)) == 3, timeout=30000)
     wait_idle(qtbot, w)
     seen: list[str] = []
+    listed: list[int] = []
+    w.workers.answer.sig_sources.connect(lambda ev: listed.append(w.sources.model.rowCount()))
     w.workers.answer.sig_delta.connect(lambda ev: seen.append(w.chat.transcript.toPlainText()))
     turn = ask(qtbot, w, "How hot is the surface of Venus?")
-    # Shown as it came, a checked sentence at a time (each with its chip), never a half sentence.
-    assert seen and all(s.rstrip().endswith("]") for s in seen)
+    # The sources are listed before the answer's first words; the answer is shown as it came, a
+    # checked sentence at a time, each with its chip already drawn, never a half sentence.
+    assert listed and listed[0] >= 1
+    assert seen and all(s.rstrip().endswith(OBJECT_CHAR) for s in seen)
     assert turn.answer.startswith("Venus has a thick atmosphere")
     assert turn.grounded
     numbers = w.chat.transcript.chip_numbers(0)

@@ -139,6 +139,18 @@ def test_a_chip_in_a_list_item_highlights_its_sentence(qtbot):
     assert f"Download the package {OBJECT_CHAR}." in view.highlighted_texts()
 
 
+def test_chips_are_drawn_while_the_answer_streams_once_its_sources_are_known(qtbot):
+    view = _view(qtbot)
+    live = _turn("Download it [1] and run it [2]. See [9].")
+    live.citations = []  # not built yet: the answer is still streaming
+    view.set_turns([live], live=0)
+    assert view.chip_numbers(0) == [1, 2]  # [9] names no source: plain text
+    assert "See [9]." in view.toPlainText()
+    view.append_to_live(" Then restart [1].")
+    assert view.chip_numbers(0) == [1, 2, 1]
+    assert "Doc 1" in view.chip_tooltip(0, 1)
+
+
 def test_markdown_takes_shape_while_the_answer_streams(qtbot):
     view = _view(qtbot)
     live = Turn("q", "Steps:\n- first [1]", stop_reason="streaming")

@@ -212,6 +212,7 @@ class Answerer:
         evidence = _within(quotes, PROMPT_WORDS)
         fitted = self._fit(request.query, sources, history, base, evidence)
         call = dataclasses.replace(base, sources=tuple(sources), evidence=evidence)
+        yield ChatUpdate(sources=list(sources))
         shown = _Shown()
         draft = ""
         draft_verdicts: list[SentenceVerdict] = []

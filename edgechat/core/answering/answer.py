@@ -66,8 +66,8 @@ NOT_IN_DOCUMENTS = "Your documents don't say: nothing in them is close enough to
 MODEL_FOUND_NONE = "Your documents don't seem to answer this: the passages closest to it do not say."
 YOUR_DOCUMENTS_SAY = "Your documents say:"
 
-POOL = 12  # passages read for evidence
-SUBJECT_SEARCH = 8  # passages searched for within each named document
+POOL = 16  # passages read for evidence
+SUBJECT_SEARCH = 12  # passages searched for within each named document
 MAX_SUBJECT_FILES = 2
 SHOWN_QUOTES = 3  # quotes shown as the answer when the model's words do not hold
 PROMPT_WORDS = 100  # words of evidence the model is given at most

@@ -22,6 +22,7 @@ from pathlib import Path
 from edgechat.core import paths
 from edgechat.core.answering.answer import YOUR_DOCUMENTS_SAY, Answerer
 from edgechat.core.answering.citations import cited_sentence_spans, marker_spans
+from edgechat.core.conversations import source_dict
 from edgechat.core.documents import READABLE, readable_formats
 from edgechat.core.documents.pdf import indexed_pdfium_text
 from edgechat.core.embedding.embedder import Embedder
@@ -77,7 +78,7 @@ __all__ = [
     "cited_sentence_spans", "download_language_model", "how_found", "indexed_pdfium_text", "installed_models",
     "marker_spans", "model_offers", "partial_download", "readable_formats", "span_boxes",
     "ServerCheck", "ServerConfig", "ServerError", "add_model_server", "check_model_server", "check_named_server",
-    "model_privacy_note", "privacy_note", "server_models", "server_privacy_note", "where",
+    "model_privacy_note", "privacy_note", "server_models", "server_privacy_note", "source_dict", "where",
 ]
 
 EXTRACTIVE = "extractive"  # the model setting that asks for no language model

@@ -12,8 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from edgechat.core.conversations import source_dict
-from edgechat.core.engine import ClientChoice, Engine, describe_error, installed_models
+from edgechat.core.engine import ClientChoice, Engine, describe_error, installed_models, source_dict
 from edgechat.core.records import ChatMessage, ChatOptions, RagRequest, StopReason
 from edgechat.service.protocol import (
     AnswerDelta,

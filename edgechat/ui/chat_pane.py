@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from edgechat.core.engine import Scope, readable_formats
-from edgechat.ui.transcript import TranscriptView, tint
+from edgechat.ui.answer_layout import tint
+from edgechat.ui.transcript import TranscriptView
 
 
 class ChatInput(QPlainTextEdit):

@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QApplication
 from edgechat.core.answering.extractive import ExtractiveClient
 from edgechat.core.records import IndexPhase
 from edgechat.service.protocol import Progress
+from edgechat.ui.answer_layout import OBJECT_CHAR
 from edgechat.ui.models import LibraryModel
-from edgechat.ui.transcript import OBJECT_CHAR
 from tests.helpers import make_corpus, write
 from tests.ui.conftest import ScriptedClient, SlowClient, wait_idle
 from tests.ui.pdfmaker import make_pdf

@@ -8,7 +8,8 @@ from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QTextCursor
 
 from edgechat.core.conversations import Turn
 from edgechat.ui import markdown
-from edgechat.ui.transcript import OBJECT_CHAR, TranscriptView
+from edgechat.ui.answer_layout import OBJECT_CHAR
+from edgechat.ui.transcript import TranscriptView
 
 
 def _visible(text: str, runs: list[markdown.Run]) -> str:

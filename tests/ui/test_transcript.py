@@ -7,7 +7,8 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 
 from edgechat.core.conversations import Turn
-from edgechat.ui.transcript import OBJECT_CHAR, TranscriptView
+from edgechat.ui.answer_layout import OBJECT_CHAR
+from edgechat.ui.transcript import TranscriptView
 
 ANSWER = "Venus is hot. [1] Mars is red [2] and cold [1, 7]. Pluto is far [9].\nJupiter is big. [3][2]"
 

@@ -19,7 +19,7 @@ from edgechat.core.conversations import Conversation, ConversationStore, Turn, e
 from edgechat.core.engine import Engine, Identity, Readers, how_found
 from edgechat.core.records import ChatMessage, RagRequest, Role, SourceStatus
 from edgechat.core.store.access import OPEN_KEY
-from tests.helpers import write
+from tests.helpers import make_corpus, write
 
 PROJECTS = ["heron", "walnut", "quasar", "lantern", "saffron"]
 USERS = ["alice", "bob", "carol", "dave"]
@@ -137,3 +137,51 @@ def test_restricted_text_never_reaches_an_output(tmp_path: Path, embedder, chrom
             assert code not in everything, f"{who} saw the vault code of a folder it may not read"
             assert folder not in everything, f"{who} saw a file of a folder it may not read"
     assert seen_allowed > 0
+
+
+def test_each_set_of_readers_has_its_own_collection_and_a_search_asks_without_a_filter(
+        tmp_path: Path, embedder, chroma_server):
+    """A restricted folder's passages live in its readers' collection, never in the open one;
+    changing who may read it moves them, so a desktop whose user lost the right fetches none of
+    their text; a search asks each readable collection without a `where` (Chroma's filtered
+    query is the slow one)."""
+    import chromadb
+
+    from edgechat.core.store.team import passages_name
+
+    docs = make_corpus(tmp_path / "docs")
+    url = chroma_server.library()
+    name = url.rsplit("/", 1)[-1]
+    with Engine(url, embedder=embedder, identity=Identity("alice")) as writer:
+        writer.index([docs])
+        with Engine(url, embedder=embedder, identity=Identity("dave"), readonly=True) as reader:
+            assert reader.parts.store.pull() == 3
+            writer.index([docs], readers="alice,@staff")
+            client = chromadb.HttpClient(host="127.0.0.1", port=chroma_server.port)
+            restricted = client.get_collection(passages_name(name, "alice,@staff"), embedding_function=None)
+            open_ = client.get_collection(name, embedding_function=None)
+            assert restricted.count() == 3 and open_.count() == 0
+            assert all(not m.get("open") for m in restricted.get(include=["metadatas"])["metadatas"])
+            files = client.get_collection(name + ".files", embedding_function=None)
+            assert not files.get(where={"open": True})["ids"]  # the record's old "open" key is gone
+
+            store = reader.parts.store
+            assert store.pull() == 3
+            texts = store.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            assert texts == 0  # not merely hidden: dave's cache never holds their text
+            assert reader.search("Venus surface temperature", k=5).sources == []
+
+        with Engine(url, embedder=embedder, identity=Identity("erin", frozenset({"staff"})), readonly=True) as staff:
+            calls: list[dict] = []
+            real = staff.parts.store.server.call
+
+            def spy(what, fn, *args, **kwargs):
+                if what == "a search":
+                    calls.append(kwargs)
+                return real(what, fn, *args, **kwargs)
+
+            staff.parts.store.pull()
+            staff.parts.store.server.call = spy  # type: ignore[method-assign]
+            found = staff.search("Venus surface temperature", k=5).sources
+            assert found and "Venus" in found[0].content
+            assert calls and all(kw.get("where") is None for kw in calls)

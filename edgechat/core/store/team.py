@@ -2,11 +2,15 @@
 
     edgechat --library chroma://HOST:PORT/NAME ...
 
-The server holds what every desktop needs to search and answer, in two collections:
+The server holds what every desktop needs to search and answer:
 
-    NAME         one record per passage: its vector, its text (the document), and as metadata its
-                 file id, page, span, text hash, context header, the words the lexical index
-                 reads when they differ from the text, and who may read it (store/access.py)
+    NAME         one record per passage open to everyone: its vector, its text (the document), and
+                 as metadata its file id, page, span, text hash, context header, the words the
+                 lexical index reads when they differ from the text, and who may read it
+                 (store/access.py)
+    NAME.r.HASH  the same for the passages of one set of readers (users and groups): one collection
+                 per set, so a search asks the collections its user may read, each without a filter
+                 (Chroma's filtered query is about 30 times slower than an unfiltered one)
     NAME.files   one record per indexed file: the manifest row, the file's metadata and the word
                  boxes of pages read by OCR (the document, JSON), its version and who may read it
 
@@ -28,6 +32,7 @@ Chroma is imported only when a team library is opened.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import re
@@ -186,11 +191,40 @@ class TeamServer:
         # chromadb waits forever by default: a server that hangs would freeze indexing and asking.
         with contextlib.suppress(AttributeError):
             self.client._server._session.timeout = httpx.Timeout(TIMEOUT_S, connect=CONNECT_TIMEOUT_S)  # type: ignore[attr-defined]
-        ef = _explicit_embedding_function()
-        self.chunks: Collection = self.call("opening the library", self.client.get_or_create_collection,
-                                            address.name, configuration={"hnsw": HNSW.copy()}, embedding_function=ef)
+        self._ef = _explicit_embedding_function()
+        self._passages: dict[str, Collection] = {}
+        self.chunks: Collection = self.passages("", create=True)  # type: ignore[assignment]
         self.files: Collection = self.call("opening the library", self.client.get_or_create_collection,
-                                           address.name + ".files", embedding_function=ef)
+                                           address.name + ".files", embedding_function=self._ef)
+
+    def passages(self, readers: str, *, create: bool = False) -> "Collection | None":
+        """The collection of the passages whose readers are `readers` (a Readers.spec(); "" is
+        everyone), created when `create`, else None when the server has none yet."""
+        if readers not in self._passages:
+            from chromadb.errors import NotFoundError
+
+            name = passages_name(self.address.name, readers)
+            if create:
+                col = self.call("opening the library", self.client.get_or_create_collection, name,
+                                configuration={"hnsw": HNSW.copy()}, embedding_function=self._ef)
+            else:
+                try:
+                    col = self.client.get_collection(name, embedding_function=self._ef)
+                except NotFoundError:
+                    return None
+                except Exception as e:  # noqa: BLE001 - one line for a person
+                    raise TeamServerError(self.message("opening the library", e)) from e
+            self._passages[readers] = col
+        return self._passages[readers]
+
+    def every_passages(self) -> list["Collection"]:
+        """Every collection of the library's passages, whoever may read them (for the desktop
+        that indexes: deleting and resending)."""
+        prefix = self.address.name + ".r."
+        names = [c.name for c in self.call("listing the library's collections", self.client.list_collections)]
+        return [self.chunks] + [self.call("opening the library", self.client.get_collection, n,
+                                          embedding_function=self._ef)
+                                for n in sorted(names) if n.startswith(prefix)]
 
     def call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
@@ -218,6 +252,14 @@ class TeamServer:
             self.client.close()  # type: ignore[attr-defined]
 
 
+def passages_name(library: str, readers: str) -> str:
+    """The collection of a library's passages readable by `readers` (a Readers.spec()): the
+    library's name for everyone, NAME.r.HASH for a set of users and groups."""
+    if not readers:
+        return library
+    return f"{library}.r.{hashlib.sha256(readers.encode()).hexdigest()[:16]}"
+
+
 def _reason(e: BaseException) -> str:
     msg = " ".join(str(e).split())
     return msg or type(e).__name__
@@ -235,27 +277,43 @@ Records = tuple[dict[str, tuple[str, dict[str, Any]]], dict[str, tuple[str, dict
 
 class ServerVectorIndex:
     """The `VectorIndex` of a team library: the passages' vectors on the server, each with its
-    text and metadata (from `records`), and after a file's passages its file record. Queries
-    carry the asking identity's filter, so the server ranks only what it may read."""
+    text and metadata (from `records`), and after a file's passages its file record. Each set of
+    readers has its own collection of passages (`passages_name`); a query asks the collections of
+    the sets the asking identity may read (`readable`), so the server ranks only what it may read
+    without a filter on every query."""
 
-    def __init__(self, server: TeamServer, identity: Identity, records: Callable[[Sequence[str]], Records]) -> None:
+    def __init__(self, server: TeamServer, identity: Identity, records: Callable[[Sequence[str]], Records],
+                 readable: Callable[[], Iterable[str]]) -> None:
         self.server = server
         self.identity = identity
         self._records = records
+        self._readable = readable
 
     def add(self, ids: Sequence[str], vectors: np.ndarray, file_ids: Sequence[str], pages: Sequence[int]) -> None:
         chunks, files = self._records(ids)
-        keep = [k for k, cid in enumerate(ids) if cid in chunks]  # (rows gone since: nothing to send)
-        for part in _batches(keep):
-            pid = [ids[k] for k in part]
-            self.server.call("a write of passages", self.server.chunks.upsert, ids=pid,
-                             embeddings=np.asarray(vectors[list(part)], dtype=np.float32),
-                             documents=[chunks[c][0] for c in pid], metadatas=[chunks[c][1] for c in pid])
+        by_readers: dict[str, list[int]] = {}
+        for k, cid in enumerate(ids):
+            if cid in chunks:  # (rows gone since: nothing to send)
+                by_readers.setdefault(str(chunks[cid][1]["readers"]), []).append(k)
+        for readers, keep in by_readers.items():
+            col = self.server.passages(readers, create=True)
+            for part in _batches(keep):
+                pid = [ids[k] for k in part]
+                self.server.call("a write of passages", col.upsert, ids=pid,  # type: ignore[union-attr]
+                                 embeddings=np.asarray(vectors[list(part)], dtype=np.float32),
+                                 documents=[chunks[c][0] for c in pid], metadatas=[chunks[c][1] for c in pid])
         fids = list(files)
         for fpart in _batches(fids):
+            # Chroma's upsert keeps the keys a record had and the new metadata lacks: a folder
+            # whose readers changed would keep its old ones (say "open"). They are written as None,
+            # which removes them.
+            had = self.server.call("reading the list of files", self.server.files.get, ids=list(fpart),
+                                   include=["metadatas"])
+            stale = {fid: dict.fromkeys(set(m or {}) - set(files[fid][1])) for fid, m in zip(had["ids"], had["metadatas"])}
             self.server.call("a write of file records", self.server.files.upsert, ids=list(fpart),
                              embeddings=np.ones((len(fpart), 1), dtype=np.float32),
-                             documents=[files[f][0] for f in fpart], metadatas=[files[f][1] for f in fpart])
+                             documents=[files[f][0] for f in fpart],
+                             metadatas=[stale.get(f, {}) | files[f][1] for f in fpart])
         if fids:
             self.changed()
 
@@ -270,45 +328,65 @@ class ServerVectorIndex:
                                include=["metadatas"])
         return str(got["metadatas"][0].get("at")) if got["ids"] and got["metadatas"] and got["metadatas"][0] else None
 
-    def delete(self, ids: Sequence[str]) -> None:
-        for part in _batches(list(ids)):
-            self.server.call("a deletion of passages", self.server.chunks.delete, ids=list(part))
+    def _readable_collections(self) -> list[Collection]:
+        sets = {""} | {r for r in self._readable() if Readers.parse(r).allows(self.identity)}
+        cols = [self.server.passages(r) for r in sorted(sets)]
+        return [c for c in cols if c is not None]
+
+    def delete(self, ids: Sequence[str], collections: Sequence[Collection] | None = None) -> None:
+        for col in collections if collections is not None else self.server.every_passages():
+            for part in _batches(list(ids)):
+                self.server.call("a deletion of passages", col.delete, ids=list(part))
 
     def delete_file(self, file_id: str) -> None:
         self.server.call("a deletion of a file's record", self.server.files.delete, ids=[file_id])
-        self.server.call("a deletion of a file's passages", self.server.chunks.delete, where={"file_id": file_id})
+        for col in self.server.every_passages():
+            self.server.call("a deletion of a file's passages", col.delete, where={"file_id": file_id})
         self.changed()
 
     def ids(self) -> set[str]:
-        return set(self.server.call("reading the passages' ids", self.server.chunks.get, include=[])["ids"])
+        return {cid for col in self.server.every_passages()
+                for cid in self.server.call("reading the passages' ids", col.get, include=[])["ids"]}
 
-    def ids_of_files(self, file_ids: Sequence[str]) -> set[str]:
-        out: set[str] = set()
-        for part in _batches(list(file_ids), 200):
-            got = self.server.call("reading the passages' ids", self.server.chunks.get,
-                                   where=_file_filter(part), include=[])
-            out.update(got["ids"])
+    def ids_of_files(self, file_ids: Sequence[str]) -> dict[str, str]:
+        """Chunk id -> the name of the collection that holds it, for these files' passages."""
+        out: dict[str, str] = {}
+        for col in self.server.every_passages():
+            for part in _batches(list(file_ids), 200):
+                got = self.server.call("reading the passages' ids", col.get, where=_file_filter(part), include=[])
+                out.update(dict.fromkeys(got["ids"], col.name))
         return out
 
     def check_readable(self, dim: int) -> None:
-        self.server.call("a search", self.server.chunks.query, query_embeddings=[np.ones(dim, dtype=np.float32)],
-                         n_results=1, where=self.identity.where(), include=[])
+        for col in self._readable_collections():
+            self.server.call("a search", col.query, query_embeddings=[np.ones(dim, dtype=np.float32)],
+                             n_results=1, include=[])
 
     def count(self) -> int:
-        return int(self.server.call("counting the passages", self.server.chunks.count))
+        return sum(int(self.server.call("counting the passages", col.count)) for col in self.server.every_passages())
 
     def query(self, vector: np.ndarray, k: int, file_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
-        where = self.identity.where()
-        if file_ids is not None:
-            where = {"$and": [where, _file_filter(file_ids)]}
-        res = self.server.call("a search", self.server.chunks.query,
-                               query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=k, where=where,
-                               include=["distances"])
-        return [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0])]
+        """The k passages nearest `vector` among those the identity may read: each readable
+        collection is asked without a filter (with the files' filter when `file_ids`), and their
+        answers are merged by score."""
+        where = _file_filter(file_ids) if file_ids is not None else None
+        if file_ids is not None and not list(file_ids):
+            return []
+        hits: list[tuple[str, float]] = []
+        for col in self._readable_collections():
+            res = self.server.call("a search", col.query, query_embeddings=[np.asarray(vector, dtype=np.float32)],
+                                   n_results=k, where=where, include=["distances"])
+            hits += [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0])]
+        return sorted(hits, key=lambda h: -h[1])[:k]
 
     def all(self) -> tuple[list[str], np.ndarray]:
-        got = self.server.call("reading the vectors", self.server.chunks.get, include=["embeddings"])
-        return list(got["ids"]), np.asarray(got["embeddings"], dtype=np.float32)
+        ids: list[str] = []
+        vecs: list[np.ndarray] = []
+        for col in self.server.every_passages():
+            got = self.server.call("reading the vectors", col.get, include=["embeddings"])
+            ids += list(got["ids"])
+            vecs += [np.asarray(v, dtype=np.float32) for v in got["embeddings"]]
+        return ids, np.stack(vecs) if vecs else np.zeros((0, 0), dtype=np.float32)
 
     def close(self) -> None:
         pass  # the TeamStore closes the connection
@@ -341,7 +419,7 @@ class TeamStore(Store):
         try:
             super().__init__(cache_dir or address.cache_dir(self.identity), readonly=readonly,
                              vector_index_factory=lambda _path: ServerVectorIndex(self.server, self.identity,
-                                                                                  self._records))
+                                                                                  self._records, self._reader_sets))
             self.db.execute("PRAGMA busy_timeout=10000")  # a reader's pull while the indexer writes
             self.db.executescript(_TEAM_SCHEMA)
         except BaseException:
@@ -369,7 +447,18 @@ class TeamStore(Store):
                 "SELECT c.chunk_id FROM chunks c JOIN files f ON f.file_id=c.file_id WHERE f.root=? "
                 "AND c.vector IS NOT NULL", (root,))]
         if ids:
+            index = self.open_vectors()
+            assert isinstance(index, ServerVectorIndex)
+            old = self.server.passages(row[0] if row is not None else "")
+            if old is not None:  # they move to the collection of their new readers
+                index.delete(ids, [old])
             self._add_from_sqlite(ids)
+
+    def _reader_sets(self) -> list[str]:
+        """Every set of readers (Readers.spec()) of the files this cache holds or this desktop
+        indexes: the collections of passages a search may need to ask."""
+        with self._db_lock:
+            return [r[0] for r in self.db.execute("SELECT readers FROM team_files UNION SELECT readers FROM team_roots")]
 
     def readers_of(self, root: str) -> Readers:
         with self._db_lock:
@@ -478,7 +567,9 @@ class TeamStore(Store):
                                             "text_hash": th, "context": context or ""}
                     if search and search != text:
                         meta["search_text"] = search
-                    meta.update(roots.get(root, Readers.everyone()).keys())
+                    readers = roots.get(root, Readers.everyone())
+                    meta["readers"] = readers.spec()
+                    meta.update(readers.keys())
                     chunks[cid] = (text, meta)
                     fids.add(fid)
             files: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -506,18 +597,22 @@ class TeamStore(Store):
         self._backlog, self._backlog_size = [], 0
         self._ahead = {}
         with self._db_lock:
-            truth = {r[0]: r[1] for r in self.db.execute(
-                "SELECT c.chunk_id, c.file_id FROM chunks c WHERE c.vector IS NOT NULL "
+            truth = {r[0]: passages_name(self.address.name, Readers.parse(r[1]).spec()) for r in self.db.execute(
+                "SELECT c.chunk_id, r.readers FROM chunks c JOIN files f ON f.file_id = c.file_id "
+                "LEFT JOIN team_roots r ON r.path = f.root WHERE c.vector IS NOT NULL "
                 "AND c.file_id NOT IN (SELECT file_id FROM team_files)")}
             mine = [r[0] for r in self.db.execute(
                 "SELECT file_id FROM files WHERE state IN ('done', 'stale') "
                 "AND file_id NOT IN (SELECT file_id FROM team_files)")]
         index = self.open_vectors()
         assert isinstance(index, ServerVectorIndex)
-        have = index.ids_of_files(mine) if mine else set()
-        extra = sorted(have - set(truth))
-        missing = sorted(set(truth) - have)
-        index.delete(extra)
+        have = index.ids_of_files(mine) if mine else {}
+        # A passage in another set's collection (its readers changed while the server was away)
+        # is deleted there and sent again.
+        extra = sorted(cid for cid, col in have.items() if truth.get(cid) != col)
+        missing = sorted(cid for cid, col in truth.items() if have.get(cid) != col)
+        if extra:
+            index.delete(extra)
         self._add_from_sqlite(missing)
         if extra or missing:
             log.info("team library %s resynced: %d passages sent, %d deleted", self.address, len(missing), len(extra))
@@ -557,28 +652,44 @@ class TeamStore(Store):
             with self._txn() as db:
                 _forget(db, fid)
         changed = len(gone)
-        for part in _batches(todo, _FILES_PER_PULL):
-            res = self.server.call("reading passages", self.server.chunks.get,
-                                   where={"$and": [_file_filter(part), self.identity.where()]},
-                                   include=["documents", "metadatas"])
-            by_file: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
-            for cid, doc, meta in zip(res["ids"], res["documents"], res["metadatas"]):
-                by_file.setdefault(str(meta["file_id"]), []).append((cid, doc, meta))
-            for fid in part:
-                doc, meta = remote[fid]
-                rows = by_file.get(fid, [])
-                if len(rows) != int(meta.get("chunks", -1)):
-                    complete = False
-                    continue  # being written: the next pull takes it
-                with self._txn() as db:
-                    _forget(db, fid)
-                    _remember(db, fid, json.loads(doc), meta, rows)
-                changed += 1
+        by_readers: dict[str, list[str]] = {}
+        for fid in todo:
+            by_readers.setdefault(str(remote[fid][1].get("readers", "")), []).append(fid)
+        for readers, some in by_readers.items():
+            col = self.server.passages(readers)
+            for part in _batches(some, _FILES_PER_PULL):
+                changed_here, done = self._pull_files(col, part, remote)
+                changed += changed_here
+                complete = complete and done
         self._pulled_at = time.monotonic()
         self._seen_change = mark if complete else None
         if changed:
             log.info("team library %s: %d files brought up to date", self.address, changed)
         return changed
+
+    def _pull_files(self, col: "Collection | None", part: Sequence[str],
+                    remote: dict[str, tuple[str, dict[str, Any]]]) -> tuple[int, bool]:
+        """Fetch these files' passages from `col` (the collection of their readers) into the
+        cache: (how many files were brought up to date, whether all of them were)."""
+        by_file: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
+        if col is not None:
+            res = self.server.call("reading passages", col.get,
+                                   where={"$and": [_file_filter(part), self.identity.where()]},
+                                   include=["documents", "metadatas"])
+            for cid, doc, meta in zip(res["ids"], res["documents"], res["metadatas"]):
+                by_file.setdefault(str(meta["file_id"]), []).append((cid, doc, meta))
+        changed, complete = 0, True
+        for fid in part:
+            doc, meta = remote[fid]
+            rows = by_file.get(fid, [])
+            if len(rows) != int(meta.get("chunks", -1)):
+                complete = False
+                continue  # being written: the next pull takes it
+            with self._txn() as db:
+                _forget(db, fid)
+                _remember(db, fid, json.loads(doc), meta, rows)
+            changed += 1
+        return changed, complete
 
 
 def _folder(doc: str | None) -> str:

@@ -56,6 +56,7 @@ import numpy as np
 
 import edgechat.core  # noqa: F401  (sets the telemetry switches before onnxruntime/chroma load)
 from benchmarks.common import DEBIAN_QUERIES, SHARED, summary, with_provenance
+from edgechat.core.store.access import Identity
 
 BENCH_CACHE = Path(os.environ.get("EDGECHAT_BENCH_CACHE", Path.home() / ".cache" / "edgechat-bench")) / "team-concurrency"
 SCIFACT = SHARED / "eval" / "scifact-dev"
@@ -223,9 +224,9 @@ def asker(spec: dict) -> dict:
     """One desktop: its own Engine (and embedder, and cache for a team library), warmed up, then
     its questions back to back once the go file appears. Per question: seconds to sources (the
     pull ask makes, then the answerer's retrieval) and to the whole extractive answer."""
-    from edgechat.core.engine import Engine, Identity, RagRequest
+    from edgechat.core.engine import Engine, RagRequest
 
-    identity = Identity(spec["user"]) if spec.get("user") else None
+    identity = _identity(spec.get("user"))
     with Engine(spec["library"], identity=identity, readonly=True) as engine:
         engine.open()
         client = engine.choose_client("extractive").client
@@ -262,9 +263,9 @@ def asker(spec: dict) -> dict:
 
 def indexer(spec: dict) -> dict:
     """Index a folder into a fresh library (local folder or chroma://), as `edgechat index` does."""
-    from edgechat.core.engine import Engine, Identity
+    from edgechat.core.engine import Engine
 
-    identity = Identity(spec["user"]) if spec.get("user") else None
+    identity = _identity(spec.get("user"))
     engine = Engine(spec["library"], identity=identity)
     _ = engine.embedder  # loaded before the clock starts, as in a window that has been open
     t = time.perf_counter()
@@ -296,6 +297,21 @@ def _collect(proc: subprocess.Popen) -> dict:
 def _ms(values: list[float]) -> dict:
     s = summary([1000 * v for v in values])
     return {"p50_ms": round(s["median"], 1), "p95_ms": round(s["p95"], 1), "max_ms": round(s["max"], 1), "n": s["n"]}
+
+
+# Who may read what in the published library: the filings for a finance group, the other
+# documents of the answer benchmark for staff, SciFact for everyone. The desktops ask as a member
+# of staff, so each question searches two of the three collections of passages.
+RESTRICTED = {str(SHARED / "eval" / "sec10q-dev" / "docs"): "@finance",
+              **{str(SHARED / "corpus" / sub): "@staff" for sub in ("docx", "epub", "md", "pdf/debian",
+                                                                   "pdf/unstructured")}}
+READER = Identity("reader", frozenset({"staff"}))
+
+
+def _identity(user: str | None) -> Identity | None:
+    if not user:
+        return None
+    return READER if user == READER.user else Identity(user)
 
 
 def ask_phase(name: str, libraries: list[str], users: list[str | None], homes: list[Path], shares: list[list[str]],
@@ -379,6 +395,11 @@ def main(argv: list[str] | None = None) -> int:
             for suffix in ("", "-wal", "-shm"):
                 if Path(f"{local}/library.sqlite3{suffix}").exists():
                     shutil.copy(f"{local}/library.sqlite3{suffix}", writer / f"library.sqlite3{suffix}")
+            db = sqlite3.connect(writer / "library.sqlite3")
+            with db:
+                db.executescript("CREATE TABLE IF NOT EXISTS team_roots (path TEXT PRIMARY KEY, readers TEXT NOT NULL)")
+                db.executemany("INSERT OR REPLACE INTO team_roots VALUES (?, ?)", RESTRICTED.items())
+            db.close()
             log("sending the library to the server...")
             t = time.perf_counter()
             with TeamStore(address, Identity("indexer"), cache_dir=writer) as store:
@@ -389,12 +410,12 @@ def main(argv: list[str] | None = None) -> int:
             saved = os.environ.get("EDGECHAT_HOME")
             os.environ["EDGECHAT_HOME"] = str(homes[0])
             try:
-                cache0 = address.cache_dir(Identity("reader"))
+                cache0 = address.cache_dir(READER)
             finally:
                 os.environ.pop("EDGECHAT_HOME") if saved is None else os.environ.__setitem__("EDGECHAT_HOME", saved)
             cache0.mkdir(parents=True)
             t = time.perf_counter()
-            with TeamStore(address, Identity("reader"), readonly=True, cache_dir=cache0) as store:
+            with TeamStore(address, READER, readonly=True, cache_dir=cache0) as store:
                 store.pull()
                 cached = store.counts()["chunks"]
             pull_s = time.perf_counter() - t
@@ -442,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         "uptime_before": uptime,
         "library": {**made, "path": str(local)},
         "server": "chroma run on loopback, on this machine (it shares the cores with every desktop)",
+        "readers": {"restricted_folders": RESTRICTED, "desktops_ask_as": str(READER)},
         "questions": {"total": n_q, "per_desktop": args.per_desktop,
                       "kinds": "SciFact train claims, every twelfth a Debian question (benchmarks.common)"},
         "publish": {"passages": sent, "seconds": round(publish_s, 1), "passages_per_s": round(sent / publish_s, 1)},

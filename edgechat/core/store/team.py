@@ -416,6 +416,7 @@ class TeamStore(Store):
         self._pulled_at = -1e9
         self._seen_change: str | None = None  # CHANGED_ID's value when the cache was last complete
         self._folders: dict[str, str] = {}  # file id -> its folder on the desktop that indexed it
+        self._hidden_as_of: tuple[tuple[int, int], frozenset[str]] | None = None
         try:
             super().__init__(cache_dir or address.cache_dir(self.identity), readonly=readonly,
                              vector_index_factory=lambda _path: ServerVectorIndex(self.server, self.identity,
@@ -465,11 +466,15 @@ class TeamStore(Store):
             row = self.db.execute("SELECT readers FROM team_roots WHERE path=?", (root,)).fetchone()
         return Readers.parse(row[0] if row else None)
 
-    def _hidden(self) -> set[str]:
+    def _hidden(self) -> frozenset[str]:
         """The files of the cache the identity may not read. The cache of a desktop that did not
         index them holds only what its user may read (pull asks for no more); the desktop that
-        indexes a folder holds all of it. The one rule: access.Readers.allows."""
+        indexes a folder holds all of it. The one rule: access.Readers.allows. Kept until the
+        cache's SQLite changes (a search reads it for every passage it ranks)."""
         with self._db_lock:
+            version = (self.db.total_changes, self.db.execute("PRAGMA data_version").fetchone()[0])
+            if self._hidden_as_of is not None and self._hidden_as_of[0] == version:
+                return self._hidden_as_of[1]
             rows = self.db.execute(
                 "SELECT f.file_id, COALESCE(t.readers, r.readers) FROM files f "
                 "LEFT JOIN team_files t ON t.file_id = f.file_id LEFT JOIN team_roots r ON r.path = f.root "
@@ -481,7 +486,8 @@ class TeamStore(Store):
                 cache[spec] = Readers.parse(spec).allows(self.identity)
             if not cache[spec]:
                 hidden.add(fid)
-        return hidden
+        self._hidden_as_of = (version, frozenset(hidden))
+        return self._hidden_as_of[1]
 
     def _visible(self, file_ids: Sequence[str] | None) -> list[str] | None:
         hidden = self._hidden()

@@ -12,6 +12,7 @@ import random
 import string
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from edgechat.core.answering.extractive import ExtractiveClient
@@ -185,3 +186,35 @@ def test_each_set_of_readers_has_its_own_collection_and_a_search_asks_without_a_
             found = staff.search("Venus surface temperature", k=5).sources
             assert found and "Venus" in found[0].content
             assert calls and all(kw.get("where") is None for kw in calls)
+
+
+def test_a_library_written_before_passages_were_kept_by_readers_is_filtered_then_moved(
+        tmp_path: Path, embedder, chroma_server):
+    """A library whose restricted passages sit in the open collection (as an earlier build wrote
+    them, without the layout mark): a search there still filters by the identity, and the next
+    open of the indexing desktop moves them to their readers' collection and marks the library."""
+    import chromadb
+
+    from edgechat.core.store.team import LAYOUT_ID, passages_name
+
+    docs = make_corpus(tmp_path / "docs")
+    url = chroma_server.library()
+    name = url.rsplit("/", 1)[-1]
+    with Engine(url, embedder=embedder, identity=Identity("alice")) as writer:
+        writer.index([docs], readers="alice")
+    client = chromadb.HttpClient(host="127.0.0.1", port=chroma_server.port)
+    restricted = client.get_collection(passages_name(name, "alice"), embedding_function=None)
+    got = restricted.get(include=["embeddings", "documents", "metadatas"])
+    client.get_collection(name, embedding_function=None).add(
+        ids=got["ids"], embeddings=got["embeddings"], documents=got["documents"], metadatas=got["metadatas"])
+    client.delete_collection(restricted.name)
+    client.get_collection(name + ".files", embedding_function=None).delete(ids=[LAYOUT_ID])
+
+    with Engine(url, embedder=embedder, identity=Identity("dave"), readonly=True) as reader:
+        index = reader.parts.store.open_vectors()
+        assert index.query(np.asarray(embedder.embed(["Venus"])[0]), k=5) == []
+    with Engine(url, embedder=embedder, identity=Identity("alice")) as writer:
+        writer.parts.store.pull()
+    assert client.get_collection(name, embedding_function=None).count() == 0
+    assert client.get_collection(passages_name(name, "alice"), embedding_function=None).count() == len(got["ids"])
+    assert client.get_collection(name + ".files", embedding_function=None).get(ids=[LAYOUT_ID])["ids"]

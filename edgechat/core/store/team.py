@@ -70,6 +70,10 @@ CONNECT_TIMEOUT_S = 5.0
 # has nothing to fetch (one record, not the list of every file: 1 s for 9,400 files). It has no
 # readers keys, so no listing of files returns it.
 CHANGED_ID = "~changed"
+# A record of NAME.files that says the library keeps each set of readers' passages in a collection
+# of its own. A library written before that keeps every passage in NAME, so a search there still
+# filters by the identity until the indexing desktop has moved them (TeamStore.recover).
+LAYOUT_ID, LAYOUT = "~layout", "passages-by-readers"
 
 _TEAM_SCHEMA = """
 CREATE TABLE IF NOT EXISTS team_files (   -- files this desktop's cache holds from the server
@@ -288,6 +292,7 @@ class ServerVectorIndex:
         self.identity = identity
         self._records = records
         self._readable = readable
+        self._sorted: bool | None = None  # is the library's layout LAYOUT (read on the first query)
 
     def add(self, ids: Sequence[str], vectors: np.ndarray, file_ids: Sequence[str], pages: Sequence[int]) -> None:
         chunks, files = self._records(ids)
@@ -327,6 +332,23 @@ class ServerVectorIndex:
         got = self.server.call("reading the list of files", self.server.files.get, ids=[CHANGED_ID],
                                include=["metadatas"])
         return str(got["metadatas"][0].get("at")) if got["ids"] and got["metadatas"] and got["metadatas"][0] else None
+
+    def sorted_by_readers(self) -> bool:
+        """Does the library keep each set of readers' passages apart (LAYOUT_ID), or is it
+        empty, so that a query of the open collection needs no filter?"""
+        if self._sorted is None:
+            self._sorted = self.marked() or int(self.server.call("counting the passages", self.server.chunks.count)) == 0
+        return self._sorted
+
+    def marked(self) -> bool:
+        got = self.server.call("reading the list of files", self.server.files.get, ids=[LAYOUT_ID],
+                               include=["metadatas"])
+        return bool(got["ids"]) and (got["metadatas"][0] or {}).get("layout") == LAYOUT
+
+    def mark_sorted(self) -> None:
+        self.server.call("a write of file records", self.server.files.upsert, ids=[LAYOUT_ID],
+                         embeddings=np.ones((1, 1), dtype=np.float32), metadatas=[{"layout": LAYOUT}])
+        self._sorted = True
 
     def _readable_collections(self) -> list[Collection]:
         sets = {""} | {r for r in self._readable() if Readers.parse(r).allows(self.identity)}
@@ -374,8 +396,11 @@ class ServerVectorIndex:
             return []
         hits: list[tuple[str, float]] = []
         for col in self._readable_collections():
+            here = where
+            if col is self.server.chunks and not self.sorted_by_readers():  # written before LAYOUT
+                here = self.identity.where() if where is None else {"$and": [where, self.identity.where()]}
             res = self.server.call("a search", col.query, query_embeddings=[np.asarray(vector, dtype=np.float32)],
-                                   n_results=k, where=where, include=["distances"])
+                                   n_results=k, where=here, include=["distances"])
             hits += [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0])]
         return sorted(hits, key=lambda h: -h[1])[:k]
 
@@ -623,6 +648,20 @@ class TeamStore(Store):
         if extra or missing:
             log.info("team library %s resynced: %d passages sent, %d deleted", self.address, len(missing), len(extra))
         return {"rebuilt": 0, "added": len(missing), "deleted": len(extra)}
+
+    def recover(self) -> list[str]:
+        """As for a local library; and a library written before LAYOUT has the passages of this
+        desktop's restricted folders moved to their readers' collections (sync_vectors moves a
+        passage it finds in another set's collection), then is marked."""
+        out = super().recover()
+        if not self.readonly:
+            index = self.open_vectors()
+            assert isinstance(index, ServerVectorIndex)
+            if not index.marked():
+                if not index.sorted_by_readers():
+                    self.sync_vectors()
+                index.mark_sorted()
+        return out
 
     def _rebuild_vectors(self) -> None:
         raise TeamServerError(f"the vector index of the team library {self.address} is on its server: "

@@ -403,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
             log("sending the library to the server...")
             t = time.perf_counter()
             with TeamStore(address, Identity("indexer"), cache_dir=writer) as store:
+                store.recover()  # as an Engine that indexes does when it opens (marks the new library's layout)
                 sent = store.sync_vectors()["added"]
             publish_s = time.perf_counter() - t
             log(f"sent {sent} passages in {publish_s:.0f} s")

@@ -83,7 +83,7 @@ class IndexRunner:
                 same = next((q for q in self._jobs if q.kind == job.kind), None)
             elif job.kind == JobKind.INDEX:
                 wanted = {_key(p) for p in job.paths}
-                same = next((q for q in self._jobs if q.kind == JobKind.INDEX
+                same = next((q for q in self._jobs if q.kind == JobKind.INDEX and q.readers == job.readers
                              and wanted <= {_key(p) for p in q.paths}), None)
             elif job.kind == JobKind.REMOVE:
                 # Indexing a folder that is about to be removed is wasted work.
@@ -215,7 +215,8 @@ class IndexRunner:
         if job.kind == JobKind.REFRESH:
             s = engine.refresh(progress=progress, cancel=self._cancel, passwords=passwords)
         else:
-            s = engine.index(job.paths, progress=progress, cancel=self._cancel, passwords=passwords)
+            s = engine.index(job.paths, progress=progress, cancel=self._cancel, passwords=passwords,
+                             readers=job.readers)
         self.emit(JobFinished(job.kind, JobSummary(
             indexed=len(s.indexed), unchanged=s.unchanged, removed=len(s.removed), failed=len(s.failed),
             offline=tuple(s.offline),

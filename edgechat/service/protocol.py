@@ -55,6 +55,8 @@ class IndexJob:
     kind: JobKind
     paths: list[str] = field(default_factory=list)
     passwords: dict[str, str] = field(default_factory=dict)  # file -> password, used once, never stored
+    # A team library: who may read the folders ("alice,@team"); None keeps what was set before.
+    readers: str | None = None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QTimer, QUrl,
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialog,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -71,7 +72,7 @@ from edgechat.ui.models import ConversationListModel, LibraryModel
 from edgechat.ui.qtfix import guard as guard_refcounts
 from edgechat.ui.settings import EXTRACTIVE, AppSettings, SettingsDialog, make_qsettings
 from edgechat.ui.source_pane import SourcePane
-from edgechat.ui.team_dialog import TeamLibraryDialog
+from edgechat.ui.team_dialog import TeamAddDialog, TeamLibraryDialog
 from edgechat.ui.watcher import LibraryWatcher
 from edgechat.ui.workers import EngineProcess, LoadedSource, Workers
 
@@ -432,9 +433,10 @@ class MainWindow(QMainWindow):
         if files:
             self.add_paths(files)
 
-    def add_paths(self, items: list[str], confirm: bool = True) -> list[str]:
+    def add_paths(self, items: list[str], confirm: bool = True, readers: str | None = None) -> list[str]:
         """Add folders or files to the library and index them in the background. Into a team
-        library, after the user agrees that their passages go to its server."""
+        library, after the user agrees that their passages go to its server and says who may
+        read them (`readers`, without `confirm`: None keeps what was set)."""
         found = []
         for p in items:
             path = Path(p).expanduser()
@@ -446,16 +448,12 @@ class MainWindow(QMainWindow):
         if not found:
             return []
         if self.team is not None and confirm:
-            names = "\n".join(found[:10]) + ("\n…" if len(found) > 10 else "")
-            answer = QMessageBox.question(
-                self, "Add to the team library",
-                f"Index these into the team library {self.team}?\n\n{names}\n\nTheir passages are sent to the "
-                f"server at {self.team.server}, and everyone on the team can read them in EdgeChat "
-                "('edgechat index --readers' restricts a folder to some people).")
-            if answer != QMessageBox.StandardButton.Yes:
+            dialog = TeamAddDialog(self.team, found, self)
+            if dialog.exec() != QDialog.DialogCode.Accepted:
                 return []
+            readers = dialog.readers()
         self.library_panel.progress.start(self._index_titles[JobKind.INDEX])
-        self.workers.submit(IndexJob(JobKind.INDEX, found))
+        self.workers.submit(IndexJob(JobKind.INDEX, found, readers=readers if self.team is not None else None))
         self.side.setCurrentWidget(self.library_panel)
         return found
 

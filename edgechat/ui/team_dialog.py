@@ -8,6 +8,8 @@ window's process). A server that does not answer is one line under the address a
 changes. A library the server does not hold yet is named, and Open a second time creates it
 (the desktop that indexes a new team library starts so). After `accept()`, `address` is the
 library to open.
+
+TeamAddDialog asks, before folders are indexed into a team library, who may read them.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from edgechat.core.engine import TeamAddress, TeamProbe, probe_team_library
+from edgechat.core.engine import Readers, TeamAddress, TeamProbe, probe_team_library
 
 LAST_ADDRESS = "library/teamAddress"  # QSettings: the last team library opened from the window
 
@@ -131,3 +133,41 @@ class TeamLibraryDialog(QDialog):
         if self.qsettings is not None:
             self.qsettings.setValue(LAST_ADDRESS, str(address))
         self.accept()
+
+
+class TeamAddDialog(QDialog):
+    """Before folders or files are indexed into a team library: that their passages go to its
+    server, and who may read them. After `accept()`, `readers()` is what `Engine.index` takes:
+    None keeps what was set before (everyone, for a folder new to the library), else a list of
+    users and @groups."""
+
+    def __init__(self, team: TeamAddress, paths: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Add to the team library")
+        names = "\n".join(paths[:10]) + ("\n…" if len(paths) > 10 else "")
+        intro = QLabel(f"Index these into the team library {team}?\n\n{names}\n\n"
+                       f"Their passages are sent to the server at {team.server}.")
+        intro.setWordWrap(True)
+        who = QLabel("Who may read them in EdgeChat:")
+        self.edit = QLineEdit(self)
+        self.edit.setPlaceholderText("everyone on the team, or names and @groups: alice, bob, @finance")
+        self.edit.setAccessibleName("Who may read them")
+        self.edit.setMinimumWidth(420)
+        who.setBuddy(self.edit)
+        note = QLabel("Left empty, a new folder is open to everyone on the team, and a folder restricted "
+                      "before keeps its readers. The names are the accounts people sign in to their "
+                      "computers with; @name is a group of accounts.")
+        note.setWordWrap(True)
+        note.setStyleSheet("color: palette(placeholder-text);")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
+        self.index_button = buttons.addButton("Index", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.index_button.setDefault(True)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        for w in (intro, who, self.edit, note, buttons):
+            layout.addWidget(w)
+
+    def readers(self) -> str | None:
+        spec = Readers.parse(self.edit.text()).spec()
+        return spec or None

@@ -168,3 +168,34 @@ def test_an_address_is_never_a_path(tmp_path: Path, monkeypatch):
     assert library_key("chroma://10.0.0.5:8000/handbooks") == "chroma://10.0.0.5:8000/handbooks"
     assert server_name("chroma://10.0.0.5:8000/handbooks") != server_name("chroma://10.0.0.5:8000/other")
     assert server_name(tmp_path / "a") == server_name(str(tmp_path / "a" / "." ))
+
+
+def test_folders_added_from_the_window_can_be_restricted(tmp_path: Path, embedder, chroma_server: ChromaServer,
+                                                         make_window, qtbot):
+    """Add folder… into a team library asks who may read it; a folder restricted from the window
+    is searched by its readers and by no one else."""
+    from edgechat.core.engine import TeamAddress
+    from edgechat.ui.team_dialog import TeamAddDialog
+    from tests.helpers import write
+
+    team = TeamAddress.parse(chroma_server.library())
+    assert team is not None
+    dialog = TeamAddDialog(team, ["/srv/share/payroll"])
+    qtbot.addWidget(dialog)
+    assert dialog.readers() is None  # left empty: what was set before (everyone, for a new folder)
+    dialog.edit.setText(" bob,  @finance,alice, ")
+    assert dialog.readers() == "alice,bob,@finance"
+    assert dialog.edit.accessibleName() and dialog.index_button.isDefault()
+    dialog.show()
+    dialog.grab().save(str(tmp_path / "team-add-dialog.png"))  # (looked at while writing this)
+
+    url = str(team)
+    w = make_window(url, identity=ALICE)
+    payroll = tmp_path / "payroll"
+    write(payroll / "salaries.md", "# Salaries\n\nThe night shift bonus is 14 percent of the base salary.\n")
+    assert w.add_paths([str(payroll)], confirm=False, readers="alice,@finance") == [str(payroll)]
+    qtbot.waitUntil(lambda: str(payroll / "salaries.md") in indexed_paths(w), timeout=60000)
+    for who, sees in ((Identity("carol", frozenset({"finance"})), True), (BOB, False)):
+        with Engine(url, embedder=embedder, identity=who, readonly=True) as reader:
+            found = reader.search("night shift bonus", k=5).sources
+            assert bool(found) == sees, who

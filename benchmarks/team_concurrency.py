@@ -29,7 +29,9 @@ The run, on one machine, in this order:
    the team library, and as a control all desktops at once on the local library (each its own
    Engine on the same folder, read-only), which shows what sharing the machine's cores costs
    with no server in the way. All desktops start together (a go file) after loading and
-   warming up.
+   warming up. Between them, the server's part alone (`server_phase`): threads that send only
+   what a question sends the server (the change mark, the vector queries), one and then as many
+   as there are desktops, as desktops on machines of their own would load it.
 3. indexing: the first --index-docs SciFact abstracts written as .txt files, indexed by
    Engine.index (what `edgechat index` runs) into a fresh local library and into a fresh team
    library, in separate processes, alternately, --index-rounds times each: passages/s.
@@ -314,6 +316,51 @@ def _identity(user: str | None) -> Identity | None:
     return READER if user == READER.user else Identity(user)
 
 
+def server_phase(address: object, vectors: np.ndarray, clients: int, readers: list[str]) -> dict:
+    """The server's part alone, as 8 desktops on machines of their own would load it: `clients`
+    threads, each with its own connection (TeamServer), send what a question sends the server
+    (the change mark a pull reads, then the vector query of the readable collections, at the
+    retriever's depth) for their share of the question vectors, back to back. Per question: the
+    seconds those requests took."""
+    import threading
+
+    from edgechat.core.search.retrieval import RetrievalSettings
+    from edgechat.core.store.team import ServerVectorIndex, TeamServer
+
+    depth = RetrievalSettings().depth
+    shares = [vectors[i::clients] for i in range(clients)]
+    times: list[list[float]] = [[] for _ in range(clients)]
+    go = threading.Event()
+
+    def run(i: int) -> None:
+        server = TeamServer(address)  # type: ignore[arg-type]
+        index = ServerVectorIndex(server, READER, lambda ids: ({}, {}), lambda: readers)
+        index.query(shares[i][0], depth)  # warm: the collections opened
+        go.wait()
+        for v in shares[i]:
+            t = time.perf_counter()
+            index.last_change()
+            index.query(v, depth)
+            times[i].append(time.perf_counter() - t)
+        server.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    time.sleep(2.0)
+    load_before = _load()
+    t0 = time.perf_counter()
+    go.set()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    every = [x for ts in times for x in ts]
+    return {"clients": clients, "questions": len(every), "wall_s": round(wall, 1),
+            "questions_per_s": round(len(every) / wall, 2), "server_part": _ms(every),
+            "per_client_p95_ms": [_ms(ts)["p95_ms"] for ts in times],
+            "load_before": load_before, "load_after": _load()}
+
+
 def ask_phase(name: str, libraries: list[str], users: list[str | None], homes: list[Path], shares: list[list[str]],
               warm: list[str], work: Path, models: Path) -> dict:
     """Start one desktop per library, wait until each is warm, let them all go at once."""
@@ -356,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-desktop", type=int, default=30, help="questions each desktop asks in the concurrent phases")
     ap.add_argument("--index-docs", type=int, default=600, help="SciFact abstracts indexed for the throughput runs")
     ap.add_argument("--index-rounds", type=int, default=2, help="runs of each (local, team), alternately")
-    ap.add_argument("--skip", default="", help="phases to leave out: local8,index")
+    ap.add_argument("--skip", default="", help="phases to leave out: server,local8,index")
     ap.add_argument("--out", help="write the JSON here too")
     ap.add_argument("--asker", help=argparse.SUPPRESS)
     ap.add_argument("--indexer", help=argparse.SUPPRESS)
@@ -431,6 +478,12 @@ def main(argv: list[str] | None = None) -> int:
             phases["team_single"] = ask_phase("team_single", [team], ["reader"], homes[:1], [qs], warm, work, models)
             phases[f"team_{n}_concurrent"] = ask_phase(f"team_{n}_concurrent", [team] * n, ["reader"] * n, homes,
                                                        shares, warm, work, models)
+            if "server" not in skip:  # the server's part alone: 1 desktop, then all at once
+                vecs = np.asarray(embedder.embed(qs), dtype=np.float32)
+                readers = sorted(set(RESTRICTED.values()))
+                for clients in (1, n):
+                    phases[f"server_part_{clients}"] = server_phase(address, vecs, clients, readers)
+                    log(f"server part, {clients} at once: {phases[f'server_part_{clients}']['server_part']}")
             if "local8" not in skip:
                 phases[f"local_{n}_concurrent"] = ask_phase(
                     f"local_{n}_concurrent", [str(local)] * n, [None] * n, [work / f"local-{i}" for i in range(n)],

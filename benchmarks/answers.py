@@ -245,7 +245,11 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
     }
 
 
-CALIBRATION_LOSS = 0.02  # share of the answerable questions with the answer in their evidence the threshold may decline
+# The share of the answerable questions with the answer in their evidence the threshold may
+# decline. The goals weigh a wrong answer shown and an unanswerable question answered more than
+# a right answer withheld (docs/answers.md); `calibrate` reports the trade at other shares too.
+CALIBRATION_LOSS = 0.05
+LOSSES_REPORTED = (0.02, 0.03, 0.05, 0.08, 0.1)
 
 
 def holds(text: str, facts: list[str]) -> bool:
@@ -280,13 +284,25 @@ def calibrate(sets: list[str], splits: list[str]) -> dict:
                "answer_in_evidence": holds("\n".join(x.reading for x in g.selection.quotes), q.key_facts)}
               for _, _, q, g in gathered(sets, splits)]
     answerable = [s["best"] for s in scores if s["answer_in_evidence"]]
-    allowed = int(CALIBRATION_LOSS * len(answerable))
-    threshold = next((t for t in (x / 100 for x in range(100, 0, -1))
-                      if sum(b < t for b in answerable) <= allowed), None)
     una = [s for s in scores if not s["answerable"]]
-    return {"splits": splits, "sets": sets, "threshold": threshold,
+    without = [s["best"] for s in scores if s["answerable"] and not s["answer_in_evidence"]]
+
+    def threshold_for(loss: float) -> float | None:
+        allowed = int(loss * len(answerable))
+        return next((t for t in (x / 100 for x in range(100, 0, -1)) if sum(b < t for b in answerable) <= allowed),
+                    None)
+
+    curve = []
+    for loss in LOSSES_REPORTED:
+        t = threshold_for(loss) or 0.0
+        curve.append({"loss": loss, "threshold": t, "answer_in_evidence_declined": sum(b < t for b in answerable),
+                      "unanswerable_declined": sum(s["best"] < t for s in una),
+                      "answer_not_in_evidence_declined": sum(b < t for b in without)})
+    threshold = threshold_for(CALIBRATION_LOSS)
+    return {"splits": splits, "sets": sets, "loss": CALIBRATION_LOSS, "threshold": threshold,
             "unanswerable_below": sum(s["best"] < (threshold or 0) for s in una), "unanswerable": len(una),
             "answerable_below": sum(s["best"] < (threshold or 0) for s in scores if s["answerable"]),
+            "answer_in_evidence": len(answerable), "answer_not_in_evidence": len(without), "curve": curve,
             "scores": sorted(scores, key=lambda s: -s["best"])}
 
 

@@ -73,7 +73,7 @@ SHOWN_QUOTES = 3  # quotes shown as the answer when the model's words do not hol
 PROMPT_WORDS = 100  # words of evidence the model is given at most
 #: The best evidence score below which the documents are taken not to answer (calibrated on the
 #: tuning halves of the question sets: benchmarks/answers.py --calibrate).
-MIN_EVIDENCE = 0.45
+MIN_EVIDENCE = 0.47
 
 # The model saying it cannot answer, in the prompt's words or its own.
 _DONT_KNOW_RE = re.compile(

@@ -59,6 +59,7 @@ import numpy as np
 import edgechat.core  # noqa: F401  (sets the telemetry switches before onnxruntime/chroma load)
 from benchmarks.common import DEBIAN_QUERIES, SHARED, summary, with_provenance
 from edgechat.core.store.access import Identity
+from edgechat.core.store.team import TeamAddress
 
 BENCH_CACHE = Path(os.environ.get("EDGECHAT_BENCH_CACHE", Path.home() / ".cache" / "edgechat-bench")) / "team-concurrency"
 SCIFACT = SHARED / "eval" / "scifact-dev"
@@ -316,7 +317,7 @@ def _identity(user: str | None) -> Identity | None:
     return READER if user == READER.user else Identity(user)
 
 
-def server_phase(address: object, vectors: np.ndarray, clients: int, readers: list[str]) -> dict:
+def server_phase(address: TeamAddress, vectors: np.ndarray, clients: int, readers: list[str]) -> dict:
     """The server's part alone, as 8 desktops on machines of their own would load it: `clients`
     threads, each with its own connection (TeamServer), send what a question sends the server
     (the change mark a pull reads, then the vector query of the readable collections, at the
@@ -333,7 +334,7 @@ def server_phase(address: object, vectors: np.ndarray, clients: int, readers: li
     go = threading.Event()
 
     def run(i: int) -> None:
-        server = TeamServer(address)  # type: ignore[arg-type]
+        server = TeamServer(address)
         index = ServerVectorIndex(server, READER, lambda ids: ({}, {}), lambda: readers)
         index.query(shares[i][0], depth)  # warm: the collections opened
         go.wait()
@@ -416,7 +417,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from edgechat.core import paths
     from edgechat.core.embedding import load_default_embedder
-    from edgechat.core.engine import Identity, TeamAddress
     from edgechat.core.store.team import TeamStore
     from tests.chroma_server import ChromaServer
 

@@ -12,8 +12,9 @@ select the evidence, write from it, check each sentence, present.
 5. Check (judge.py): each sentence, as it is completed, against the evidence it cites. Supported
    sentences are shown as they come, with the marker of their source (added when missing, put
    right when wrong); the others are left out and kept with the model's draft.
-6. Present: when none of the model's sentences holds, the evidence itself is the answer ("Your
-   documents say: ..."). Nothing is shown and then taken back.
+6. Present: under the checked sentences, the quotes they were written from that they do not
+   already say ("Your documents say: ..."). When none of the model's sentences holds, no answer is
+   shown, and the passages stay listed. Nothing is shown and then taken back.
 
 The pass keeps no state between questions.
 """

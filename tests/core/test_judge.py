@@ -52,6 +52,16 @@ def test_a_figure_that_is_not_in_the_evidence_is_unsupported():
     assert support("The engine lost power about 12 minutes after takeoff [1].", quotes(REPORT)) == Support.SUPPORTED
 
 
+def test_a_count_written_as_a_word_is_the_same_figure_as_its_digits():
+    prizes = quotes("Its researchers have won six Nobel Prizes and six Turing Awards since the lab opened.")
+    assert support("Its researchers have won 6 Nobel Prizes [1].", prizes) == Support.SUPPORTED
+    assert support("Its researchers have won 7 Nobel Prizes [1].", prizes) == Support.UNSUPPORTED
+    report = quotes(REPORT)
+    assert support("The engine lost power about twelve minutes after takeoff [1].", report) == Support.SUPPORTED
+    assert support("The airplane departed from Seward with 2 passengers on board [1].", report) == Support.SUPPORTED
+    assert support("The airplane departed from Seward with three passengers on board [1].", report) == Support.UNSUPPORTED
+
+
 def test_a_table_figure_is_the_cell_of_the_row_and_column_the_claim_names():
     header_f, header_s = "Three Months Ended March 31, 2022 2023", "Season results 2019 2020"
     fin = [q for q in quotes(FINANCE, header=header_f) if q.row]

@@ -19,6 +19,13 @@ _FRAMING = frozenset(
 )
 # A figure: digits with thousands separators and decimals ("1,234.5", "3.14", "2023", "v2").
 _FIGURE_RE = re.compile(r"(?<![\w.])[-\u2212]?\d[\d,]*(?:\.\d+)?(?![\d])")
+# A count written as a word is the same figure as its digits ("six Nobel Prizes" = "6 Nobel
+# Prizes"). "one" is left out: it is as often a pronoun ("the one that") as a count.
+_NUMBER_WORDS = dict(zip(
+    """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+    seventeen eighteen nineteen twenty""".split(), map(str, range(2, 21))))
+_NUMBER_WORDS.update(zip("thirty forty fifty sixty seventy eighty ninety".split(), map(str, range(30, 100, 10))))
+_NUMBER_WORD_RE = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
 _NEGATION_RE = re.compile(
     r"\b(?:not|no|never|none|neither|nor|cannot|without|nothing|nobody|nowhere)\b|n['\u2019]t\b", re.IGNORECASE)
 # A word written as a name: capitalised or holding a capital, digit or underscore after its first letter
@@ -35,18 +42,20 @@ def terms(text: str) -> set[str]:
             w = w[:-2]
         if w in STOPWORDS or w in _FRAMING or (len(w) < 2 and not w.isdigit()):
             continue
-        out.add(stem(w))
+        out.add(_NUMBER_WORDS.get(w) or stem(w))
     return out
 
 
 def figures(text: str) -> list[str]:
     """The figures of `text`, thousands separators removed and the minus sign made plain
-    ("1,234" -> "1234"); a trailing sentence full stop is not a decimal point."""
+    ("1,234" -> "1234"); a trailing sentence full stop is not a decimal point. A count written as
+    a word is its digits ("six" -> "6")."""
     out = []
     for m in _FIGURE_RE.finditer(text):
         f = m.group().replace(",", "").replace("\u2212", "-").lstrip("-")
         if f:
             out.append(f)
+    out += [_NUMBER_WORDS[m.group().lower()] for m in _NUMBER_WORD_RE.finditer(text)]
     return out
 
 

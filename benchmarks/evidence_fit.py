@@ -115,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         after = {ids[j]: ids[j + 1] for ids in order for j in range(len(ids) - 1)}
         y = np.array([float(holds("\n".join(ranked[k].reading for k in (i, after.get(i, i))), q.key_facts))
                       for i in range(len(ranked))])
-        items.append({"set": name, "x": x, "y": y, "after": after, "readings": [r.reading for r in ranked],
-                      "facts": q.key_facts})
+        items.append({"set": name, "question": q.question, "x": x, "y": y, "after": after,
+                      "readings": [r.reading for r in ranked], "facts": q.key_facts})
     if args.cache and not args.cache.exists():
         args.cache.write_bytes(pickle.dumps(items))
     report: dict = {"sets": sets, "splits": splits, "questions": len(items), "features": FEATURES, "folds": {}}

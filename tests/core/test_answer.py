@@ -185,6 +185,7 @@ def test_under_the_answer_the_evidence_it_was_written_from_that_it_does_not_say(
     answer, _, under = r.text.partition("\n\n")
     assert answer == "Venus is about 465 degrees Celsius. [1]"
     assert under.startswith(YOUR_DOCUMENTS_SAY) and "runaway greenhouse effect" in under.splitlines()[1]  # rests on it
+    assert "Jupiter" not in under  # given to the model, but it does not bear on the question
     quoted = [v for v in r.verdicts if v.start > len(answer)]
     assert quoted and all(v.support != Support.UNSUPPORTED for v in quoted)
     # The quote an answer says word for word is not repeated under it; the rest of what the model

@@ -33,6 +33,7 @@ from edgechat.core.answering.evidence import Quote, Selection, select
 from edgechat.core.answering.history import ReducedHistory
 from edgechat.core.answering.judge import Judgement, judge, marker_numbers
 from edgechat.core.answering.prompt import fit_messages
+from edgechat.core.answering.words import terms
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.records import (
     ChatMessage,
@@ -257,7 +258,7 @@ class Answerer:
             yield ChatUpdate(delta=shown.text, text=shown.text)
         elif self.client.kind == ClientKind.MODEL and stop_reason != StopReason.CANCELLED:
             # The checked answer, and under it the evidence it rests on (where it says more).
-            delta = self._quote_evidence(shown, quotes)
+            delta = self._quote_evidence(shown, quotes, question)
             if delta:
                 yield ChatUpdate(delta=delta, text=shown.text)
         diagnostics.update({
@@ -376,17 +377,19 @@ class Answerer:
                                evidence=j.evidence(), markers_written=marker_numbers(sentence), reason=j.reason)
 
     @staticmethod
-    def _quote_evidence(shown: _Shown, quotes: Sequence[Quote]) -> str:
+    def _quote_evidence(shown: _Shown, quotes: Sequence[Quote], question: str = "") -> str:
         """The evidence under the answer: the quotes it was written from that it does not already say
-        word for word, those its sentences rest on first, then the best of the others (an answer
-        that says one part of what was asked leaves the rest to them); as the answer, when nothing
-        else is shown: the best quotes. Each with its source's marker. Returns the delta ("" when
-        there is nothing to add)."""
+        word for word, those its sentences rest on first, then the best of the others that bear on
+        the question (share a content word with it): an answer that says one part of what was
+        asked leaves the rest to them. As the answer, when nothing else is shown: the best quotes.
+        Each with its source's marker. Returns the delta ("" when there is nothing to add)."""
         if shown.text:
             used = {(e.number, e.start) for v in shown.verdicts for e in v.evidence}
             said = " ".join(shown.text.split()).lower()
-            unsaid = [q for q in quotes if q.text.lower() not in said]
-            chosen = sorted(unsaid, key=lambda q: (q.source.ordinal, q.start) not in used)
+            asked = terms(question)
+            rests = [q for q in quotes if (q.source.ordinal, q.start) in used]
+            bears = [q for q in quotes if (q.source.ordinal, q.start) not in used and terms(q.reading) & asked]
+            chosen = [q for q in rests + bears if q.text.lower() not in said]
         else:
             chosen = list(quotes)
         if not chosen:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.common import with_provenance
 from benchmarks.evidence_fit import chosen, today
 
 
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {"model": args.model.name, "top": args.top, "per_set": per_set,
               "app": sum(c["app"] for c in per_set.values()), "other": sum(c["other"] for c in per_set.values()),
               "questions": len(items), "texts_per_second": round(texts / (time.perf_counter() - t0), 1)}
-    print(json.dumps(report, indent=2))
+    print(json.dumps(with_provenance(report), indent=2))
     return 0
 
 

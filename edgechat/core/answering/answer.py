@@ -73,7 +73,7 @@ YOUR_DOCUMENTS_SAY = "Your documents say:"
 POOL = 16  # passages read for evidence
 SUBJECT_SEARCH = 12  # passages searched for within each named document
 MAX_SUBJECT_FILES = 2
-SHOWN_QUOTES = 3  # quotes shown under an answer, or as the answer when the model's words do not hold
+SHOWN_QUOTES = 3  # quotes shown under an answer (or as the extractive client's, should its lines not hold)
 PROMPT_WORDS = 100  # words of evidence the model is given at most
 #: The best evidence score below which the documents are taken not to answer (calibrated on the
 #: tuning halves of the question sets: benchmarks/answers.py --calibrate).
@@ -257,7 +257,7 @@ class Answerer:
             first_shown = first_shown or time.perf_counter()
             yield ChatUpdate(delta=shown.text, text=shown.text)
         elif self.client.kind == ClientKind.MODEL and stop_reason != StopReason.CANCELLED:
-            # The checked answer, and under it the evidence it rests on (where it says more).
+            # The checked answer, and under it the evidence it was written from (where it says more).
             delta = self._quote_evidence(shown, quotes, question)
             if delta:
                 yield ChatUpdate(delta=delta, text=shown.text)

@@ -253,7 +253,7 @@ class Answerer:
                 # (shown as the answer, it was right for 9 of 45 such questions: docs/answers.md).
                 shown.text, abstained = MODEL_NOT_CHECKED, True
             else:
-                self._quote_evidence(shown, quotes)
+                self._quote_evidence(shown, quotes, question)
             first_shown = first_shown or time.perf_counter()
             yield ChatUpdate(delta=shown.text, text=shown.text)
         elif self.client.kind == ClientKind.MODEL and stop_reason != StopReason.CANCELLED:
@@ -377,7 +377,7 @@ class Answerer:
                                evidence=j.evidence(), markers_written=marker_numbers(sentence), reason=j.reason)
 
     @staticmethod
-    def _quote_evidence(shown: _Shown, quotes: Sequence[Quote], question: str = "") -> str:
+    def _quote_evidence(shown: _Shown, quotes: Sequence[Quote], question: str) -> str:
         """The evidence under the answer: the quotes it was written from that it does not already say
         word for word, those its sentences rest on first, then the best of the others that bear on
         the question (share a content word with it): an answer that says one part of what was

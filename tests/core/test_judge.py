@@ -114,3 +114,24 @@ def test_the_question_s_subject_put_on_another_thing_s_figure_is_unsupported():
     question = "How many goals did the home side score over the season?"
     assert support("The home side scored 41 goals over the season [1].", quotes(match), question) == Support.UNSUPPORTED
     assert support("The home side scored 57 goals over the season [1].", quotes(match), question) == Support.SUPPORTED
+
+
+def test_each_figure_is_the_cell_of_the_thing_named_just_before_it():
+    # A sentence that gives two things two figures says each of the words before it; a row whose
+    # label names neither does not hold a figure of the claim.
+    segments = ("Segment results\n2022 2023\n"
+                "Net sales 5,446 6,464\n"
+                "Operating income 2,418 3,031\n"
+                "International 12 11\n")
+    header = "Segment results 2022 2023"
+    fin = [q for q in quotes(segments, header=header) if q.row]
+    assert support("The segment had net sales of 5,446 and operating income of 2,418 [1].", fin) == Support.SUPPORTED
+    assert support("The segment had net sales of 5,446 and operating income of 6,464 [1].", fin) == Support.UNSUPPORTED
+    assert support("Online stores sales were 12 [1].", fin) == Support.UNSUPPORTED  # the International row
+    planets = ("Planet facts\nMars Venus\n"
+               "Diameter (km) 6,779 12,104\n"
+               "Moons 2 0\n")
+    space = [q for q in quotes(planets, header="Planet facts Mars Venus") if q.row]
+    assert support("Mars has a diameter of 6,779 km and 2 moons [1].", space) == Support.SUPPORTED
+    assert support("Mars has a diameter of 2 km and 6,779 moons [1].", space) == Support.UNSUPPORTED
+    assert support("Its rings number 2 [1].", space) == Support.UNSUPPORTED  # the Moons row

@@ -39,7 +39,7 @@ import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE
 from edgechat.core.answering.evidence import Quote
-from edgechat.core.answering.words import figures, has_negation, names, terms
+from edgechat.core.answering.words import figure_spans, figures, has_negation, names, terms
 from edgechat.core.records import Evidence, Support
 
 if TYPE_CHECKING:
@@ -122,17 +122,33 @@ def _row_label_terms(quote: Quote) -> set[str]:
     return terms(quote.text) - set(figures(quote.text))
 
 
+def _said_of(claim: str, figure: str, skip: set[str]) -> set[str]:
+    """The claim's words about one of its figures: those between the figures either side of it. A
+    sentence that gives two things two figures ("net sales of 5,446 and operating income of 3,031",
+    "a diameter of 6,779 km and 2 moons") says each of the words next to it. Figures in `skip` (the
+    question's own, such as its dates) do not divide the sentence. Empty when no other figure does."""
+    spans = [(f, b, e) for f, b, e in figure_spans(claim) if f not in skip]
+    at = next((i for i, (f, _, _) in enumerate(spans) if f == figure), None)
+    if at is None or len(spans) < 2:
+        return set()
+    before = claim[spans[at - 1][2] if at else 0:spans[at][1]]
+    after = claim[spans[at][2]:spans[at + 1][1] if at + 1 < len(spans) else len(claim)]
+    return terms(f"{before} {after}")
+
+
 def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set[str], figure: str) -> bool:
     """A figure taken from a table row fits the claim only if it is the cell whose headings the
-    claim names: its row is the row of its table (`rows`: those read) whose heading says most of
-    what the claim says, and when the table's column headings are labels of their own ("2022
+    claim names: its row's label, when it has one, shares a word with the claim (the claim's
+    words about that figure, when it gives several things figures), and no other row of its
+    table (`rows`: those read) says more of it; and when the table's column headings are labels of their own ("2022
     2023", "v1 v2"), one per cell, and the claim names some of them, the figure is in a column so
     labelled."""
     if not quote.row:
         return True
-    overlap = len(_row_label_terms(quote) & claim_terms)
-    if overlap == 0 and not (terms(quote.source.table_header) - {figure}) & claim_terms:
-        return False
+    label = _row_label_terms(quote)
+    overlap = len(label & claim_terms)
+    if overlap == 0 and (label or not (terms(quote.source.table_header) - {figure}) & claim_terms):
+        return False  # the row names something the claim does not (or, unlabelled, its table does)
     if any(len(_row_label_terms(r) & claim_terms) > overlap for r in rows if r.source is quote.source):
         return False
     cells = _cells(quote.text)
@@ -179,7 +195,8 @@ def judge(
         if not _scale_agrees(bare, f, holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} has another scale in the evidence")
         rows = [q for q in pool if q.row]
-        if not any(_cell_fits(q, rows, bare, claim_terms - {f}, f) for q in holders):
+        about_figure = _said_of(bare, f, question_figures) or claim_terms - {f}
+        if not any(_cell_fits(q, rows, bare, about_figure, f) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the row and column the claim names")
         # In prose, the sentence that holds the figure says what it is of: it must share at least
         # half of the claim's other content words (the document's naming words aside).

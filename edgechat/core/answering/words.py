@@ -7,7 +7,7 @@ import re
 
 from edgechat.core.search.words import STOPWORDS, stem
 
-__all__ = ["figures", "has_negation", "names", "terms"]
+__all__ = ["figure_spans", "figures", "has_negation", "names", "terms"]
 
 # A word, or a figure whole ("4,774" and "3.5" are one term each).
 _WORD_RE = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W_]+(?:['\u2019][^\W_]+)?", re.UNICODE)
@@ -50,12 +50,18 @@ def figures(text: str) -> list[str]:
     """The figures of `text`, thousands separators removed and the minus sign made plain
     ("1,234" -> "1234"); a trailing sentence full stop is not a decimal point. A count written as
     a word is its digits ("six" -> "6")."""
+    out = [f for f, _, _ in figure_spans(text)]
+    out += [_NUMBER_WORDS[m.group().lower()] for m in _NUMBER_WORD_RE.finditer(text)]
+    return out
+
+
+def figure_spans(text: str) -> list[tuple[str, int, int]]:
+    """(figure, start, end) of each figure written in digits in `text`, as `figures` reads it."""
     out = []
     for m in _FIGURE_RE.finditer(text):
         f = m.group().replace(",", "").replace("\u2212", "-").lstrip("-")
         if f:
-            out.append(f)
-    out += [_NUMBER_WORDS[m.group().lower()] for m in _NUMBER_WORD_RE.finditer(text)]
+            out.append((f, m.start(), m.end()))
     return out
 
 

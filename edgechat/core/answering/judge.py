@@ -6,7 +6,9 @@ hold for any document:
 1. It states something: a sentence with no content word of its own beyond the question's, or one
    that only introduces what follows ("Here is what I found:"), makes no claim.
 2. Its figures are in the evidence, and a figure of a table is the cell whose headings the claim
-   names: the row's heading (or its table's) shares a word with the claim, and where the columns
+   names: the row's label (or, for a row without one, its table's heading) shares a word with what
+   the claim says of that figure (the words next to it, when it gives several things figures: "net
+   sales of 5,446 and operating income of 3,031"), and where the columns
    are labelled one per cell ("2022 2023") and the claim names a label, the figure is in that
    column. A table is a grid of cells with headings, whatever it reports.
 3. Its names (words written as names: "Seward", "readLines") are in the evidence.

@@ -241,6 +241,7 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
         "first_token_s": diag.get("first_token_seconds"),
         "total_s": total,
         "prompt_tokens": diag.get("prompt_tokens"),
+        "p_decline": diag.get("p_decline"),
         "sources": [f"{Path(s.path).name} p.{s.page}" for s in response.sources],
     }
 
@@ -304,6 +305,29 @@ def calibrate(sets: list[str], splits: list[str]) -> dict:
             "answerable_below": sum(s["best"] < (threshold or 0) for s in scores if s["answerable"]),
             "answer_in_evidence": len(answerable), "answer_not_in_evidence": len(without), "curve": curve,
             "scores": sorted(scores, key=lambda s: -s["best"])}
+
+
+def calibrate_decline(paths: list[Path]) -> dict:
+    """The model's decline threshold (answer.MAX_P_DECLINE), from saved runs of a model with the
+    threshold off: the lowest (to 0.01) at which at most CALIBRATION_LOSS of the correct answers
+    shown would have been declined instead; with what it would have withheld of the others."""
+    rows = []
+    for path in paths:
+        run = json.loads(path.read_text(encoding="utf-8"))
+        rows += [r for r in run["rows"] if r.get("p_decline") is not None and "class" in r]
+    correct = [r["p_decline"] for r in rows if r["class"] == "correct"]
+
+    def withheld(t: float) -> dict:
+        return {c: sum(r["p_decline"] >= t for r in rows if r["class"] == c)
+                for c in ("correct", "shown_without_facts", "shown", "declined", "declined_but_quoted")}
+
+    allowed = int(CALIBRATION_LOSS * len(correct))
+    threshold = next(t for t in (x / 100 for x in range(1, 102)) if sum(p >= t for p in correct) <= allowed)
+    return {"runs": [str(p) for p in paths], "loss": CALIBRATION_LOSS, "threshold": threshold,
+            "questions": len(rows), "classes": {c: sum(r["class"] == c for r in rows)
+                                                for c in ("correct", "shown_without_facts", "shown", "declined")},
+            "withheld_at_threshold": withheld(threshold),
+            "curve": [{"threshold": t, **withheld(t)} for t in (0.05, 0.1, 0.15, 0.2, 0.3, 0.5)]}
 
 
 def selection_report(sets: list[str], splits: list[str]) -> dict:
@@ -403,11 +427,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--selection", action="store_true", help="the evidence selector alone, over --split's "
                     "splits (several with commas)")
+    ap.add_argument("--calibrate-decline", type=Path, nargs="+", metavar="RESULT.json",
+                    help="the model's decline threshold from saved runs made with it off, and exit")
     ap.add_argument("--publish", type=Path, nargs="+", metavar="RESULT.json",
                     help="write the tables of saved runs into docs/answers.md, and exit")
     args = ap.parse_args(argv)
     if args.publish:
         publish(args.publish)
+        return 0
+    if args.calibrate_decline:
+        print(json.dumps(calibrate_decline(args.calibrate_decline), indent=1))
         return 0
     load_before = list(os.getloadavg())
     sets = [s for s in args.sets.split(",") if s]

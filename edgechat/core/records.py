@@ -390,6 +390,9 @@ class ChatOptions:
     # The evidence of this call, best first: (source number, quoted sentence or row). A model
     # reads it from the prompt; the extractive client quotes it.
     evidence: tuple[tuple[int, str], ...] = ()
+    # What the model was told to write when the sources do not answer. A client that reads its
+    # token probabilities reports how likely its answer was to begin so (ChatUpdate.p_decline).
+    decline_text: str = ""
 
 
 @dataclass
@@ -405,6 +408,9 @@ class ChatUpdate:
     # The numbered sources the answer's markers name, once, before its text (the window draws the
     # markers as chips while the answer streams); the last update's response has the final ones.
     sources: "list[Source] | None" = None
+    # On the first update of a model's answer, when ChatOptions.decline_text is set and the client
+    # reads token probabilities: the probability that the answer began with that text's first token.
+    p_decline: float | None = None
 
 
 class Support(TextEnum):

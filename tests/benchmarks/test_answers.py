@@ -98,3 +98,21 @@ def test_the_published_answers_table_is_rendered_from_its_run():
     runs = [(json.loads((ROOT / source).read_text(encoding="utf-8")), source) for source in sources]
     assert all(run["live"] is True and run["provenance"]["commit"] for run, _ in runs)
     assert published(doc, runs) == doc
+
+
+def test_the_decline_threshold_loses_at_most_the_budget_of_correct_answers(tmp_path):
+    from benchmarks.answers import CALIBRATION_LOSS, calibrate_decline
+
+    # 40 correct answers at p 0.00-0.39, two of them high; wrong ones and unanswerable ones higher.
+    rows = [{"class": "correct", "p_decline": i / 100} for i in range(38)]
+    rows += [{"class": "correct", "p_decline": 0.6}, {"class": "correct", "p_decline": 0.7}]
+    rows += [{"class": "shown", "p_decline": 0.45}, {"class": "shown_without_facts", "p_decline": 0.5},
+             {"class": "declined", "p_decline": None}, {"error": "boom", "p_decline": 0.9}]
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"rows": rows}))
+    out = calibrate_decline([run])
+    lost = out["withheld_at_threshold"]["correct"]
+    assert lost <= int(CALIBRATION_LOSS * 40) == 2
+    assert out["threshold"] == 0.38  # the lowest that keeps within the budget
+    assert out["withheld_at_threshold"]["shown"] == 1 and out["withheld_at_threshold"]["shown_without_facts"] == 1
+    assert out["questions"] == 42  # rows without a probability or a class are not counted

@@ -194,3 +194,29 @@ def test_under_the_answer_the_evidence_it_was_written_from_that_it_does_not_say(
     answer, _, under = r.text.partition("\n\n")
     assert "88 Earth days" in answer and "88 Earth days" not in under
     assert under.startswith(YOUR_DOCUMENTS_SAY) and len(under.splitlines()) >= 2
+
+
+@pytest.mark.slow
+def test_a_model_likely_to_say_it_does_not_know_is_not_read_further(engine, smollm2_dir):
+    """The model's probability of beginning "I do not know" is read from its first token; at or
+    above the threshold the answer is a decline at once, and nothing it began is shown."""
+    from edgechat.core.answering.answer import Answerer
+
+    client = GenaiChatClient(smollm2_dir, name="smollm2")
+
+    def ask(threshold: float):
+        answerer = Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
+                            describe=engine.parts.store.describe_files, max_p_decline=threshold)
+        updates = list(answerer.stream(RagRequest("How long is a year on Mercury?")))
+        return updates, updates[-1].response
+
+    _, read = ask(1.01)
+    p = read.diagnostics["p_decline"]
+    assert p is not None and 0.0 < p < 1.0
+    assert read.text != MODEL_FOUND_NONE or "know" in read.draft  # not declined by the threshold
+    updates, cut = ask(p)  # at the threshold: declined
+    assert cut.abstained and cut.text == MODEL_FOUND_NONE and not cut.citations and not cut.draft
+    assert cut.diagnostics["p_decline"] == pytest.approx(p)
+    assert [u.delta for u in updates if u.delta] == [MODEL_FOUND_NONE]
+    _, after = ask(1.01)  # the client is free again and answers as before
+    assert after.text == read.text

@@ -32,7 +32,7 @@ from edgechat.core.answering.citations import MARKER_RE, build_citations, senten
 from edgechat.core.answering.evidence import Quote, Selection, select
 from edgechat.core.answering.history import ReducedHistory
 from edgechat.core.answering.judge import Judgement, judge, marker_numbers
-from edgechat.core.answering.prompt import fit_messages
+from edgechat.core.answering.prompt import DONT_KNOW, fit_messages
 from edgechat.core.answering.words import terms
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.records import (
@@ -78,6 +78,10 @@ PROMPT_WORDS = 100  # words of evidence the model is given at most
 #: The best evidence score below which the documents are taken not to answer (calibrated on the
 #: tuning halves of the question sets: benchmarks/answers.py --calibrate).
 MIN_EVIDENCE = 0.47
+#: The probability, read from the model's first token, of its answer beginning "I do not know"
+#: above which it is taken to decline (calibrated on the tuning halves: benchmarks/answers.py
+#: --calibrate-decline). A model client that reads no token probabilities is not asked.
+MAX_P_DECLINE = 1.01
 
 # The model saying it cannot answer, in the prompt's words or its own.
 _DONT_KNOW_RE = re.compile(
@@ -159,6 +163,7 @@ class Answerer:
         embed: Callable[[list[str]], Any] | None = None,
         describe: Callable[[Sequence[str]], Mapping[str, Description]] | None = None,
         min_evidence: float = MIN_EVIDENCE,
+        max_p_decline: float = MAX_P_DECLINE,
         checker: SupportChecker | None = None,
     ) -> None:
         """`embed` (the embedder's: normalised rows) scores evidence and claims by meaning as well
@@ -171,6 +176,7 @@ class Answerer:
         self.embed = embed
         self.describe = describe
         self.min_evidence = min_evidence
+        self.max_p_decline = max_p_decline
         self.checker = checker
 
     # ------------------------------------------------------------------ the pass
@@ -215,7 +221,7 @@ class Answerer:
         quotes = selection.quotes
         evidence = _within(quotes, PROMPT_WORDS)
         fitted = self._fit(request.query, sources, history, base, evidence)
-        call = dataclasses.replace(base, sources=tuple(sources), evidence=evidence)
+        call = dataclasses.replace(base, sources=tuple(sources), evidence=evidence, decline_text=DONT_KNOW)
         yield ChatUpdate(sources=list(sources))
         shown = _Shown()
         draft = ""
@@ -224,7 +230,13 @@ class Answerer:
         first_token: float | None = None
         first_shown: float | None = None
         stop_reason = StopReason.EOS
-        for upd in self.client.stream(fitted.messages, call, cancel):
+        p_decline: float | None = None
+        stream = self.client.stream(fitted.messages, call, cancel)
+        for upd in stream:
+            if upd.p_decline is not None:
+                p_decline = upd.p_decline
+                if p_decline >= self.max_p_decline:
+                    break  # the model would likely have said it does not know: it is not read further
             if upd.delta:
                 first_token = first_token or time.perf_counter()
                 draft += upd.delta
@@ -236,6 +248,8 @@ class Answerer:
             if upd.done:
                 stop_reason = upd.stop_reason or StopReason.EOS
                 break
+        getattr(stream, "close", lambda: None)()  # a generation left early frees the model at once
+        declined_early = p_decline is not None and p_decline >= self.max_p_decline
         if stop_reason != StopReason.CANCELLED:
             for delta in self._judge_completed(draft, done_upto, True, quotes, question, shown, draft_verdicts,
                                                subject.words):
@@ -244,7 +258,7 @@ class Answerer:
         abstained = False
         kept_whole = bool(shown.verdicts) and all(v.support != Support.UNSUPPORTED for v in draft_verdicts)
         if not shown.text and stop_reason != StopReason.CANCELLED:
-            if _DONT_KNOW_RE.search(draft):
+            if declined_early or _DONT_KNOW_RE.search(draft):
                 # The writer read the evidence and found no answer in it: showing the evidence
                 # then was wrong far more often than right on the tuning halves (docs/answers.md).
                 shown.text, abstained = MODEL_FOUND_NONE, True
@@ -262,6 +276,7 @@ class Answerer:
             if delta:
                 yield ChatUpdate(delta=delta, text=shown.text)
         diagnostics.update({
+            "p_decline": p_decline,
             "first_token_seconds": None if first_token is None else first_token - t_evidence,
             "first_shown_seconds": None if first_shown is None else first_shown - t0,
             "total_seconds": time.perf_counter() - t0,

@@ -43,6 +43,7 @@ from typing import Any
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
+import numpy as np
 import onnxruntime_genai as og
 
 from edgechat.core.llm.client import prepare_messages
@@ -264,6 +265,8 @@ class GenaiChatClient:
                         generator.append_tokens(ids[:system])
                     generator.append_tokens(ids[system:])
                     stats["prefill_seconds"] = time.perf_counter() - t_prefill
+                    p_decline = self._first_token_probability(generator, options.decline_text)
+                    stats["p_decline"] = p_decline
                     tok_stream = self._tokenizer.create_stream()
                     eos = self._eos_ids
                     n_new = 0
@@ -287,7 +290,8 @@ class GenaiChatClient:
                         if delta:
                             text += delta
                             stats["new_tokens"] = n_new
-                            yield ChatUpdate(delta=delta, text=text)
+                            yield ChatUpdate(delta=delta, text=text, p_decline=p_decline)
+                            p_decline = None  # on the first update only
                         if n_prompt + n_new >= max_length:
                             stop = limit_reason
                             break
@@ -308,6 +312,16 @@ class GenaiChatClient:
                 stats["total_seconds"] = time.perf_counter() - t_call
                 stats["stop_reason"] = stop or "abandoned"
         yield ChatUpdate(done=True, text=text, stop_reason=stop)
+
+    def _first_token_probability(self, generator: Any, text: str) -> float | None:
+        """The probability, read from the logits after the prompt, that the answer's first token is
+        `text`'s (None without a text)."""
+        first = self._tokenizer.encode(text) if text else []
+        if not len(first):
+            return None
+        logits = np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1)
+        weights = np.exp(logits - logits.max())
+        return float(weights[int(first[0])] / weights.sum())
 
     def _generator(self, ids: Any, search: dict[str, Any], max_length: int, system: int) -> tuple[Any, int]:
         """A generator for `ids` and how many of their tokens it already holds: the kept one,

@@ -312,3 +312,17 @@ def test_other_search_options_or_a_longer_call_start_a_new_generator(client):
     assert client.last_stats["reused_prompt_tokens"] == 0  # back to greedy: a new one again
     run(client, [SYSTEM, QUESTION], ChatOptions(temperature=0.0, max_new_tokens=client.context_length))
     assert client.last_stats["reused_prompt_tokens"] == 0  # beyond what the kept one was made for
+
+
+def test_the_probability_of_a_given_beginning_is_read_from_the_first_token(client):
+    """With ChatOptions.decline_text the first update carries the probability that the answer began
+    with that text's first token: highest for the greedy answer's own beginning."""
+    updates, last = run(client, [SYSTEM, QUESTION], ChatOptions(max_new_tokens=12))
+    assert all(u.p_decline is None for u in updates)
+    own, _ = run(client, [SYSTEM, QUESTION], ChatOptions(max_new_tokens=12, decline_text=last.text))
+    other, _ = run(client, [SYSTEM, QUESTION], ChatOptions(max_new_tokens=12, decline_text="Zebras graze."))
+    p_own, p_other = own[0].p_decline, other[0].p_decline
+    assert p_own is not None and p_other is not None
+    assert 0.0 < p_other < p_own <= 1.0
+    assert all(u.p_decline is None for u in own[1:])  # on the first update only
+    assert "".join(u.delta for u in own) == last.text  # reading it changes nothing of the answer

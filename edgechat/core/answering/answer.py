@@ -8,7 +8,8 @@ select the evidence, write from it, check each sentence, present.
    look-alike document cannot answer for them.
 3. Evidence (evidence.py): the few sentences and table rows that answer, scored. When even the
    best is weak, the documents do not say: "not in your documents", and no model is asked.
-4. Write: the client gets a short prompt of the numbered evidence (prompt.py).
+4. Write: the client gets a short prompt of the numbered evidence (prompt.py). When its first
+   token makes "I do not know" likely (a threshold calibrated per model), it is not read further.
 5. Check (judge.py): each sentence, as it is completed, against the evidence it cites. Supported
    sentences are shown as they come, with the marker of their source (added when missing, put
    right when wrong); the others are left out and kept with the model's draft.
@@ -22,6 +23,7 @@ The pass keeps no state between questions.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import threading
 import time
@@ -78,10 +80,11 @@ PROMPT_WORDS = 100  # words of evidence the model is given at most
 #: The best evidence score below which the documents are taken not to answer (calibrated on the
 #: tuning halves of the question sets: benchmarks/answers.py --calibrate).
 MIN_EVIDENCE = 0.47
-#: The probability, read from the model's first token, of its answer beginning "I do not know"
-#: above which it is taken to decline (calibrated on the tuning halves: benchmarks/answers.py
-#: --calibrate-decline). A model client that reads no token probabilities is not asked.
-MAX_P_DECLINE = 1.01
+#: Per model, the probability (read from its first token) of its answer beginning "I do not know"
+#: at or above which it is taken to decline, calibrated on the tuning halves with that model:
+#: `benchmarks/answers.py --calibrate-decline`. A model without one (or a client that reads no token
+#: probabilities) is read to the end.
+DECLINE_AT = {"qwen2.5-coder-0.5b-instruct-int4": 0.14}
 
 # The model saying it cannot answer, in the prompt's words or its own.
 _DONT_KNOW_RE = re.compile(
@@ -163,7 +166,7 @@ class Answerer:
         embed: Callable[[list[str]], Any] | None = None,
         describe: Callable[[Sequence[str]], Mapping[str, Description]] | None = None,
         min_evidence: float = MIN_EVIDENCE,
-        max_p_decline: float = MAX_P_DECLINE,
+        max_p_decline: float | None = None,
         checker: SupportChecker | None = None,
     ) -> None:
         """`embed` (the embedder's: normalised rows) scores evidence and claims by meaning as well
@@ -176,7 +179,7 @@ class Answerer:
         self.embed = embed
         self.describe = describe
         self.min_evidence = min_evidence
-        self.max_p_decline = max_p_decline
+        self.max_p_decline = DECLINE_AT.get(client.name, math.inf) if max_p_decline is None else max_p_decline
         self.checker = checker
 
     # ------------------------------------------------------------------ the pass

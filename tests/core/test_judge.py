@@ -43,6 +43,14 @@ def test_an_introduction_or_the_question_said_back_makes_no_claim():
     assert support("Here is what the manual says:", quotes(MANUAL)) == Support.NO_CLAIM
     question = "What did the pilot obtain before the flight?"
     assert support("The pilot did obtain it before the flight.", quotes(REPORT), question) == Support.NO_CLAIM
+    # the question said back, its figures included, states nothing
+    question = "In the 2023 season results, how many goals were scored?"
+    assert support("In the 2023 season results, how many goals were scored? [1]", quotes(SPORTS),
+                   question) == Support.NO_CLAIM
+    question = "Under section 7 of the manual, what does read.csv return?"
+    assert support("Under section 7 of the manual, read.csv does return. [1]", quotes(MANUAL),
+                   question) == Support.NO_CLAIM
+    assert support("Under section 7, read.csv returns a data frame [1].", quotes(MANUAL), question) == Support.SUPPORTED
 
 
 def test_a_figure_that_is_not_in_the_evidence_is_unsupported():

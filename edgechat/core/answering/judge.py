@@ -3,8 +3,9 @@
 `judge(claim, quotes)` compares one sentence with the quotes it was written from, by principles that
 hold for any document:
 
-1. It states something: a sentence with no content word of its own beyond the question's, or one
-   that only introduces what follows ("Here is what I found:"), makes no claim.
+1. It states something: a sentence with no content word or figure of its own beyond the
+   question's (the question said back, its dates and numbers included), or one that only
+   introduces what follows ("Here is what I found:"), makes no claim.
 2. Its figures are in the evidence, and a figure of a table is the cell whose headings the claim
    names: the row's label (or, for a row without one, its table's heading) shares a word with what
    the claim says of that figure (the words next to it, when it gives several things figures: "net
@@ -178,7 +179,7 @@ def judge(
     question_terms = terms(question)
     claim_terms = terms(bare)
     own = claim_terms - question_terms
-    if not claim_terms or bare.rstrip().endswith(_INTRO_ENDINGS) or (not own and not figures(bare)):
+    if not claim_terms or bare.rstrip().endswith(_INTRO_ENDINGS) or not own:  # its figures are terms too
         return Judgement(Support.NO_CLAIM)
     if not quotes:
         return Judgement(Support.UNSUPPORTED, reason="there is no evidence to support it")

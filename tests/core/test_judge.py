@@ -143,3 +143,14 @@ def test_each_figure_is_the_cell_of_the_thing_named_just_before_it():
     assert support("Mars has a diameter of 6,779 km and 2 moons [1].", space) == Support.SUPPORTED
     assert support("Mars has a diameter of 2 km and 6,779 moons [1].", space) == Support.UNSUPPORTED
     assert support("Its rings number 2 [1].", space) == Support.UNSUPPORTED  # the Moons row
+
+
+def test_a_column_label_beside_a_figure_does_not_take_its_words():
+    # "in 2023 was 4,774": the year is a column's label, and the words between it and the figure
+    # name no row, so the whole claim says what the figure is of.
+    fin = [q for q in quotes(FINANCE, header="Three Months Ended March 31, 2022 2023") if q.row]
+    assert support("Operating income in 2023 was 4,774 [1].", fin) == Support.SUPPORTED
+    assert support("Net income in 2023 was 4,774 [1].", fin) == Support.UNSUPPORTED
+    sport = [q for q in quotes(SPORTS, header="Season results 2019 2020") if q.row]
+    assert support("Goals scored in 2020 came to 57 [1].", sport) == Support.SUPPORTED
+    assert support("Matches won in 2020 came to 57 [1].", sport) == Support.UNSUPPORTED

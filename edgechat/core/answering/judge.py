@@ -8,8 +8,8 @@ hold for any document:
    introduces what follows ("Here is what I found:"), makes no claim.
 2. Its figures are in the evidence, and a figure of a table is the cell whose headings the claim
    names: the row's label (or, for a row without one, its table's heading) shares a word with what
-   the claim says of that figure (the words next to it, when it gives several things figures: "net
-   sales of 5,446 and operating income of 3,031"), and where the columns
+   the claim says of that figure (the words next to it, when they name a row and the claim gives
+   several things figures: "a diameter of 6,779 km and 2 moons"), and where the columns
    are labelled one per cell ("2022 2023") and the claim names a label, the figure is in that
    column. A table is a grid of cells with headings, whatever it reports.
 3. Its names (words written as names: "Seward", "readLines") are in the evidence.
@@ -127,7 +127,7 @@ def _row_label_terms(quote: Quote) -> set[str]:
 
 def _said_of(claim: str, figure: str, skip: set[str]) -> set[str]:
     """The claim's words about one of its figures: those between the figures either side of it. A
-    sentence that gives two things two figures ("net sales of 5,446 and operating income of 3,031",
+    sentence that gives two things two figures ("a length of 12 km and a depth of 40 m",
     "a diameter of 6,779 km and 2 moons") says each of the words next to it. Figures in `skip` (the
     question's own, such as its dates) do not divide the sentence. Empty when no other figure does."""
     spans = [(f, b, e) for f, b, e in figure_spans(claim) if f not in skip]
@@ -198,7 +198,11 @@ def judge(
         if not _scale_agrees(bare, f, holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} has another scale in the evidence")
         rows = [q for q in pool if q.row]
-        about_figure = _said_of(bare, f, question_figures) or claim_terms - {f}
+        # What the claim says of this figure: the words next to it when they name a row (else,
+        # a column label such as a year beside it, the whole claim).
+        about_figure = _said_of(bare, f, question_figures)
+        if not any(about_figure & _row_label_terms(r) for r in rows):
+            about_figure = claim_terms - {f}
         if not any(_cell_fits(q, rows, bare, about_figure, f) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the row and column the claim names")
         # In prose, the sentence that holds the figure says what it is of: it must share at least

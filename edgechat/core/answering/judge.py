@@ -141,11 +141,10 @@ def _said_of(claim: str, figure: str, skip: set[str]) -> set[str]:
 
 def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set[str], figure: str) -> bool:
     """A figure taken from a table row fits the claim only if it is the cell whose headings the
-    claim names: its row's label, when it has one, shares a word with the claim (the claim's
-    words about that figure, when it gives several things figures), and no other row of its
-    table (`rows`: those read) says more of it; and when the table's column headings are labels of their own ("2022
-    2023", "v1 v2"), one per cell, and the claim names some of them, the figure is in a column so
-    labelled."""
+    claim names: its row's label, when it has one, shares a word with `claim_terms` (what the claim
+    says of that figure), and no other row of its table (`rows`: those read) says more of it; and
+    when the table's column headings are labels of their own ("2022 2023", "v1 v2"), one per cell,
+    and the claim names some of them, the figure is in a column so labelled."""
     if not quote.row:
         return True
     label = _row_label_terms(quote)

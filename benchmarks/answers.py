@@ -308,7 +308,7 @@ def calibrate(sets: list[str], splits: list[str]) -> dict:
 
 
 def calibrate_decline(paths: list[Path]) -> dict:
-    """The model's decline threshold (answer.MAX_P_DECLINE), from saved runs of a model with the
+    """A model's decline threshold (answer.DECLINE_AT), from saved runs of a model with the
     threshold off: the lowest (to 0.01) at which at most CALIBRATION_LOSS of the correct answers
     shown would have been declined instead; with what it would have withheld of the others."""
     rows = []

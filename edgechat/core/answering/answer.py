@@ -234,11 +234,13 @@ class Answerer:
         first_shown: float | None = None
         stop_reason = StopReason.EOS
         p_decline: float | None = None
+        declined_early = False
         stream = self.client.stream(fitted.messages, call, cancel)
         for upd in stream:
             if upd.p_decline is not None:
                 p_decline = upd.p_decline
-                if p_decline >= self.max_p_decline:
+                declined_early = p_decline >= self.max_p_decline
+                if declined_early:
                     break  # the model would likely have said it does not know: it is not read further
             if upd.delta:
                 first_token = first_token or time.perf_counter()
@@ -252,7 +254,6 @@ class Answerer:
                 stop_reason = upd.stop_reason or StopReason.EOS
                 break
         getattr(stream, "close", lambda: None)()  # a generation left early frees the model at once
-        declined_early = p_decline is not None and p_decline >= self.max_p_decline
         if stop_reason != StopReason.CANCELLED:
             for delta in self._judge_completed(draft, done_upto, True, quotes, question, shown, draft_verdicts,
                                                subject.words):

@@ -13,7 +13,6 @@ from edgechat.core.answering.prompt import (
     OPEN_FENCE,
     SYSTEM_PROMPT,
     ContextTrimmer,
-    QUESTION_LABEL,
     build_messages,
     fit_messages,
     metadata_lines,
@@ -146,7 +145,7 @@ def test_build_messages_shape_and_pinned_flag():
     assert out[1:3] == history
     ctx, question = out[3], out[4]
     assert ctx.pinned and ctx.content == render_context(sources)
-    assert not question.pinned and question.content == QUESTION_LABEL + "What now?"
+    assert not question.pinned and question.content == "What now?"
     assert [m for m in out if m.pinned] == [ctx]
 
 
@@ -155,7 +154,6 @@ def test_build_messages_without_sources_has_no_context():
     assert [m.role for m in out] == [Role.SYSTEM, Role.USER]
     assert not any(m.pinned for m in out)
     assert OPEN_FENCE not in out[1].content
-    assert out[1].content == "Hi?"  # no label without sources
 
 
 def test_build_messages_custom_system_prompt():
@@ -212,7 +210,7 @@ def test_fit_messages():
     history = [ChatMessage(Role.USER, "old " * 100), ChatMessage(Role.ASSISTANT, "ans " * 100)]
     r = fit_messages("q?", sources, history, 400, lambda t: len(t.split()))
     assert r.fits and r.evicted_turns == 1 and r.trimmed_sources == 0
-    assert r.messages[-1] == ChatMessage(Role.USER, QUESTION_LABEL + "q?")
+    assert r.messages[-1] == ChatMessage(Role.USER, "q?")
     r2 = fit_messages("q?", [], history, 200, lambda t: len(t.split()))
     assert r2.fits and len(r2.messages) == 2
 

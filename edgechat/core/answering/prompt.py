@@ -16,8 +16,7 @@ A short prompt is the point: the model reads every token of it before it writes 
 neutralised so that a document can never close the block early and speak as the user.
 
 `build_messages` returns ``[system, *history, context (pinned user message), question]``; the
-context message is omitted when there is no evidence. With a context, the question is labelled
-"Question: ", as in the system message's example (the client joins the two into one user turn). System and pinned messages found in
+context message is omitted when there is no evidence. System and pinned messages found in
 `history` are dropped: this call's replace them.
 """
 
@@ -35,7 +34,6 @@ __all__ = [
     "CLOSE_FENCE",
     "DONT_KNOW",
     "OPEN_FENCE",
-    "QUESTION_LABEL",
     "SYSTEM_PROMPT",
     "ContextTrimmer",
     "build_messages",
@@ -62,9 +60,6 @@ The museum opens at 9 am.
 {CLOSE_FENCE}
 Question: When does the museum open?
 Answer: The museum opens at 9 am [1]."""
-#: Put before the question when sources come with it, as in the system message's example: the
-#: sources and the question then read as the example does.
-QUESTION_LABEL = "Question: "
 #: Words of a quote the model is shown at most: a long sentence is cut (the check reads it whole).
 MAX_QUOTE_WORDS = 45
 
@@ -183,7 +178,7 @@ def build_messages(
     messages.extend(m for m in history if m.role != Role.SYSTEM and not m.pinned)
     if sources:
         messages.append(ChatMessage(Role.USER, render_context(sources, evidence=evidence), pinned=True))
-    messages.append(ChatMessage(Role.USER, QUESTION_LABEL + question if sources else question))
+    messages.append(ChatMessage(Role.USER, question))
     return messages
 
 

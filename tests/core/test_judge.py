@@ -154,3 +154,21 @@ def test_a_column_label_beside_a_figure_does_not_take_its_words():
     sport = [q for q in quotes(SPORTS, header="Season results 2019 2020") if q.row]
     assert support("Goals scored in 2020 came to 57 [1].", sport) == Support.SUPPORTED
     assert support("Matches won in 2020 came to 57 [1].", sport) == Support.UNSUPPORTED
+
+
+def test_a_figure_from_a_list_is_the_one_of_the_item_that_says_most_of_the_claim():
+    """As in a table: where another quote says more of what the claim says and gives another figure
+    of the same unit, the claim's figure belongs to something else, whichever source the claim
+    cites. Shown on a delivery policy and a field guide."""
+    policy = quotes("Delivery times:\n- Orders of spare parts only: 2 days\n", 1, "policy") + quotes(
+        "- Orders of spare parts and large appliances: 5 days\n", 2, "policy")
+    j = judge("Orders of spare parts and large appliances take 2 days [1].", policy)
+    assert j.support == Support.UNSUPPORTED and "5 days" in j.reason
+    assert support("Orders of spare parts and large appliances take 5 days [2].", policy) == Support.SUPPORTED
+    assert support("Orders of spare parts only take 2 days [1].", policy) == Support.SUPPORTED
+
+    guide = quotes("The small red planet Mars has 2 moons.", 1, "guide") + quotes(
+        "The largest gas planet Jupiter has 95 moons.", 2, "guide")
+    assert support("The largest gas planet Jupiter has 2 moons [1].", guide) == Support.UNSUPPORTED
+    assert support("The largest gas planet Jupiter has 95 moons [2].", guide) == Support.SUPPORTED
+    assert support("The small red planet Mars has 2 moons [1].", guide) == Support.SUPPORTED

@@ -11,7 +11,9 @@ hold for any document:
    the claim says of that figure (the words next to it, when they name a row and the claim gives
    several things figures: "a diameter of 6,779 km and 2 moons"), and where the columns
    are labelled one per cell ("2022 2023") and the claim names a label, the figure is in that
-   column. A table is a grid of cells with headings, whatever it reports.
+   column. A table is a grid of cells with headings, whatever it reports. In prose and lists
+   likewise: no other quote that says more of what the claim says gives another figure of the
+   same unit ("5 days" where the claim says "2 days").
 3. Its names (words written as names: "Seward", "readLines") are in the evidence.
 4. Its content is covered: most of its content words are in the quote that covers it best, or its
    meaning is close to that quote's (embedding cosine).
@@ -139,6 +141,37 @@ def _said_of(claim: str, figure: str, skip: set[str]) -> set[str]:
     return terms(f"{before} {after}")
 
 
+_UNIT_RE = re.compile(r"\s?(%|[^\W\d_]+)")
+
+
+def _unit(text: str, end: int) -> str:
+    """What the figure ending at `end` counts: the word or sign right after it ("5 days", "3%")."""
+    m = _UNIT_RE.match(text, end)
+    word = m.group(1).lower() if m else ""
+    return word if word == "%" or terms(word) else ""  # "5 days", not "2023 was"
+
+
+def _says_more_with_another(claim: str, figure: str, holders: Sequence[Quote], quotes: Sequence[Quote],
+                            about: set[str]) -> str:
+    """In prose and lists, as in tables: a figure fits a claim only when no quote that says more of
+    what the claim says (`about`) gives another figure of the same unit instead ("only release-critical
+    bugs: 2 days" and "release-critical and important bugs: 5 days", for a claim of 2 days for the
+    second). `quotes`: all the evidence, whichever source the claim cites. Returns that other figure,
+    with its unit, or ""."""
+    unit = next((_unit(claim, e) for g, _, e in figure_spans(claim) if g == figure), "")
+    prose = [q for q in holders if not q.row]
+    if not unit or not prose or len(prose) < len(holders):
+        return ""
+    held = max(len(terms(q.reading) & about) for q in prose)
+    for o in quotes:
+        if o.row or any(o is q for q in holders) or len(terms(o.reading) & about) <= held:
+            continue
+        for g, _, e in figure_spans(o.text):
+            if g != figure and _unit(o.text, e) == unit:
+                return f"{g} {unit}" if unit != "%" else f"{g}%"
+    return ""
+
+
 def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set[str], figure: str) -> bool:
     """A figure taken from a table row fits the claim only if it is the cell whose headings the
     claim names: its row's label, when it has one, shares a word with `claim_terms` (what the claim
@@ -210,6 +243,9 @@ def judge(
         if not any(q.row or not terms(q.reading) - set(figures(q.reading))  # a row, or column headings
                    or len(terms(q.reading) & about) * 2 >= len(about) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is said of something else in the evidence")
+        other = _says_more_with_another(bare, f, holders, quotes, about)
+        if other:
+            return Judgement(Support.UNSUPPORTED, reason=f"the evidence gives {other}, not {f}, where it says more of it")
 
     # 3. names
     evidence_text = " ".join(f"{q.source.title} {q.source.table_header} {q.text}" for q in pool).lower()

@@ -154,9 +154,8 @@ def _unit(text: str, end: int) -> str:
 def _says_more_with_another(claim: str, figure: str, holders: Sequence[Quote], quotes: Sequence[Quote],
                             about: set[str]) -> str:
     """In prose and lists, as in tables: a figure fits a claim only when no quote that says more of
-    what the claim says (`about`) gives another figure of the same unit instead ("only release-critical
-    bugs: 2 days" and "release-critical and important bugs: 5 days", for a claim of 2 days for the
-    second). `quotes`: all the evidence, whichever source the claim cites. Returns that other figure,
+    what the claim says (`about`) gives another figure of the same unit instead ("parts only: 2 days"
+    and "parts and appliances: 5 days", for a claim of 2 days for parts and appliances). `quotes`: all the evidence, whichever source the claim cites. Returns that other figure,
     with its unit, or ""."""
     unit = next((_unit(claim, e) for g, _, e in figure_spans(claim) if g == figure), "")
     prose = [q for q in holders if not q.row]

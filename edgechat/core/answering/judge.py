@@ -154,14 +154,15 @@ def _unit(text: str, end: int) -> str:
 def _says_more_with_another(claim: str, figure: str, holders: Sequence[Quote], quotes: Sequence[Quote],
                             about: set[str]) -> str:
     """In prose and lists, as in tables: a figure fits a claim only when no quote that says more of
-    what the claim says (`about`) gives another figure of the same unit instead ("parts only: 2 days"
-    and "parts and appliances: 5 days", for a claim of 2 days for parts and appliances). `quotes`: all the evidence, whichever source the claim cites. Returns that other figure,
-    with its unit, or ""."""
+    what the claim says (`about`) gives another figure of the same unit instead ("parts only: 2
+    days" and "parts and appliances: 5 days", for a claim of 2 days for parts and appliances).
+    `holders`: the quotes that hold the figure (some); `quotes`: all the evidence, whichever source
+    the claim cites. Returns that other figure, with its unit, or "" (also when a holder is a table
+    row: the table principle decides those)."""
     unit = next((_unit(claim, e) for g, _, e in figure_spans(claim) if g == figure), "")
-    prose = [q for q in holders if not q.row]
-    if not unit or not prose or len(prose) < len(holders):
+    if not unit or any(q.row for q in holders):
         return ""
-    held = max(len(terms(q.reading) & about) for q in prose)
+    held = max(len(terms(q.reading) & about) for q in holders)
     for o in quotes:
         if o.row or any(o is q for q in holders) or len(terms(o.reading) & about) <= held:
             continue

@@ -76,6 +76,27 @@ def read_genai_config(model_dir: Path) -> dict[str, Any]:
     return data
 
 
+def cpu_threads() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS and Windows have no affinity call
+        return os.cpu_count() or 1
+
+
+def _config(model_dir: Path, config: dict[str, Any]) -> Any:
+    """The model's onnxruntime-genai config, running on every CPU the process may use unless the
+    model folder says how many. Left to itself, onnxruntime may take one thread where it cannot
+    tell the machine's cores apart (a virtual machine's CPUs): on two such cores, reading a prompt
+    then takes twice as long (benchmarks/llm_bench.py measures it against the bare loop)."""
+    og_config = og.Config(str(model_dir))
+    session = config.get("model", {}).get("decoder", {}).get("session_options", {})
+    if "intra_op_num_threads" not in session:
+        threads = {"intra_op_num_threads": cpu_threads()}
+        og_config.overlay(json.dumps({"model": {"decoder": {"session_options": threads}}}))
+    return og_config
+
+
 def read_chat_template(model_dir: Path) -> str | None:
     """The model's chat template text, or None when the folder carries none."""
     model_dir = Path(model_dir)
@@ -164,7 +185,7 @@ class GenaiChatClient:
 
         t0 = time.perf_counter()
         try:
-            self._model = og.Model(str(self.model_dir))
+            self._model = og.Model(_config(self.model_dir, config))
             self._tokenizer = og.Tokenizer(self._model)
         except Exception as exc:  # noqa: BLE001 - whatever the native loader raises becomes ModelLoadError
             raise ModelLoadError(f"cannot load the model in {self.model_dir}: {exc}") from exc
@@ -217,6 +238,32 @@ class GenaiChatClient:
                 f"{self.context_length} tokens; shorten the conversation or the retrieved context."
             )
         return self._generate(ids, options, cancel, t_call, self._system_tokens(prompt, messages, ids))
+
+    def choose(self, messages: Sequence[ChatMessage], choices: Sequence[str]) -> list[float]:
+        """How likely the model is to begin its answer with each of `choices` (say "Yes" and
+        "No"), from the logits after the prompt, as shares of their sum. Nothing is generated.
+        Each choice counts with its lower-case form (and both with a leading space)."""
+        ids = self._tokenizer.encode(self.format_prompt(messages))
+        if len(ids) >= self.context_length:
+            raise ValueError(f"The prompt is {len(ids)} tokens but {self.name} sees at most "
+                             f"{self.context_length} tokens.")
+        firsts = [
+            {int(self._tokenizer.encode(form)[0]) for form in (c, c.lower(), " " + c, " " + c.lower())}
+            for c in choices
+        ]
+        with self._lock:
+            params = og.GeneratorParams(self._model)
+            params.set_search_options(max_length=len(ids) + 1)
+            generator = og.Generator(self._model, params)
+            try:
+                generator.append_tokens(ids)
+                logits = np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1)
+            finally:
+                del generator
+        weights = np.exp(logits - logits.max())
+        mass = [float(sum(weights[t] for t in tokens)) for tokens in firsts]
+        total = sum(mass) or 1.0
+        return [m / total for m in mass]
 
     # ------------------------------------------------------------------ internals
 

@@ -242,6 +242,8 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
         "total_s": total,
         "prompt_tokens": diag.get("prompt_tokens"),
         "p_decline": diag.get("p_decline"),
+        "p_answers": diag.get("p_answers"),
+        "reader": (diag.get("reader") or {}).get("model"),
         "sources": [f"{Path(s.path).name} p.{s.page}" for s in response.sources],
     }
 
@@ -422,6 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--split", default="tune", help="tune, heldout, heldout2 ...: a file of each set's folder")
     ap.add_argument("--model", default="active", help="active, extractive or a model's name; several with commas")
+    ap.add_argument("--reader", choices=("default", "none"), default="default",
+                    help="default: the reading model when it is installed, as the app does; none: no reader")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--calibrate", action="store_true")
@@ -439,6 +443,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(calibrate_decline(args.calibrate_decline), indent=1))
         return 0
     load_before = list(os.getloadavg())
+    if args.reader == "none":
+        os.environ["EDGECHAT_READER"] = "off"
     sets = [s for s in args.sets.split(",") if s]
     unknown = [s for s in sets if s not in CORPORA]
     if unknown:
@@ -449,6 +455,8 @@ def main(argv: list[str] | None = None) -> int:
         out = with_provenance(selection_report(sets, args.split.split(",")), load_before)
     else:
         out = with_provenance({"split": args.split, "live": True, "results": {}, "rows": []}, load_before)
+        from edgechat.core.records import ClientKind
+
         for name in sets:
             questions = load_set(name, args.split)
             if args.limit:
@@ -458,17 +466,19 @@ def main(argv: list[str] | None = None) -> int:
                 for label in args.model.split(","):
                     choice = engine.choose_client("" if label == "active" else label)
                     client = choice.client
+                    reader = engine.evidence_reader if client.kind == ClientKind.MODEL else None
+                    label = client.name + (f", read by {reader.name}" if reader is not None else "")
                     rows = []
                     for q in questions:
                         try:
                             row = ask_one(engine, client, q)
                         except Exception as e:  # noqa: BLE001 - one failing question is recorded, the run goes on
                             row = {"set": name, "id": q.id, "answerable": q.answerable, "error": repr(e)}
-                        row["client"] = client.name
+                        row["client"] = label
                         rows.append(row)
                         print(json.dumps({k: row.get(k) for k in ("id", "class", "first_shown_s", "shown")},
                                          ensure_ascii=False)[:300], file=sys.stderr, flush=True)
-                    out["results"][f"{name}/{client.name}"] = summarise(rows)
+                    out["results"][f"{name}/{label}"] = summarise(rows)
                     out["rows"] += rows
             finally:
                 engine.close()

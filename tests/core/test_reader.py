@@ -1,0 +1,89 @@
+"""The reader: a local model's yes or no on whether the evidence states the answer, and what the
+answer pass does with it. The reading model is the real SmolLM2 (the calibrated reader is too
+large for the test machines); its thresholds are set where the outcome is fixed whatever it says,
+so each test shows what the pass does on either side of them. The writer is a scripted stand-in
+(a fake, named so) that writes a given text."""
+
+from __future__ import annotations
+
+import pytest
+
+from edgechat.core.answering.answer import MODEL_FOUND_NONE, MODEL_NOT_CHECKED, YOUR_DOCUMENTS_SAY
+from edgechat.core.answering.reader import EvidenceReader, Thresholds
+from edgechat.core.engine import Engine
+from edgechat.core.llm.genai_client import GenaiChatClient
+from edgechat.core.records import ChatMessage, RagRequest, Role
+from tests.core.test_answer import ScriptedWriter
+from tests.helpers import make_corpus
+
+ABOVE_ANY = 1.01  # no probability reaches it
+
+
+@pytest.fixture(scope="module")
+def smollm2(smollm2_dir):
+    return GenaiChatClient(smollm2_dir, name="smollm2")
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory, embedder):
+    root = tmp_path_factory.mktemp("reader")
+    corpus = make_corpus(root / "docs")
+    with Engine(root / "lib", embedder=embedder) as e:
+        e.index([corpus])
+    return root / "lib"
+
+
+def _ask(library, embedder, reader: EvidenceReader, question: str, writer: ScriptedWriter):
+    with Engine(library, embedder=embedder, readonly=True, reader=reader) as e:
+        updates = list(e.ask(RagRequest(question), client=writer))
+    return updates, updates[-1].response
+
+
+def test_choose_reads_shares_of_the_choices_from_the_first_token(smollm2):
+    messages = [ChatMessage(Role.SYSTEM, "You are a careful reader."),
+                ChatMessage(Role.USER, "Text: A year on Mercury lasts 88 Earth days.\n\n"
+                                       "Question: How long is a year on Mercury?\n\nReply Yes or No.")]
+    yes, no = smollm2.choose(messages, ("Yes", "No"))
+    assert 0.0 < yes < 1.0 and 0.0 < no < 1.0 and yes + no == pytest.approx(1.0)
+    assert smollm2.choose(messages, ("Yes", "No")) == [yes, no]  # read, not sampled
+    assert smollm2.choose(messages, ("No", "Yes")) == pytest.approx([no, yes])
+
+
+def test_a_model_without_calibrated_thresholds_is_not_a_reader(smollm2):
+    with pytest.raises(ValueError, match="no calibrated thresholds"):
+        EvidenceReader(smollm2)
+
+
+def test_when_the_reader_finds_no_answer_nothing_is_written(library, embedder, smollm2):
+    reader = EvidenceReader(smollm2, Thresholds(ask_writer=ABOVE_ANY, show_evidence=ABOVE_ANY))
+    writer = ScriptedWriter("A year on Mercury lasts 88 Earth days.")
+    updates, r = _ask(library, embedder, reader, "How long is a year on Mercury?", writer)
+    assert writer.calls == []
+    assert r.abstained and r.text == MODEL_FOUND_NONE and not r.citations
+    assert r.sources  # the passages it read stay listed
+    assert "".join(u.delta for u in updates[:-1]) == r.text
+    assert 0.0 <= r.diagnostics["reader"]["p_answers"] <= 1.0
+
+
+@pytest.mark.parametrize("show_evidence", [0.0, ABOVE_ANY])
+def test_the_evidence_stands_in_for_words_that_do_not_hold_only_when_the_reader_says_it_answers(
+        library, embedder, smollm2, show_evidence):
+    reader = EvidenceReader(smollm2, Thresholds(ask_writer=0.0, show_evidence=show_evidence))
+    writer = ScriptedWriter("Mercury is a gas giant with 14 moons [1]. NASA will land there in 2031.")
+    updates, r = _ask(library, embedder, reader, "How long is a year on Mercury?", writer)
+    assert len(writer.calls) == 1
+    assert "14 moons" not in r.text and r.draft.startswith("Mercury is a gas giant")
+    assert "".join(u.delta for u in updates[:-1]) == r.text  # nothing shown and then taken back
+    if show_evidence == 0.0:
+        assert r.text.startswith(YOUR_DOCUMENTS_SAY) and "88 Earth days" in r.text
+        assert not r.abstained and r.citations
+    else:
+        assert r.abstained and r.text == MODEL_NOT_CHECKED and not r.citations
+
+
+def test_a_supported_answer_passes_a_reader_that_lets_the_writer_write(library, embedder, smollm2):
+    reader = EvidenceReader(smollm2, Thresholds(ask_writer=0.0, show_evidence=ABOVE_ANY))
+    writer = ScriptedWriter("A year on Mercury lasts 88 Earth days.")
+    _, r = _ask(library, embedder, reader, "How long is a year on Mercury?", writer)
+    assert r.text.splitlines()[0] == "A year on Mercury lasts 88 Earth days. [1]" and r.grounded
+    assert r.diagnostics["p_answers"] == pytest.approx(r.diagnostics["reader"]["p_answers"], abs=1e-4)

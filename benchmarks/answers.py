@@ -244,6 +244,7 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
         "p_decline": diag.get("p_decline"),
         "p_answers": diag.get("p_answers"),
         "reader": (diag.get("reader") or {}).get("model"),
+        "reader_s": (diag.get("reader") or {}).get("seconds"),
         "sources": [f"{Path(s.path).name} p.{s.page}" for s in response.sources],
     }
 

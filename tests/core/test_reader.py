@@ -62,7 +62,7 @@ def test_when_the_reader_finds_no_answer_nothing_is_written(library, embedder, s
     assert r.abstained and r.text == MODEL_FOUND_NONE and not r.citations
     assert r.sources  # the passages it read stay listed
     assert "".join(u.delta for u in updates[:-1]) == r.text
-    assert 0.0 <= r.diagnostics["reader"]["p_answers"] <= 1.0
+    assert 0.0 <= r.diagnostics["p_answers"] <= 1.0
 
 
 @pytest.mark.parametrize("show_evidence", [0.0, ABOVE_ANY])
@@ -86,4 +86,4 @@ def test_a_supported_answer_passes_a_reader_that_lets_the_writer_write(library, 
     writer = ScriptedWriter("A year on Mercury lasts 88 Earth days.")
     _, r = _ask(library, embedder, reader, "How long is a year on Mercury?", writer)
     assert r.text.splitlines()[0] == "A year on Mercury lasts 88 Earth days. [1]" and r.grounded
-    assert r.diagnostics["p_answers"] == pytest.approx(r.diagnostics["reader"]["p_answers"], abs=1e-4)
+    assert 0.0 <= r.diagnostics["p_answers"] <= 1.0 and r.diagnostics["reader"]["model"] == "smollm2"

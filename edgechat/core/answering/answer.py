@@ -235,8 +235,8 @@ class Answerer:
         if self.reader is not None:
             t_read = time.perf_counter()
             p_answers = self.reader.answers(question, [q.text for q in given])
-            diagnostics["reader"] = {"model": self.reader.name, "p_answers": round(p_answers, 4),
-                                     "seconds": time.perf_counter() - t_read}
+            diagnostics["reader"] = {"model": self.reader.name, "seconds": time.perf_counter() - t_read}
+            diagnostics["p_answers"] = p_answers
             if p_answers < self.reader.thresholds.ask_writer:
                 yield ChatUpdate(sources=list(sources))
                 yield ChatUpdate(delta=MODEL_FOUND_NONE, text=MODEL_FOUND_NONE)
@@ -308,7 +308,6 @@ class Answerer:
                 yield ChatUpdate(delta=delta, text=shown.text)
         diagnostics.update({
             "p_decline": p_decline,
-            "p_answers": p_answers,
             "first_token_seconds": None if first_token is None else first_token - t_evidence,
             "first_shown_seconds": None if first_shown is None else first_shown - t0,
             "total_seconds": time.perf_counter() - t0,

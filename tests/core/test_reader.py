@@ -61,6 +61,7 @@ def test_when_the_reader_finds_no_answer_nothing_is_written(library, embedder, s
     assert writer.calls == []
     assert r.abstained and r.text == MODEL_FOUND_NONE and not r.citations
     assert r.sources  # the passages it read stay listed
+    assert updates[0].sources and not updates[0].delta  # listed before the reader is asked
     assert "".join(u.delta for u in updates[:-1]) == r.text
     assert 0.0 <= r.diagnostics["p_answers"] <= 1.0
 

@@ -231,6 +231,7 @@ class Answerer:
         quotes = selection.quotes
         given = _within(quotes, PROMPT_WORDS)
         evidence = tuple((q.source.ordinal, q.text) for q in given)
+        yield ChatUpdate(sources=list(sources))
         p_answers: float | None = None
         if self.reader is not None:
             t_read = time.perf_counter()
@@ -238,7 +239,6 @@ class Answerer:
             diagnostics["reader"] = {"model": self.reader.name, "seconds": time.perf_counter() - t_read}
             diagnostics["p_answers"] = p_answers
             if p_answers < self.reader.thresholds.ask_writer:
-                yield ChatUpdate(sources=list(sources))
                 yield ChatUpdate(delta=MODEL_FOUND_NONE, text=MODEL_FOUND_NONE)
                 diagnostics["total_seconds"] = time.perf_counter() - t0
                 response = self._response(_Shown(MODEL_FOUND_NONE), sources, pq, StopReason.EOS, diagnostics,
@@ -248,7 +248,6 @@ class Answerer:
                 return
         fitted = self._fit(request.query, sources, history, base, evidence)
         call = dataclasses.replace(base, sources=tuple(sources), evidence=evidence, decline_text=DONT_KNOW)
-        yield ChatUpdate(sources=list(sources))
         shown = _Shown()
         draft = ""
         draft_verdicts: list[SentenceVerdict] = []

@@ -87,8 +87,8 @@ def cpu_threads() -> int:
 def _config(model_dir: Path, config: dict[str, Any]) -> Any:
     """The model's onnxruntime-genai config, running on every CPU the process may use unless the
     model folder says how many. Left to itself, onnxruntime may take one thread where it cannot
-    tell the machine's cores apart (a virtual machine's CPUs): on two such cores, reading a prompt
-    then takes twice as long (benchmarks/llm_bench.py measures it against the bare loop)."""
+    tell the machine's cores apart (a virtual machine's CPUs), and then reads a prompt on one core
+    of several (benchmarks/llm_bench.py measures it against the bare loop, which does that)."""
     og_config = og.Config(str(model_dir))
     session = config.get("model", {}).get("decoder", {}).get("session_options", {})
     if "intra_op_num_threads" not in session:

@@ -88,3 +88,12 @@ def test_a_supported_answer_passes_a_reader_that_lets_the_writer_write(library, 
     _, r = _ask(library, embedder, reader, "How long is a year on Mercury?", writer)
     assert r.text.splitlines()[0] == "A year on Mercury lasts 88 Earth days. [1]" and r.grounded
     assert 0.0 <= r.diagnostics["p_answers"] <= 1.0 and r.diagnostics["reader"]["model"] == "smollm2"
+
+
+def test_a_question_too_long_for_the_reader_is_written_without_it(library, embedder, smollm2):
+    reader = EvidenceReader(smollm2, Thresholds(ask_writer=ABOVE_ANY, show_evidence=ABOVE_ANY))
+    writer = ScriptedWriter("A year on Mercury lasts 88 Earth days.")
+    question = "How long is a year on Mercury? " + "Please answer. " * 3000
+    _, r = _ask(library, embedder, reader, question, writer)
+    assert "sees at most" in r.diagnostics["reader_error"] and r.diagnostics["p_answers"] is None
+    assert len(writer.calls) == 1 and "88 Earth days" in r.text

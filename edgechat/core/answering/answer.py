@@ -235,10 +235,13 @@ class Answerer:
         p_answers: float | None = None
         if self.reader is not None:
             t_read = time.perf_counter()
-            p_answers = self.reader.answers(question, [q.text for q in given])
+            try:
+                p_answers = self.reader.answers(question, [q.text for q in given])
+            except ValueError as e:  # a prompt longer than the reader sees: the writer decides alone
+                diagnostics["reader_error"] = str(e)
             diagnostics["reader"] = {"model": self.reader.name, "seconds": time.perf_counter() - t_read}
             diagnostics["p_answers"] = p_answers
-            if p_answers < self.reader.thresholds.ask_writer:
+            if p_answers is not None and p_answers < self.reader.thresholds.ask_writer:
                 yield ChatUpdate(delta=MODEL_FOUND_NONE, text=MODEL_FOUND_NONE)
                 diagnostics["total_seconds"] = time.perf_counter() - t0
                 response = self._response(_Shown(MODEL_FOUND_NONE), sources, pq, StopReason.EOS, diagnostics,

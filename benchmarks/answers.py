@@ -456,8 +456,6 @@ def main(argv: list[str] | None = None) -> int:
         out = with_provenance(selection_report(sets, args.split.split(",")), load_before)
     else:
         out = with_provenance({"split": args.split, "live": True, "results": {}, "rows": []}, load_before)
-        from edgechat.core.records import ClientKind
-
         for name in sets:
             questions = load_set(name, args.split)
             if args.limit:
@@ -467,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
                 for label in args.model.split(","):
                     choice = engine.choose_client("" if label == "active" else label)
                     client = choice.client
-                    reader = engine.evidence_reader if client.kind == ClientKind.MODEL else None
+                    reader = engine.reader_for(client)
                     label = client.name + (f", read by {reader.name}" if reader is not None else "")
                     rows = []
                     for q in questions:

@@ -18,11 +18,12 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from edgechat.core import paths
 from edgechat.core.answering.answer import YOUR_DOCUMENTS_SAY, Answerer
 from edgechat.core.answering.citations import cited_sentence_spans, marker_spans
-from edgechat.core.answering.reader import EvidenceReader
+from edgechat.core.answering.reader import READERS, Chooser, EvidenceReader
 from edgechat.core.conversations import source_dict
 from edgechat.core.documents import READABLE, readable_formats
 from edgechat.core.documents.pdf import indexed_pdfium_text
@@ -154,6 +155,7 @@ class Engine:
         # False or None: none.
         self._reader: EvidenceReader | None = reader if isinstance(reader, EvidenceReader) else None
         self._reader_read = reader is not True
+        self._reader_auto = reader is True
         self._reranker = reranker
         self._interpreter = interpreter
         self.chunk_settings = chunk_settings
@@ -383,6 +385,18 @@ class Engine:
                     log.warning("the evidence reader could not be loaded: %s", e)
             return self._reader
 
+    def reader_for(self, client: ChatClient) -> EvidenceReader | None:
+        """The reader for an answer `client` writes (None for the extractive client): the writer
+        itself when it is the reading model, so that one copy of it is in memory; else
+        `evidence_reader`."""
+        if client.kind != ClientKind.MODEL:
+            return None
+        if self._reader_auto and client.name in READERS and callable(getattr(client, "choose", None)):
+            from edgechat.core.llm import manager
+
+            return None if manager.reader_switched_off() else EvidenceReader(cast(Chooser, client))
+        return self.evidence_reader
+
     def ask(
         self,
         request: RagRequest,
@@ -397,7 +411,7 @@ class Engine:
         self._pull()
         answerer = Answerer(self._pipeline(client), client, options, embed=self.embedder.embed,
                             describe=self._store.describe_files, checker=self.support_checker,
-                            reader=self.evidence_reader if client.kind == ClientKind.MODEL else None)
+                            reader=self.reader_for(client))
         return self._while_answering(answerer.stream(request, history=history, options=options, cancel=cancel))
 
     def _while_answering(self, updates: Iterator[ChatUpdate]) -> Iterator[ChatUpdate]:

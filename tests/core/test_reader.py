@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from edgechat.core.answering.answer import MODEL_FOUND_NONE, MODEL_NOT_CHECKED, YOUR_DOCUMENTS_SAY
-from edgechat.core.answering.reader import EvidenceReader, Thresholds
+from edgechat.core.answering.reader import READERS, EvidenceReader, Thresholds
 from edgechat.core.engine import Engine
 from edgechat.core.llm.genai_client import GenaiChatClient
 from edgechat.core.records import ChatMessage, RagRequest, Role
@@ -97,3 +97,19 @@ def test_a_question_too_long_for_the_reader_is_written_without_it(library, embed
     _, r = _ask(library, embedder, reader, question, writer)
     assert "sees at most" in r.diagnostics["reader_error"] and r.diagnostics["p_answers"] is None
     assert len(writer.calls) == 1 and "88 Earth days" in r.text
+
+
+def test_a_writer_that_is_the_reading_model_reads_for_itself(library, embedder, smollm2_dir, monkeypatch):
+    # SmolLM2 under the reading model's name: the engine must not load another model to read.
+    monkeypatch.setenv("EDGECHAT_READER", "on")
+    name = next(iter(READERS))
+    writer = GenaiChatClient(smollm2_dir, name=name)
+    with Engine(library, embedder=embedder, readonly=True) as e:
+        reader = e.reader_for(writer)
+        assert reader is not None and reader.model is writer
+        assert e.reader_for(e.choose_client("extractive").client) is None
+        monkeypatch.setenv("EDGECHAT_READER", "off")
+        assert e.reader_for(writer) is None
+    with Engine(library, embedder=embedder, readonly=True, reader=False) as e:
+        monkeypatch.setenv("EDGECHAT_READER", "on")
+        assert e.reader_for(writer) is None  # none asked for

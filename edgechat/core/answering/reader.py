@@ -27,7 +27,7 @@ from typing import Protocol
 
 from edgechat.core.records import ChatMessage, Role
 
-__all__ = ["READERS", "EvidenceReader", "Thresholds"]
+__all__ = ["READERS", "Chooser", "EvidenceReader", "Thresholds"]
 
 SYSTEM = "You are a careful reader."
 QUESTION = "Does the text state the answer to the question? Reply Yes or No."

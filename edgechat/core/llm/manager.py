@@ -290,7 +290,7 @@ class ModelManager:
     def load_reader(self) -> EvidenceReader | None:
         """The model that says whether the evidence answers (answering/reader.py): the first
         installed model with calibrated reading thresholds, unless $EDGECHAT_READER is "off"."""
-        if os.environ.get("EDGECHAT_READER", "").strip().lower() == "off":
+        if reader_switched_off():
             return None
         from edgechat.core.answering.reader import READERS, EvidenceReader
 
@@ -414,6 +414,11 @@ def load_active_client() -> GenaiChatClient | ServerChatClient | None:
 
 def load_checker() -> ServedSupportChecker | None:
     return ModelManager().load_checker()
+
+
+def reader_switched_off() -> bool:
+    """$EDGECHAT_READER is "off": answers are written without a reading model."""
+    return os.environ.get("EDGECHAT_READER", "").strip().lower() == "off"
 
 
 def load_reader() -> EvidenceReader | None:

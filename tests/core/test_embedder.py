@@ -273,9 +273,9 @@ def test_leaving_out_skip_layer_norm_fusion_keeps_the_vectors(model_dir: Path, e
 
 
 def test_default_threads_are_the_physical_cores_it_may_use() -> None:
-    from edgechat.core.embedding.embedder import _available_cores
+    from edgechat.core.cpus import available_cores
 
-    n = _available_cores()
+    n = available_cores()
     assert 1 <= n <= (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 

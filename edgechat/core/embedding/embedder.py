@@ -22,6 +22,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from tokenizers import Tokenizer
 
+from edgechat.core.cpus import available_cores
+
 DEFAULT_MAX_TOKENS = 256
 
 # onnxruntime graph rewrites left out when an InferenceSession is created. SkipLayerNormFusion
@@ -129,7 +131,7 @@ class OnnxEmbedder:
         self._encoder.enable_truncation(max_length=self.max_tokens)
         self._pad_id = _pad_id(self.tokenizer)
 
-        cores = int(threads) if threads else _available_cores()
+        cores = int(threads) if threads else available_cores()
         independent = (manifest.get("batch_independent") or {}).get(variant)
         if independent is None:
             independent = not _dynamically_quantized(self.model_path)
@@ -351,19 +353,3 @@ def _thread_niceness() -> int:
         return 0
 
 
-def _available_cores() -> int:
-    """Physical cores this process may run on: a second hardware thread on a core shares its
-    vector units, so it adds little to matrix products and costs a thread to wake per operator.
-    Where the topology cannot be read (not Linux), every logical CPU."""
-    try:
-        cpus = sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-    cores = set()
-    for cpu in cpus:
-        topo = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
-        try:
-            cores.add((topo / "physical_package_id").read_text().strip() + ":" + (topo / "core_id").read_text().strip())
-        except OSError:
-            return max(1, len(cpus))
-    return max(1, len(cores))

@@ -46,6 +46,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 import numpy as np
 import onnxruntime_genai as og
 
+from edgechat.core.cpus import available_cores
 from edgechat.core.llm.client import prepare_messages
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, Role, StopReason
 
@@ -76,25 +77,22 @@ def read_genai_config(model_dir: Path) -> dict[str, Any]:
     return data
 
 
-def cpu_threads() -> int:
-    """The CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - macOS and Windows have no affinity call
-        return os.cpu_count() or 1
-
-
 def _config(model_dir: Path, config: dict[str, Any]) -> Any:
-    """The model's onnxruntime-genai config, running on every CPU the process may use unless the
+    """The model's onnxruntime-genai config, running on every core the process may use unless the
     model folder says how many. Left to itself, onnxruntime may take one thread where it cannot
     tell the machine's cores apart (a virtual machine's CPUs), and then reads a prompt on one core
     of several (benchmarks/llm_bench.py measures it against the bare loop, which does that)."""
     og_config = og.Config(str(model_dir))
     session = config.get("model", {}).get("decoder", {}).get("session_options", {})
     if "intra_op_num_threads" not in session:
-        threads = {"intra_op_num_threads": cpu_threads()}
+        threads = {"intra_op_num_threads": available_cores()}
         og_config.overlay(json.dumps({"model": {"decoder": {"session_options": threads}}}))
     return og_config
+
+
+def _softmax(logits: Any) -> Any:
+    weights = np.exp(logits - logits.max())
+    return weights / weights.sum()
 
 
 def read_chat_template(model_dir: Path) -> str | None:
@@ -229,24 +227,14 @@ class GenaiChatClient:
         """See ChatClient.stream. Raises ValueError at once (before any generation) when the
         prompt alone does not fit the model's context."""
         t_call = time.perf_counter()
-        prompt = self.format_prompt(messages)
-        ids = self._tokenizer.encode(prompt)
-        n_prompt = len(ids)
-        if n_prompt >= self.context_length:
-            raise ValueError(
-                f"The prompt is {n_prompt} tokens but {self.name} sees at most "
-                f"{self.context_length} tokens; shorten the conversation or the retrieved context."
-            )
+        prompt, ids = self._encoded(messages)
         return self._generate(ids, options, cancel, t_call, self._system_tokens(prompt, messages, ids))
 
     def choose(self, messages: Sequence[ChatMessage], choices: Sequence[str]) -> list[float]:
         """How likely the model is to begin its answer with each of `choices` (say "Yes" and
         "No"), from the logits after the prompt, as shares of their sum. Nothing is generated.
         Each choice counts with its lower-case form (and both with a leading space)."""
-        ids = self._tokenizer.encode(self.format_prompt(messages))
-        if len(ids) >= self.context_length:
-            raise ValueError(f"The prompt is {len(ids)} tokens but {self.name} sees at most "
-                             f"{self.context_length} tokens.")
+        _prompt, ids = self._encoded(messages)
         firsts = [
             {int(self._tokenizer.encode(form)[0]) for form in (c, c.lower(), " " + c, " " + c.lower())}
             for c in choices
@@ -260,12 +248,23 @@ class GenaiChatClient:
                 logits = np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1)
             finally:
                 del generator
-        weights = np.exp(logits - logits.max())
+        weights = _softmax(logits)
         mass = [float(sum(weights[t] for t in tokens)) for tokens in firsts]
         total = sum(mass) or 1.0
         return [m / total for m in mass]
 
     # ------------------------------------------------------------------ internals
+
+    def _encoded(self, messages: Sequence[ChatMessage]) -> tuple[str, Any]:
+        """The prompt and its tokens; ValueError when they do not fit the model's context."""
+        prompt = self.format_prompt(messages)
+        ids = self._tokenizer.encode(prompt)
+        if len(ids) >= self.context_length:
+            raise ValueError(
+                f"The prompt is {len(ids)} tokens but {self.name} sees at most "
+                f"{self.context_length} tokens; shorten the conversation or the retrieved context."
+            )
+        return prompt, ids
 
     def _system_tokens(self, prompt: str, messages: Sequence[ChatMessage], ids: Any) -> int:
         """How many of the prompt's first tokens lay out its system message (0 without one)."""
@@ -366,9 +365,8 @@ class GenaiChatClient:
         first = self._tokenizer.encode(text) if text else []
         if not len(first):
             return None
-        logits = np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1)
-        weights = np.exp(logits - logits.max())
-        return float(weights[int(first[0])] / weights.sum())
+        weights = _softmax(np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1))
+        return float(weights[int(first[0])])
 
     def _generator(self, ids: Any, search: dict[str, Any], max_length: int, system: int) -> tuple[Any, int]:
         """A generator for `ids` and how many of their tokens it already holds: the kept one,

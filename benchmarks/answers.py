@@ -425,8 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--split", default="tune", help="tune, heldout, heldout2 ...: a file of each set's folder")
     ap.add_argument("--model", default="active", help="active, extractive or a model's name; several with commas")
-    ap.add_argument("--reader", choices=("default", "none"), default="default",
-                    help="default: the reading model when it is installed, as the app does; none: no reader")
+    ap.add_argument("--reader", choices=("off", "on"), default="off",
+                    help="on: the reading model reads the evidence before a model writes, where it is "
+                    "installed (EDGECHAT_READER=on in the app); off, as the app by default: no reader")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--calibrate", action="store_true")
@@ -444,8 +445,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(calibrate_decline(args.calibrate_decline), indent=1))
         return 0
     load_before = list(os.getloadavg())
-    if args.reader == "none":
-        os.environ["EDGECHAT_READER"] = "off"
+    os.environ["EDGECHAT_READER"] = args.reader
     sets = [s for s in args.sets.split(",") if s]
     unknown = [s for s in sets if s not in CORPORA]
     if unknown:

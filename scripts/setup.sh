@@ -21,7 +21,8 @@ if [ "${SKIP_MODELS:-0}" != "1" ]; then
   #   The default model (edgechat.core.llm.catalog.DEFAULT_MODEL, Qwen2.5-Coder-0.5B): what the
   #   app answers with; skipped by scripts/test.sh (SETUP_FOR=tests), which does not need it.
   #   The reading model (Qwen2.5-Coder-1.5B: edgechat.core.answering.reader), which says whether
-  #   the evidence answers before the default model writes; for the app only, like the default.
+  #   the evidence answers before the default model writes: built only for EDGECHAT_READER=on,
+  #   since answers are written without it by default.
   installed() {
     .venv/bin/python - "$1" <<'PY'
 import sys
@@ -34,7 +35,9 @@ PY
   need_smollm2=0; need_default=0; need_reader=0
   installed smollm2 || need_smollm2=1
   if [ "${SETUP_FOR:-app}" != "tests" ] && ! installed "$DEFAULT_MODEL"; then need_default=1; fi
-  if [ "${SETUP_FOR:-app}" != "tests" ] && ! installed "$READER_MODEL"; then need_reader=1; fi
+  if [ "${EDGECHAT_READER:-off}" = on ] && [ "${SETUP_FOR:-app}" != "tests" ] && ! installed "$READER_MODEL"; then
+    need_reader=1
+  fi
   if [ "$need_smollm2$need_default$need_reader" != "000" ]; then
     if [ ! -x .venv-convert/bin/python ]; then
       "$PY" -m venv .venv-convert

@@ -151,8 +151,8 @@ class Engine:
         self._checker = checker
         self._checker_read = checker is not None
         # The model that says whether the evidence answers (answering/reader.py): the one passed
-        # in; True: the catalogue's reading model when it is installed, read on the first answer;
-        # False or None: none.
+        # in; True: the catalogue's reading model when $EDGECHAT_READER is "on" and it is
+        # installed, read on the first answer; False or None: none.
         self._reader: EvidenceReader | None = reader if isinstance(reader, EvidenceReader) else None
         self._reader_read = reader is not True
         self._reader_auto = reader is True
@@ -394,7 +394,7 @@ class Engine:
         if self._reader_auto and client.name in READERS and callable(getattr(client, "choose", None)):
             from edgechat.core.llm import manager
 
-            return None if manager.reader_switched_off() else EvidenceReader(cast(Chooser, client))
+            return EvidenceReader(cast(Chooser, client)) if manager.reader_switched_on() else None
         return self.evidence_reader
 
     def ask(

@@ -110,6 +110,25 @@ def test_a_writer_that_is_the_reading_model_reads_for_itself(library, embedder, 
         assert e.reader_for(e.choose_client("extractive").client) is None
         monkeypatch.setenv("EDGECHAT_READER", "off")
         assert e.reader_for(writer) is None
+        monkeypatch.delenv("EDGECHAT_READER")
+        assert e.reader_for(writer) is None  # off unless asked for
     with Engine(library, embedder=embedder, readonly=True, reader=False) as e:
         monkeypatch.setenv("EDGECHAT_READER", "on")
         assert e.reader_for(writer) is None  # none asked for
+
+
+def test_an_installed_reading_model_reads_only_when_switched_on(tmp_path, smollm2_dir, monkeypatch):
+    # SmolLM2 installed under the reading model's name, in a models folder of its own.
+    from edgechat.core.llm.manager import ModelManager
+
+    manager = ModelManager(tmp_path)
+    name = next(iter(READERS))
+    manager.llm_dir.mkdir(parents=True)
+    manager.model_path(name).symlink_to(smollm2_dir, target_is_directory=True)
+    monkeypatch.delenv("EDGECHAT_READER", raising=False)
+    assert manager.load_reader() is None  # the default: answers are written without it
+    monkeypatch.setenv("EDGECHAT_READER", "off")
+    assert manager.load_reader() is None
+    monkeypatch.setenv("EDGECHAT_READER", "on")
+    reader = manager.load_reader()
+    assert reader is not None and reader.name == name and reader.thresholds == READERS[name]

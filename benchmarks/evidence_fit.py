@@ -21,7 +21,6 @@ here. Prints JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import pickle
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.answers import QUESTIONS, SETS, gathered, holds
-from benchmarks.common import with_provenance
+from benchmarks.common import emit
 
 FEATURES = ("meaning", "terms", "position", "neighbour_meaning", "neighbour_terms", "figure", "row", "length")
 
@@ -134,10 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                                             for it in items)
     report["chosen_today"] = sum(f["chosen_today"] for f in report["folds"].values())
     report["chosen_fitted_leave_one_set_out"] = sum(f["chosen_fitted"] for f in report["folds"].values())
-    text = json.dumps(with_provenance(report), indent=2)
-    if args.out:
-        args.out.write_text(text)
-    print(text)
+    emit(report, args.out)
     return 0
 
 

@@ -25,7 +25,6 @@ the scorer's first. Prints JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
@@ -33,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.answers import SETS, gathered, holds
-from benchmarks.common import with_provenance
+from benchmarks.common import emit
 
 WAYS = ("first3", "given", "choose")
 THRESHOLDS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9)
@@ -130,10 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             report["ways"][way]["first_choice_holds"] = sum(r["choose_first_holds"] for r in rows)
             report["ways"][way]["scorer_first_holds"] = sum(r["scorer_first_holds"] for r in rows)
     report["rows"] = rows
-    text = json.dumps(with_provenance(report), indent=2)
-    if args.out:
-        args.out.write_text(text)
-    print(text)
+    emit(report, args.out)
     return 0
 
 

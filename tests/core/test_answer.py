@@ -93,6 +93,19 @@ def test_what_does_not_hold_is_never_shown_and_stays_in_the_draft(engine):
     assert all(v.support != Support.UNSUPPORTED for v in r.verdicts)
 
 
+@pytest.mark.parametrize(("question", "restated", "answer"), [
+    ("How long is a year on Mercury?", "A year on Mercury [1].", "88 Earth days"),
+    ("At what temperature is the sourdough loaf baked?", "The sourdough loaf is baked at a temperature.",
+     "250 degrees Celsius"),
+])
+def test_a_model_that_only_restates_the_question_gives_way_to_the_evidence(engine, question, restated, answer):
+    # Its sentence holds (it says nothing the question does not) but answers nothing: the evidence
+    # it read is what the documents say, each quote with its chip.
+    _, r = _ask(engine, question, ScriptedWriter(restated))
+    assert r.text.startswith(YOUR_DOCUMENTS_SAY) and answer in r.text and not r.abstained
+    assert r.citations and r.draft == restated
+
+
 def test_when_no_sentence_of_the_model_holds_no_answer_is_shown(engine):
     writer = ScriptedWriter("Mercury is a gas giant with 14 moons [1]. NASA will land there in 2031.")
     _, r = _ask(engine, "How long is a year on Mercury?", writer)

@@ -295,6 +295,11 @@ class Answerer:
                 # The writer read the evidence and found no answer in it: showing the evidence
                 # then was wrong far more often than right on the tuning halves (docs/answers.md).
                 shown.text, abstained = MODEL_FOUND_NONE, True
+            elif draft_verdicts and all(v.support == Support.NO_CLAIM for v in draft_verdicts):
+                # The writer's sentences say no more than the question ("EdgeChat keeps your
+                # documents private."): nothing false and no answer. It did not say the evidence
+                # fails to answer, so the evidence it read is shown as what the documents say.
+                self._quote_evidence(shown, given, question)
             elif self.client.kind == ClientKind.MODEL:
                 # None of the model's sentences holds: its evidence rarely held the answer either
                 # (shown as the answer, it was right for 9 of 45 such questions: docs/answers.md).

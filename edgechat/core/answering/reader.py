@@ -8,8 +8,9 @@ answer to this question?", does: its probability of beginning "Yes" separates th
 holds the answer from the evidence that does not far better than the evidence score
 (docs/answers.md gives the figures).
 
-The reader is asked once per question, before the writer, with the quotes the writer is given
-(the first few). `Answerer` acts on its probability:
+When it is switched on (EDGECHAT_READER=on: edgechat.core.llm.manager), the reader is asked once
+per question, before the writer, with the quotes the writer is given (the first few). `Answerer`
+acts on its probability:
 
 - below `ask_writer`: the documents are taken not to answer; nothing is written;
 - at or above `show_evidence`: when none of the writer's sentences holds (or it declines), the

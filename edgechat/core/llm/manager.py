@@ -418,8 +418,8 @@ def load_checker() -> ServedSupportChecker | None:
 
 def reader_switched_on() -> bool:
     """$EDGECHAT_READER is "on": a reading model, where one is installed, reads the evidence before
-    a model writes. It is off by default: on the held-out halves it added about as many right
-    answers as it cost in time (docs/answers.md)."""
+    a model writes. It is off by default: on the held-out halves its few more right answers did not
+    make up for its wait before each answer (docs/answers.md)."""
     return os.environ.get("EDGECHAT_READER", "").strip().lower() == "on"
 
 

@@ -17,6 +17,7 @@ from edgechat.core.answering.answer import (
     NOT_IN_DOCUMENTS,
     YOUR_DOCUMENTS_SAY,
 )
+from edgechat.core.answering.citations import MARKER_RE
 from edgechat.core.engine import Engine
 from edgechat.core.llm.genai_client import GenaiChatClient
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, RagRequest, StopReason, Support
@@ -97,6 +98,17 @@ def test_what_does_not_hold_is_never_shown_and_stays_in_the_draft(engine):
     unsupported = [v for v in r.draft_verdicts if v.support == Support.UNSUPPORTED]
     assert len(unsupported) == 1 and "14" in unsupported[0].reason
     assert all(v.support != Support.UNSUPPORTED for v in r.verdicts)
+
+
+@pytest.mark.parametrize(("question", "sentence"), [
+    ("How long is a year on Mercury?", "A year on Mercury lasts 88 Earth days [1]."),
+    ("At what temperature is the sourdough loaf baked?", "The loaf is baked at 250 degrees Celsius."),
+])
+def test_a_sentence_the_model_repeats_is_shown_once(engine, question, sentence):
+    # Nor is it quoted again under the answer, wherever the model put its marker.
+    _, r = _ask(engine, question, ScriptedWriter(f"{sentence} {sentence} {sentence.replace('[1]', '[2]')}"))
+    bare = MARKER_RE.sub("", sentence).rstrip(" .")
+    assert MARKER_RE.sub("", r.text).count(bare) == 1, r.text
 
 
 @pytest.mark.parametrize(("question", "restated"), [

@@ -120,6 +120,7 @@ class _Shown:
     text: str = ""
     verdicts: list[SentenceVerdict] = dataclasses.field(default_factory=list)
     added_at: set[int] = dataclasses.field(default_factory=set)  # starts of markers EdgeChat added
+    said: set[str] = dataclasses.field(default_factory=set)  # the sentences shown, as `_said` keys them
 
     def add(self, sentence: str, verdict: SentenceVerdict, gap: str) -> str:
         """Append `sentence` (its verdict's span made relative to the shown text); the delta."""
@@ -129,6 +130,11 @@ class _Shown:
         verdict.start, verdict.end = start, start + len(sentence)
         self.verdicts.append(verdict)
         return delta
+
+
+def _said(sentence: str) -> str:
+    """What a sentence says, to tell a repeated one: its words, without markers, case or end."""
+    return " ".join(MARKER_RE.sub(" ", sentence).lower().split()).rstrip(" .!?;:")
 
 
 def _within(quotes: Sequence[Quote], words: int) -> list[Quote]:
@@ -401,11 +407,15 @@ class Answerer:
         if not final:
             spans = spans[:-1]  # the last may still grow
         for s, e in spans:
+            if _said(draft[s:e]) in shown.said:  # a sentence already shown says nothing more
+                draft_verdicts.append(SentenceVerdict(s, e, Support.NO_CLAIM, reason="repeats a sentence shown"))
+                continue
             verdict = self._verdict(draft[s:e], quotes, question, naming)
             verdict.start, verdict.end = s, e
             draft_verdicts.append(verdict)
             if verdict.support != Support.SUPPORTED:
                 continue
+            shown.said.add(_said(draft[s:e]))
             text, added, wrong = _with_marker(draft[s:e], verdict.sources)
             gap = "\n" if "\n" in draft[max(0, s - 3):s] else " "
             delta = shown.add(text, dataclasses.replace(verdict, markers_added=added, wrong_markers=wrong), gap)
@@ -440,11 +450,11 @@ class Answerer:
         Each with its source's marker. Returns the delta ("" when there is nothing to add)."""
         if shown.text:
             used = {(e.number, e.start) for v in shown.verdicts for e in v.evidence}
-            said = " ".join(shown.text.split()).lower()
+            said = _said(shown.text)
             asked = terms(question)
             rests = [q for q in quotes if (q.source.ordinal, q.start) in used]
             bears = [q for q in quotes if (q.source.ordinal, q.start) not in used and terms(q.reading) & asked]
-            chosen = [q for q in rests + bears if q.text.lower() not in said]
+            chosen = [q for q in rests + bears if _said(q.text) not in said]
         else:
             chosen = list(quotes)
         if not chosen:

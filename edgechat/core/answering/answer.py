@@ -120,7 +120,6 @@ class _Shown:
     text: str = ""
     verdicts: list[SentenceVerdict] = dataclasses.field(default_factory=list)
     added_at: set[int] = dataclasses.field(default_factory=set)  # starts of markers EdgeChat added
-    said: set[str] = dataclasses.field(default_factory=set)  # the sentences shown, as `_said` keys them
 
     def add(self, sentence: str, verdict: SentenceVerdict, gap: str) -> str:
         """Append `sentence` (its verdict's span made relative to the shown text); the delta."""
@@ -133,7 +132,7 @@ class _Shown:
 
 
 def _said(sentence: str) -> str:
-    """What a sentence says, to tell a repeated one: its words, without markers, case or end."""
+    """What a text says, to tell one already said: its words, without markers, case or end."""
     return " ".join(MARKER_RE.sub(" ", sentence).lower().split()).rstrip(" .!?;:")
 
 
@@ -407,7 +406,7 @@ class Answerer:
         if not final:
             spans = spans[:-1]  # the last may still grow
         for s, e in spans:
-            if _said(draft[s:e]) in shown.said:  # a sentence already shown says nothing more
+            if shown.text and _said(draft[s:e]) in _said(shown.text):  # already shown: says nothing more
                 draft_verdicts.append(SentenceVerdict(s, e, Support.NO_CLAIM, reason="repeats a sentence shown"))
                 continue
             verdict = self._verdict(draft[s:e], quotes, question, naming)
@@ -415,7 +414,6 @@ class Answerer:
             draft_verdicts.append(verdict)
             if verdict.support != Support.SUPPORTED:
                 continue
-            shown.said.add(_said(draft[s:e]))
             text, added, wrong = _with_marker(draft[s:e], verdict.sources)
             gap = "\n" if "\n" in draft[max(0, s - 3):s] else " "
             delta = shown.add(text, dataclasses.replace(verdict, markers_added=added, wrong_markers=wrong), gap)

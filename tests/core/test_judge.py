@@ -172,3 +172,67 @@ def test_a_figure_from_a_list_is_the_one_of_the_item_that_says_most_of_the_claim
     assert support("The largest gas planet Jupiter has 2 moons [1].", guide) == Support.UNSUPPORTED
     assert support("The largest gas planet Jupiter has 95 moons [2].", guide) == Support.SUPPORTED
     assert support("The small red planet Mars has 2 moons [1].", guide) == Support.SUPPORTED
+
+
+def test_where_a_claim_says_it_comes_from_is_not_what_it_claims():
+    """"According to ...", "... states that": the words that name a source are not held against
+    the sentence that gives the claim's figure. Shown on a travel guide and a field report."""
+    guide = quotes("Further on stands the village of Marden, with a good rink. "
+                   "It lies 3200 feet above the sea, so frost is less certain there.")
+    question = "How high is Marden, according to the Old Alpine Winter Guidebook?"
+    for claim in ("The Old Alpine Winter Guidebook states that Marden lies 3200 feet above the sea [1].",
+                  "According to the Old Alpine Winter Guidebook, Marden lies 3200 feet above the sea [1]."):
+        assert support(claim, guide, question) == Support.SUPPORTED, claim
+    assert support("The Old Alpine Winter Guidebook states that Marden lies 3400 feet above the sea [1].",
+                   guide, question) == Support.UNSUPPORTED
+    report = quotes("The airplane was inspected in March. The engine lost power 12 minutes after takeoff.")
+    question = "When did the engine lose power, according to the safety board's final accident report?"
+    claim = "The engine lost power 12 minutes after takeoff, according to the safety board's final accident report [1]."
+    assert support(claim, report, question) == Support.SUPPORTED
+    assert support(claim.replace("12", "15"), report, question) == Support.UNSUPPORTED
+
+
+def test_the_question_s_own_figures_and_names_are_given():
+    """A figure or a name the question writes ("top-20", "tikz") need not be the evidence's, however
+    the claim writes it; the claim's own still must. Shown on a paper's results and a manual."""
+    paper = quotes("The dense retriever reached 78.4 accuracy on the held-out questions. "
+                   "Each question was read with 20 passages from the index.")
+    question = "What top-20 accuracy did the dense retriever reach on the held-out questions?"
+    assert support("Its top-20 accuracy on the held-out questions was 78.4 [1].", paper, question) == Support.SUPPORTED
+    assert support("Its top-20 accuracy on the held-out questions was 81.2 [1].", paper, question) == Support.UNSUPPORTED
+    manual = quotes("The default size of the terminal is 12.5 by 8.75 centimetres.")
+    question = "What is the default size of the lua tikz terminal?"
+    assert support("The default size of the Lua TikZ terminal is 12.5 by 8.75 centimetres [1].", manual,
+                   question) == Support.SUPPORTED
+    assert support("The default size of the Lua TikZ terminal is 12.5 by 8.75 centimetres in PGFPlots [1].",
+                   manual, question) == Support.UNSUPPORTED
+
+
+def test_an_answer_written_as_keys_or_code_is_a_claim():
+    """A claim that is only a key sequence ("C-c C-p", "A+B") says something; the evidence must
+    write it as it is. Shown on an editor's manual and an appliance's guide."""
+    editor = quotes("To create a session cell, press C-c C-p in the buffer.")
+    question = "Which key command creates a session cell?"
+    assert support("C-c C-p [1].", editor, question) == Support.SUPPORTED
+    assert support("C-c C-x [1].", editor, question) == Support.UNSUPPORTED
+    appliance = quotes("To reset the thermostat, hold the buttons A+B for five seconds.")
+    question = "Which buttons reset the thermostat?"
+    assert support("A+B [1].", appliance, question) == Support.SUPPORTED
+    assert support("A+C [1].", appliance, question) == Support.UNSUPPORTED
+
+
+def test_negation_is_read_in_the_sentence_that_says_the_claim():
+    """A quote that holds two sentences ("... is not necessary. When ...") does not lend one's "not"
+    to a claim the other says. Shown on a manual and a field report."""
+    def whole(text: str) -> list[Quote]:
+        src = Source(1, text, "doc", "/docs/doc", 0.9, 1, 0, len(text))
+        return [Quote(src, 0, len(text), text, 0)]
+
+    manual = whole("The library is not needed to run the program. After a release, the "
+                   "packaged version may take up to 2 weeks to appear.")
+    assert support("After a release, the packaged version may take up to 2 weeks to appear [1].",
+                   manual) == Support.SUPPORTED
+    assert support("The library is needed to run the program [1].", manual) == Support.UNSUPPORTED
+    report = whole("The pilot did not file a flight plan. The engine lost power 12 minutes after takeoff.")
+    assert support("The engine lost power 12 minutes after takeoff [1].", report) == Support.SUPPORTED
+    assert support("The pilot filed a flight plan [1].", report) == Support.UNSUPPORTED

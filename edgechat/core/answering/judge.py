@@ -1,11 +1,13 @@
 """One support judge: does the evidence say what a sentence of the answer says?
 
 `judge(claim, quotes)` compares one sentence with the quotes it was written from, by principles that
-hold for any document:
+hold for any document. Where the sentence says it comes from ("According to the manual, ...") is
+taken off first, and what the question writes (its figures, its names however cased) is given.
 
 1. It states something: a sentence with no content word or figure of its own beyond the
    question's (the question said back, its dates and numbers included), or one that only
-   introduces what follows ("Here is what I found:"), makes no claim.
+   introduces what follows ("Here is what I found:"), makes no claim. One whose only content is
+   keys or code ("C-c C-p") states them: the evidence must write them as they are.
 2. Its figures are in the evidence, and a figure of a table is the cell whose headings the claim
    names: the row's label (or, for a row without one, its table's heading) shares a word with what
    the claim says of that figure (the words next to it, when they name a row and the claim gives
@@ -20,7 +22,7 @@ hold for any document:
    In prose, the sentence holding the figure shares at least half of the claim's other content
    words. A scale written after a figure ("2.5 billion") is the one the evidence gives it.
 5. Negation agrees: a claim that says "not" about what its quote says plainly (or the reverse) is
-   not supported.
+   not supported, read in the quote's sentence that says it.
 
 With a support checker (edgechat.core.llm.support_check: a model made to tell whether a document
 supports a claim, such as MiniCheck, on a server the user configured), the checker decides 4 and 5
@@ -80,6 +82,50 @@ def marker_numbers(text: str) -> list[int]:
 
 def _bare(text: str) -> str:
     return " ".join(MARKER_RE.sub(" ", text).split())
+
+
+# Where a claim says it comes from ("According to the manual, ...", "... states that ...", "...,
+# according to its report."): that names a document, not what the document says.
+_ATTRIBUTION_RES = (
+    re.compile(r"^(?:according to|based on|as stated in|per)\b[^,]{1,160},\s*", re.IGNORECASE),
+    re.compile(r"^[^,.;:]{1,120}?\b(?:states|says|notes|reports|mentions|explains|writes)\s+that\s+", re.IGNORECASE),
+    re.compile(r",?\s*according to [^,;:]{1,160}?(?=[.!?]?$)", re.IGNORECASE),
+)
+
+
+def _unattributed(text: str) -> str:
+    """`text` without the words that say where it comes from, when something is left."""
+    for pattern in _ATTRIBUTION_RES:
+        rest = pattern.sub("", text, count=1).strip()
+        if terms(rest):
+            text = rest
+    return text
+
+
+# A token written as code or a key ("C-c", "^A", "x86_64"): letters or digits joined by a sign.
+_CODE_RE = re.compile(r"(?<!\S)[\^~]?[\w]+(?:[-^_+./:~][\w^]+)+(?=[\s.,;:!?)]|$)|(?<!\S)\^\w(?=[\s.,;:!?)]|$)")
+
+
+def _code_said(claim: str, question: str, pool: Sequence[Quote]) -> Judgement | None:
+    """A claim whose only content is tokens written as code or keys the question does not have
+    ("C-c C-p"): supported when the evidence writes each of them as it is; None when it has none."""
+    asked = question.lower()
+    code = [t for t in _CODE_RE.findall(claim) if t.lower() not in asked]
+    if not code:
+        return None
+    holders = [q for q in pool if all(t in q.text for t in code)]
+    if not holders:
+        missing = next(t for t in code if not any(t in q.text for q in pool))
+        return Judgement(Support.UNSUPPORTED, reason=f"\u201c{missing}\u201d is not in the evidence")
+    return Judgement(Support.SUPPORTED, holders[:1])
+
+
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\d\"\u201c(])")
+
+
+def _sentence_saying(text: str, target: set[str]) -> str:
+    """The sentence of a quote that shares most words with `target` (a quote may hold two)."""
+    return max(_SENTENCE_END_RE.split(text), key=lambda s: len(terms(s) & target))
 
 
 _CELL_RE = re.compile(r"\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?")
@@ -207,25 +253,29 @@ def judge(
     """The verdict on one sentence of an answer (see the module docstring). `naming`: the
     question's words that name its documents (edgechat.core.search.subject); `checker`: a
     support checker that decides instead of the coverage and negation principles."""
-    bare = _bare(claim)
+    bare = _unattributed(_bare(claim))
     question_terms = terms(question)
     claim_terms = terms(bare)
     own = claim_terms - question_terms
+    cited = set(marker_numbers(claim))
+    pool = [q for q in quotes if q.source.ordinal in cited] or list(quotes)
+    if not bare.rstrip().endswith(_INTRO_ENDINGS) and not own:
+        said_in_code = _code_said(bare, question, pool)
+        if said_in_code is not None:
+            return said_in_code
     if not claim_terms or bare.rstrip().endswith(_INTRO_ENDINGS) or not own:  # its figures are terms too
         return Judgement(Support.NO_CLAIM)
     if not quotes:
         return Judgement(Support.UNSUPPORTED, reason="there is no evidence to support it")
-    cited = set(marker_numbers(claim))
-    pool = [q for q in quotes if q.source.ordinal in cited] or list(quotes)
     named = terms(" ".join(naming))  # say which document, not what it says
 
     # 2. figures, each in a quote about the same thing
     question_figures = set(figures(question))
     for f in figures(bare):
+        if f in question_figures:
+            continue  # the question's own figure ("the top-20 accuracy", "its 10-Q for 2023") is given
         holders = [q for q in pool if f in figures(q.text) or f in figures(q.source.table_header)]
         if not holders:
-            if f in question_figures:
-                continue
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the evidence")
         if not _scale_agrees(bare, f, holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} has another scale in the evidence")
@@ -250,7 +300,8 @@ def judge(
     # 3. names
     evidence_text = " ".join(f"{q.source.title} {q.source.table_header} {q.text}" for q in pool).lower()
     evidence_terms = terms(evidence_text)
-    for name in names(bare) - names(question):
+    asked = set(re.findall(r"\w+", question.lower()))  # a name the question writes is given, however cased
+    for name in names(bare) - names(question) - asked:
         if name not in evidence_text and not (terms(name) <= evidence_terms):
             return Judgement(Support.UNSUPPORTED, reason=f"\u201c{name}\u201d is not in the evidence")
 
@@ -297,7 +348,7 @@ def judge(
     said_so = [q for q in pool if overlap[id(q)] == closest and closest > 0]
     if not has_negation(question) and (
             (has_negation(bare) and not any(has_negation(q.text) for q in pool if overlap[id(q)] >= 2))
-            or (not has_negation(bare) and any(has_negation(q.text) for q in said_so))):
+            or (not has_negation(bare) and any(has_negation(_sentence_saying(q.text, target)) for q in said_so))):
         return Judgement(Support.UNSUPPORTED, reason="the evidence says the opposite (negation differs)")
     return Judgement(Support.SUPPORTED, _with_neighbour(best, pool, target))
 

@@ -108,6 +108,26 @@ def test_the_opening_of_a_page_names_a_document_by_its_names_and_figures_not_its
     assert not named_documents("What constraint applies to the options object?", pcands, pages)
 
 
+def test_a_name_of_several_words_names_the_document_that_holds_it_in_order():
+    """"September 30, 2023": each word is in several reports' first pages, the three together in
+    one. Shown on quarterly reports and on a board's minutes."""
+    reports = {f"q{i}": Description(f"report-{i}.pdf", f"Quarterly report. For the quarterly period ended {end}.")
+               for i, end in enumerate(("March 31, 2023", "June 30, 2023", "September 30, 2023",
+                                        "September 30, 2022"), 1)}
+    cands = [_cand(f, "Net sales rose on higher demand in every segment.") for f in reports]
+    s = named_documents("What were net sales in the report for the quarter ended September 30, 2023?", cands, reports)
+    assert s.file_ids == ["q3"]
+    assert named_documents("What were net sales in the report for the quarter ended September 30, 2022?", cands,
+                           reports).file_ids == ["q4"]
+    minutes = {f"m{i}": Description(f"minutes-{i}.docx", f"Minutes of the meeting of the board held on {day}.")
+               for i, day in enumerate(("May 4, 2022", "May 11, 2022", "June 4, 2022", "May 4, 2021"), 1)}
+    mcands = [_cand(f, "The board approved the budget and the treasurer's report.") for f in minutes]
+    assert named_documents("What did the board approve at the meeting of May 4, 2022?", mcands,
+                           minutes).file_ids == ["m1"]
+    # The same words out of order name no single document.
+    assert not named_documents("What did the board approve in May, on the 4th, in 2022?", mcands, minutes)
+
+
 def test_a_title_word_most_other_documents_use_does_not_name_a_document():
     def cands(docs: dict, word: str) -> list[Candidate]:
         # Three passages each; one of every document's mentions `word` (a third of the passages).

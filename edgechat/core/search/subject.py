@@ -58,6 +58,58 @@ def _names(question: str) -> set[str]:
     return out
 
 
+_RUN_GAP_RE = re.compile(r"[\s,'\u2019/-]*")  # what may stand between the words of one name
+
+
+def _sequence(text: str) -> list[str]:
+    """Every word of `text`, stemmed, in its order (small words too: "May 4" is not "4")."""
+    return [stem(w) for w in _WORD_RE.findall(text.lower())]
+
+
+def _name_runs(question: str) -> set[tuple[str, ...]]:
+    """The names of several words `question` writes: runs of two or more words written as names or
+    figures ("September 30, 2023", "May 4", "Winter Sports in Switzerland"), with the small words
+    between them. Each word of such a run may be common; together they name one thing."""
+    runs: set[tuple[str, ...]] = set()
+    run: list[str] = []  # the current run, small words at its end included
+    named = 0  # how many of its words are names or figures
+    end = 0
+
+    def close() -> None:
+        while run and run[-1] not in kept:
+            run.pop()
+        if named > 1:
+            runs.add(tuple(run))
+
+    kept: set[str] = set()
+    for m in _WORD_RE.finditer(question):
+        w = m.group()
+        if run and not _RUN_GAP_RE.fullmatch(question[end:m.start()]):
+            close()
+            run, named, kept = [], 0, set()
+        end = m.end()
+        low = w.lower()
+        before = question[:m.start()].rstrip()
+        starts_sentence = not before or before[-1] in ".!?:;\"'(\u201c"
+        if any(ch.isdigit() for ch in w) or (w[0].isupper() and not starts_sentence):
+            run.append(stem(low))
+            kept.add(stem(low))
+            named += 1
+        elif run and (low in STOPWORDS or len(low) < 2):
+            run.append(stem(low))  # a small word: the run may go on past it
+        elif run:
+            close()
+            run, named, kept = [], 0, set()
+    if run:
+        close()
+    return runs
+
+
+def _holds(sequence: Sequence[str], run: tuple[str, ...]) -> bool:
+    n = len(run)
+    return any(tuple(sequence[i:i + n]) == run for i in range(len(sequence) - n + 1))
+
+
 class Description(NamedTuple):
     """What a document says of itself: its `identity` (file name, title, metadata) and the
     `opening` of its first page."""
@@ -95,27 +147,44 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     if len(described) < 2 or not q_words:
         return Subject()
     n = len(described)
-    df = {w: sum(w in d for d in described.values()) for w in q_words}
+    # A name of several words counts as one, when a description holds it in order.
+    runs = _name_runs(question)
+    sequences = {fid: (_sequence(identity[fid]), _sequence(opening[fid])) for fid in descriptions} if runs else {}
+    held_runs = {fid: {r for r in runs if any(_holds(seq, r) for seq in sequences[fid])} for fid in sequences}
+    df: dict[str | tuple[str, ...], int] = {w: sum(w in d for d in described.values()) for w in q_words}
+    df.update({r: sum(r in h for h in held_runs.values()) for r in runs})
     naming = {w for w, k in df.items() if 0 < k < n}
     if not naming:
         return Subject()
+
+    def holds(fid: str, w: str | tuple[str, ...]) -> bool:
+        return w in held_runs.get(fid, ()) if isinstance(w, tuple) else w in described.get(fid, set())
+
     # A topic word is not a name: the passages of documents that do not have it in their
     # description use it too.
     passages: dict[str, list[set[str]]] = {}
+    passage_words: dict[str, list[list[str]]] = {}
     for c in candidates:
         passages.setdefault(c.file_id, []).append(_words(c.text))
+        if runs:
+            passage_words.setdefault(c.file_id, []).append(_sequence(c.text))
+
+    def uses(passage: int, fid: str, w: str | tuple[str, ...]) -> bool:
+        return _holds(passage_words[fid][passage], w) if isinstance(w, tuple) else w in passages[fid][passage]
+
     for w in list(naming):
-        others = [p for fid, ps in passages.items() if w not in described.get(fid, set()) for p in ps]
-        if others and sum(w in p for p in others) > TOPIC_SHARE * len(others):
+        others = [(fid, i) for fid, ps in passages.items() if not holds(fid, w) for i in range(len(ps))]
+        if others and sum(uses(i, fid, w) for fid, i in others) > TOPIC_SHARE * len(others):
             naming.discard(w)
             continue
-        other_docs = [ps for fid, ps in passages.items() if w not in described.get(fid, set())]
-        if len(other_docs) >= 3 and sum(any(w in p for p in ps) for ps in other_docs) > DOC_SHARE * len(other_docs):
+        other_docs = [fid for fid in passages if not holds(fid, w)]
+        if len(other_docs) >= 3 and sum(any(uses(i, fid, w) for i in range(len(passages[fid])))
+                                        for fid in other_docs) > DOC_SHARE * len(other_docs):
             naming.discard(w)
     if not naming:
         return Subject()
     idf = {w: math.log(n / df[w]) for w in naming}
-    scores = {fid: sum(idf[w] for w in d & naming) for fid, d in described.items()}
+    scores = {fid: sum(idf[w] for w in naming if holds(fid, w)) for fid in described}
     ranked = sorted(scores, key=lambda f: -scores[f])
     top = scores[ranked[0]]
     if top <= 0:
@@ -124,7 +193,7 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     rest = max((scores[f] for f in ranked if f not in chosen), default=0.0)
     if len(chosen) == n or top - rest < MARGIN:
         return Subject()
-    stems = {w for f in chosen for w in described[f] & naming}
+    stems = {w for f in chosen for w in described[f] & naming}  # the single words; a run's are its own
     own = {w for f in chosen for w in _words(identity[f]) & stems}
 
     def surface(keep: set[str]) -> list[str]:

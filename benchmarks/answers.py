@@ -69,7 +69,8 @@ def normalise(text: str) -> str:
 
 def has_fact(text: str, fact: str) -> bool:
     """Is `fact` in `text`, case-insensitively? A fact that begins (ends) with a letter or digit
-    must not continue a word there ("sid" is not in "consider"). Facts of six or more characters
+    must not continue a word there ("sid" is not in "consider"), nor a figure a longer one ("4" is
+    not in "4.4.4.4" nor in "3.4"). Facts of six or more characters
     also match with all whitespace removed on both sides (some PDFs' text has lost its spaces), and
     thousands separators are ignored in figures ("22,334" matches "22334")."""
     f, t = normalise(fact), normalise(text)
@@ -77,9 +78,9 @@ def has_fact(text: str, fact: str) -> bool:
         return False
     pat = re.escape(f)
     if f[0].isalnum():
-        pat = r"(?<![a-z0-9])" + pat
+        pat = r"(?<![a-z0-9])" + (r"(?<!\d\.)" if f[0].isdigit() else "") + pat
     if f[-1].isalnum():
-        pat = pat + r"(?![a-z0-9])"
+        pat = pat + r"(?![a-z0-9])" + (r"(?!\.\d)" if f[-1].isdigit() else "")
     if re.search(pat, t):
         return True
     fs, ts = re.sub(r"\s+", "", f), re.sub(r"\s+", "", t)

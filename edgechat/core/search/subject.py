@@ -13,7 +13,8 @@ Import/Export" when every manual's passages talk about data), or that most of th
 use somewhere ("module" does not name the page titled "Modules" when every page speaks of its
 module). Each naming word counts by how
 few descriptions hold it; the documents with the highest total are the subject, when that total
-is clear of the rest. No word list of any collection is involved.
+is clear of the rest. A name of several words ("September 30, 2023") counts as one more word, held
+by the descriptions that hold it in order. No word list of any collection is involved.
 """
 
 from __future__ import annotations

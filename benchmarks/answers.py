@@ -59,11 +59,13 @@ SETS = ("manuals", "filings", "markdown", "books")  # the sets with tuning halve
 
 
 def normalise(text: str) -> str:
-    """Lower case, typographic quotes and dashes made plain, whitespace runs made one space."""
+    """Lower case, typographic quotes and dashes made plain, a percent sign joined to its figure,
+    whitespace runs made one space."""
     text = text.lower()
     text = re.sub(r"[\u2018\u2019\u201a\u2032`\u00b4]", "'", text)
     text = re.sub(r"[\u201c\u201d\u201e\u2033]", '"', text)
     text = re.sub(r"[\u2010-\u2015\u2212]", "-", text)
+    text = re.sub(r"(\d)\s+%", r"\1%", text)  # "14.6 %" is "14.6%"
     return re.sub(r"\s+", " ", text).strip()
 
 

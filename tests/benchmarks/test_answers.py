@@ -20,6 +20,7 @@ def test_has_fact_is_case_insensitive_and_respects_word_edges():
     assert not has_fact("resolver.setServers(['4.4.4.4'])", "4")  # a figure inside a longer one
     assert not has_fact("version 3.4 of the library", "4")
     assert has_fact("it tries 4 times.", "4") and has_fact("costs $4.50 each", "4.50")
+    assert has_fact("a rate of 14.6% this year", "14.6 %") and has_fact("a rate of 14.6 % this year", "14.6%")
     assert has_fact("Unstableisalwayscalledsid", "always called sid")  # a PDF's lost spaces
     assert has_fact("cash of 22334 million", "22,334")  # thousands separators
     assert not has_fact("cash of 122334 million", "22,334")

@@ -273,7 +273,7 @@ def judge(
     question_figures = set(figures(question))
     for f in figures(bare):
         if f in question_figures:
-            continue  # the question's own figure ("the top-20 accuracy", "its 10-Q for 2023") is given
+            continue  # the question's own figure ("the top-20 accuracy", "its report for 2023") is given
         holders = [q for q in pool if f in figures(q.text) or f in figures(q.source.table_header)]
         if not holders:
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the evidence")

@@ -69,7 +69,7 @@ def _sequence(text: str) -> list[str]:
 
 def _name_runs(question: str) -> set[tuple[str, ...]]:
     """The names of several words `question` writes: runs of two or more words written as names or
-    figures ("September 30, 2023", "May 4", "Winter Sports in Switzerland"), with the small words
+    figures ("September 30, 2023", "May 4", "Lake of the Woods"), with the small words
     between them. Each word of such a run may be common; together they name one thing."""
     runs: set[tuple[str, ...]] = set()
     run: list[str] = []  # the current run, small words at its end included

@@ -128,6 +128,26 @@ def test_a_name_of_several_words_names_the_document_that_holds_it_in_order():
     assert not named_documents("What did the board approve in May, on the 4th, in 2022?", mcands, minutes)
 
 
+def test_a_plain_word_names_a_document_only_when_retrieval_finds_that_document_too():
+    """A file name that is an ordinary word ("single", "stock") names its document only when one of
+    its passages is among the best few retrieval found; a name written as one needs no such
+    support. Shown on API reference pages and on recipes."""
+    pages = {"p1": Description("single-executable-applications.md", "# Single executable applications"),
+             "p2": Description("events.md", "# Events"), "p3": Description("os.md", "# OS")}
+    found = [_cand("p2", f"Listeners are called in the order they were added ({i}).") for i in range(5)]
+    found += [_cand("p1", "The blob is injected into the binary."), _cand("p3", "Returns the host name.")]
+    question = "Will a single call to removeListener() remove both registrations of a listener?"
+    assert not named_documents(question, found, pages)
+    assert named_documents(question, found[5:] + found[:5], pages).file_ids == ["p1"]  # found first
+    recipes = {"r1": Description("bread.md", "# Bread"), "r2": Description("stock.md", "# Stock"),
+               "r3": Description("pastry.md", "# Pastry")}
+    found = [_cand("r1", f"Knead the dough for ten minutes, step {i}.") for i in range(5)]
+    found += [_cand("r2", "Simmer the bones for four hours."), _cand("r3", "Keep the butter cold.")]
+    question = "Can I knead the dough longer when the yeast is out of stock?"
+    assert not named_documents(question, found, recipes)
+    assert named_documents("Can I knead the dough longer for the Stock?", found, recipes).file_ids == ["r2"]
+
+
 def test_a_title_word_most_other_documents_use_does_not_name_a_document():
     def cands(docs: dict, word: str) -> list[Candidate]:
         # Three passages each; one of every document's mentions `word` (a third of the passages).

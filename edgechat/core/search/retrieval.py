@@ -165,7 +165,8 @@ class Retriever:
         if s.document_match and rows and s.fusion != "rrf":  # in z units: the z-score fusion only
             # The documents the query names (edgechat.core.search.subject): the others' passages
             # are ranked below theirs, keeping their own order.
-            subject = named_documents(" ".join([query, *(keywords or [])]), list(rows.values()),
+            subject = named_documents(" ".join([query, *(keywords or [])]),
+                                      sorted(rows.values(), key=lambda r: -fused[r.chunk_id]),
                                       self.store.describe_files(list(dict.fromkeys(r.file_id for r in rows.values()))))
             if subject:
                 named = set(subject.file_ids)

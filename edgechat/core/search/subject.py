@@ -77,6 +77,7 @@ def _name_runs(question: str) -> set[tuple[str, ...]]:
     between them. Each word of such a run may be common; together they name one thing."""
     runs: set[tuple[str, ...]] = set()
     run: list[str] = []  # the current run, small words at its end included
+    kept: set[str] = set()  # its names and figures
     named = 0  # how many of its words are names or figures
     end = 0
 
@@ -86,7 +87,6 @@ def _name_runs(question: str) -> set[tuple[str, ...]]:
         if named > 1:
             runs.add(tuple(run))
 
-    kept: set[str] = set()
     for m in _WORD_RE.finditer(question):
         w = m.group()
         if run and not _RUN_GAP_RE.fullmatch(question[end:m.start()]):
@@ -141,7 +141,8 @@ class Subject:
 def named_documents(question: str, candidates: Sequence[Candidate],
                     descriptions: Mapping[str, Description | str]) -> Subject:
     """The documents among `candidates`' files that `question` names (see the module docstring);
-    an empty Subject when it names none, or names them all alike."""
+    an empty Subject when it names none, or names them all alike. `candidates`: the passages
+    retrieval found, best first."""
     q_words = _words(question)
     identity = {fid: d.identity if isinstance(d, tuple) else d for fid, d in descriptions.items()}
     opening = {fid: d.opening if isinstance(d, tuple) else "" for fid, d in descriptions.items()}

@@ -14,10 +14,11 @@ use somewhere ("module" does not name the page titled "Modules" when every page 
 module). Each naming word counts by how
 few descriptions hold it; the documents with the highest total are the subject, when that total
 is clear of the rest. A name of several words ("September 30, 2023") counts as one more word, held
-by the descriptions that hold it in order. Documents named only by words the question writes
-plainly ("a single call" and the page "single-executable-applications.md") are the subject only
-when retrieval finds them too: one of their passages is among its best few. No word list of any
-collection is involved.
+by the descriptions that hold it in order. Documents named by single words alone ("a single call"
+and the page "single-executable-applications.md", "a Word document" and a file called "Word")
+are the subject only when retrieval finds them too: one of their passages is among its best few.
+A figure or a name of several words needs no such support. No word list of any collection is
+involved.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ __all__ = ["Description", "Subject", "named_documents"]
 TOPIC_SHARE = 0.35  # a word used by more than this share of the other documents' passages is a topic, not a name
 DOC_SHARE = 0.5  # nor is a word the passages of more than half the other documents use (three or more)
 MARGIN = 0.5  # the subject's score must beat the next document's by this much (in idf units)
-FOUND_AMONG = 5  # a document named by plain words holds one of retrieval's best passages
+FOUND_AMONG = 5  # a document named by single words alone holds one of retrieval's best passages
 
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -199,9 +200,10 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     rest = max((scores[f] for f in ranked if f not in chosen), default=0.0)
     if len(chosen) == n or top - rest < MARGIN:
         return Subject()
-    # A document named only by words written plainly ("a single call", "the net module") is one
-    # retrieval finds too: one of its passages is among the best few for the question.
-    if not any(isinstance(w, tuple) or w in names for w in naming if any(holds(f, w) for f in chosen)) \
+    # A document named by single words alone ("a single call", "a Word document") is one retrieval
+    # finds too: one of its passages is among the best few for the question. A figure or a name of
+    # several words needs no such support.
+    if not any(isinstance(w, tuple) or any(ch.isdigit() for ch in w) for w in naming if any(holds(f, w) for f in chosen)) \
             and not any(c.file_id in chosen for c in candidates[:FOUND_AMONG]):
         return Subject()
     stems = {w for f in chosen for w in described[f] & naming}  # the single words; a run's are its own

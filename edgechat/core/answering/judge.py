@@ -120,6 +120,8 @@ def _code_said(claim: str, question: str, pool: Sequence[Quote]) -> Judgement | 
     return Judgement(Support.SUPPORTED, holders[:1])
 
 
+# Cut at every stop before a capital, initials too: citations.sentence_spans keeps "use R. When"
+# whole, and a quote already holds what that splitter left together.
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\d\"\u201c(])")
 
 

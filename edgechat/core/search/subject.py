@@ -51,16 +51,22 @@ def _words(text: str) -> set[str]:
     return out
 
 
+def _written_as_name(question: str, m: re.Match[str]) -> bool:
+    """Is the word `m` of `question` written as a name or a figure: capitalised where a sentence
+    does not begin ("the accident near Seward", "the report by Maria"), or holding a digit ("2023",
+    "v18")?"""
+    w = m.group()
+    before = question[:m.start()].rstrip()
+    starts_sentence = not before or before[-1] in ".!?:;\"'(\u201c"
+    return any(ch.isdigit() for ch in w) or (w[0].isupper() and not starts_sentence)
+
+
 def _names(question: str) -> set[str]:
-    """The words `question` writes as names or figures: capitalised where a sentence does not begin
-    ("the accident near Seward", "the report by Maria"), or holding a digit ("2023", "v18")."""
+    """The words `question` writes as names or figures (`_written_as_name`)."""
     out = set()
     for m in _WORD_RE.finditer(question):
-        w = m.group()
-        before = question[:m.start()].rstrip()
-        starts_sentence = not before or before[-1] in ".!?:;\"'(\u201c"
-        if any(ch.isdigit() for ch in w) or (w[0].isupper() and not starts_sentence):
-            out |= _words(w)
+        if _written_as_name(question, m):
+            out |= _words(m.group())
     return out
 
 
@@ -89,15 +95,12 @@ def _name_runs(question: str) -> set[tuple[str, ...]]:
             runs.add(tuple(run))
 
     for m in _WORD_RE.finditer(question):
-        w = m.group()
         if run and not _RUN_GAP_RE.fullmatch(question[end:m.start()]):
             close()
             run, named, kept = [], 0, set()
         end = m.end()
-        low = w.lower()
-        before = question[:m.start()].rstrip()
-        starts_sentence = not before or before[-1] in ".!?:;\"'(\u201c"
-        if any(ch.isdigit() for ch in w) or (w[0].isupper() and not starts_sentence):
+        low = m.group().lower()
+        if _written_as_name(question, m):
             run.append(stem(low))
             kept.add(stem(low))
             named += 1

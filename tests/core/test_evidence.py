@@ -242,3 +242,62 @@ def test_a_question_that_asks_for_an_amount_prefers_quotes_with_a_figure(embedde
     monkeypatch.setattr(evidence, "W_FIGURE", 0.0)
     assert [q.score for q in select("Why is an idle connection closed?", sources, embedder.embed).ranked] == [
         q.score for q in plain.ranked]
+
+
+def test_a_question_that_asks_two_things_gets_a_quote_for_each(embedder):
+    """The quote that says the second thing seldom ranks high against the whole question when many
+    sentences speak of the first: each part's best quote is chosen too. Shown on a recipe and a
+    trial protocol, each two passages of one document."""
+    starter = ("# Starter\nFeed the sourdough starter every day with flour and water. A sourdough starter "
+               "that is fed often stays lively. A sourdough starter fed twice a day rises faster. An unfed "
+               "sourdough starter turns sour. A sourdough starter that is fed weekly can live in the fridge. "
+               "A sourdough starter is fed by weight.")
+    oven = "# Oven\nThe crust darkens when the oven is hot enough. Heat the oven for a full hour before the loaf goes in."
+    eligibility = ("# Eligibility\nParticipants must be between 18 and 65 years old. Participants must live "
+                   "within reach of a study site. Participants taking part in another trial are excluded. "
+                   "Participants must give written consent. Participants who smoke may take part. "
+                   "Participants are paid for their travel.")
+    outcomes = ("# Outcomes\nBlood is drawn at every visit. The primary outcome is the change in systolic "
+                "blood pressure after 12 weeks.")
+    for question, first, second, passages in (
+        ("How often should the sourdough starter be fed, and how long should the oven heat before baking?",
+         "every day", "a full hour", (starter, oven)),
+        ("Which participants are excluded, and what is the primary outcome?",
+         "another trial", "systolic blood pressure", (eligibility, outcomes)),
+    ):
+        sources = [src(n, text, "doc") for n, text in enumerate(passages, 1)]
+        chosen = " ".join(q.text for q in select(question, sources, embedder.embed).quotes)
+        assert first in chosen and second in chosen, (question, chosen)
+
+
+def test_a_sentence_too_short_to_stand_alone_finishes_the_one_before_it(embedder):
+    """"Default: 120000." says nothing alone and everything with the sentence before it. Shown on an
+    API reference's list item and a trial protocol's paragraph."""
+    reference = ("* `timeout` {number} Milliseconds to wait for the handshake. **Default:** `120000`.\n"
+                 "* `retries` {integer} How often a request is sent again. **Default:** `4`.\n")
+    protocol = "Participants come to the clinic every four weeks. Maximum: 12. Blood is drawn at each visit."
+    spans = [reference[s:e] for s, e in split_quotes(reference)]
+    assert spans[0].endswith("**Default:** `120000`.") and spans[1].endswith("**Default:** `4`.")
+    assert [protocol[s:e] for s, e in split_quotes(protocol)] == [
+        "Participants come to the clinic every four weeks. Maximum: 12.", "Blood is drawn at each visit."]
+    sel = select("How long does it wait for the handshake by default?", [src(1, reference, "api.md")], embedder.embed)
+    assert "120000" in sel.quotes[0].text
+
+
+def test_what_a_page_hides_from_its_reader_is_not_evidence(embedder):
+    """A comment of a Markdown or HTML page ("<!-- ... -->") is never shown to its reader: not
+    quoted, while the quotes around it keep their places in the passage. Text that looks like a
+    comment in a PDF is what the page shows. Shown on an API reference and a club's web page."""
+    reference = ("<!-- history: the limit option was added in version 2 to limit streams -->\n"
+                 "The limit option sets how many streams a session may open at once.\n")
+    club = ("<p>Training is on Tuesdays.</p>\n<!-- note to editors: the training moved to Thursdays in May -->\n"
+            "<p>The club trains on the lower field when it rains.</p>")
+    for question, hidden, text, title in (
+        ("What does the limit option limit?", "history", reference, "api.md"),
+        ("When does the club train?", "Thursdays", club, "club.html"),
+    ):
+        sel = select(question, [src(1, text, title)], embedder.embed)
+        assert sel.ranked and not any(hidden in q.text for q in sel.ranked), [q.text for q in sel.ranked]
+        assert all(q.text.split()[0] in text[q.start:q.end] for q in sel.ranked)
+    shown = select("What does the limit option limit?", [src(1, reference, "api.pdf")], embedder.embed)
+    assert any("history" in q.text for q in shown.ranked)

@@ -236,3 +236,23 @@ def test_negation_is_read_in_the_sentence_that_says_the_claim():
     report = whole("The pilot did not file a flight plan. The engine lost power 12 minutes after takeoff.")
     assert support("The engine lost power 12 minutes after takeoff [1].", report) == Support.SUPPORTED
     assert support("The pilot filed a flight plan [1].", report) == Support.UNSUPPORTED
+
+
+def test_a_word_negated_by_its_prefix_says_the_opposite():
+    """"asynchronously" where the evidence says "synchronously", "legible" where it says
+    "illegible": the opposite, either way round; a word that only begins like a prefix ("input",
+    "display") is not. Shown on a software manual and a field report."""
+    manual = quotes("The emitter calls all of its listeners synchronously, in the order they were "
+                    "registered. A listener may switch to an asynchronous mode with a timer.")
+    assert support("The emitter calls all of its listeners asynchronously [1].", manual) == Support.UNSUPPORTED
+    assert support("The emitter calls all of its listeners synchronously [1].", manual) == Support.SUPPORTED
+    assert support("A listener may switch to an asynchronous mode with a timer [1].", manual) == Support.SUPPORTED
+    report = quotes("The entries in the pilot's logbook for the last month were illegible. "
+                    "The fuel receipts were valid and dated the day before the flight.")
+    assert support("The entries in the pilot's logbook for the last month were legible [1].",
+                   report) == Support.UNSUPPORTED
+    assert support("The fuel receipts were invalid [1].", report) == Support.UNSUPPORTED
+    assert support("The fuel receipts were valid and dated the day before the flight [1].",
+                   report) == Support.SUPPORTED
+    tool = quotes("The input file is read line by line and each line is put on the display.")
+    assert support("Each line of the input file is put on the display [1].", tool) == Support.SUPPORTED

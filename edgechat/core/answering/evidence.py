@@ -141,17 +141,24 @@ def _blocks(text: str) -> list[tuple[int, int]]:
 
 
 def split_quotes(text: str) -> list[tuple[int, int]]:
-    """Spans of the sentences, items, headings and table rows of `text`, whitespace trimmed."""
+    """Spans of the sentences, items, headings and table rows of `text`, whitespace trimmed. A
+    sentence too short to stand alone ("Default: 120000.", "(See below.)") stays with the sentence
+    before it in its paragraph or item: it finishes what that one says."""
     spans: list[tuple[int, int]] = []
     for b_start, b_end in _blocks(text):
         cut = b_start
-        for m in _END_RE.finditer(text, b_start, b_end):
-            if m.group()[0] == "." and len(m.group().rstrip("\"'\u201d\u2019)]\u00bb")) == 1 and _is_abbreviation(
-                    text, m.start()):
+        block: list[tuple[int, int]] = []
+        for m in [*_END_RE.finditer(text, b_start, b_end), None]:
+            if m is not None and m.group()[0] == "." and len(
+                    m.group().rstrip("\"'\u201d\u2019)]\u00bb")) == 1 and _is_abbreviation(text, m.start()):
                 continue
-            spans.append((cut, m.end()))
-            cut = m.end()
-        spans.append((cut, b_end))
+            end = b_end if m is None else m.end()
+            if block and not _worth_reading(text[cut:end]) and text[cut:end].strip():
+                block[-1] = (block[-1][0], end)
+            else:
+                block.append((cut, end))
+            cut = end
+        spans.extend(block)
     return trimmed(text, spans)
 
 
@@ -211,24 +218,40 @@ class Selection:
         return "\n".join(q.text for q in self.quotes)
 
 
+# Formats whose comments ("<!-- ... -->") their reader never sees: Markdown and HTML.
+_HIDES_COMMENTS = (".md", ".markdown", ".html", ".htm", ".xhtml")
+_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+
+
+def _as_shown(src: Source) -> str:
+    """The passage as its reader sees it: in a format that hides its comments, each comment is
+    blanked (its line breaks kept, so every offset still points into `src.content`). A comment
+    is what a document keeps from its reader (an edit history, a note to its authors), so it is
+    not what the document says."""
+    if not src.path.lower().endswith(_HIDES_COMMENTS):
+        return src.content
+    return _COMMENT_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), src.content)
+
+
 def _quotes_of(sources: Sequence[Source]) -> list[Quote]:
     """Every quote worth reading. A line that recurs on other pages of the same document (a running
     header or footer, page number aside) is the page's frame, not what it says: left out."""
     pages_of: dict[str, dict[str, set[int]]] = {}
-    split = [(src, split_quotes(src.content)) for src in sources]
-    for src, spans in split:
+    shown = [_as_shown(src) for src in sources]
+    split = [(src, text, split_quotes(text)) for src, text in zip(sources, shown)]
+    for src, text, spans in split:
         for s, e in spans:
-            key = _DIGITS_RE.sub("#", " ".join(src.content[s:e].lower().split()))
+            key = _DIGITS_RE.sub("#", " ".join(text[s:e].lower().split()))
             pages_of.setdefault(src.path, {}).setdefault(key, set()).add(src.page)
     out: list[Quote] = []
-    for rank, (src, spans) in enumerate(split):
+    for rank, (src, text, spans) in enumerate(split):
         for s, e in spans:
-            key = _DIGITS_RE.sub("#", " ".join(src.content[s:e].lower().split()))
+            key = _DIGITS_RE.sub("#", " ".join(text[s:e].lower().split()))
             if len(pages_of[src.path][key]) > 1:
                 continue
-            text = quote_text(src.content[s:e])
-            if _worth_reading(text):
-                out.append(Quote(src, s, e, text, rank, row=is_row(src.content[s:e])))
+            said = quote_text(text[s:e])
+            if _worth_reading(said):
+                out.append(Quote(src, s, e, said, rank, row=is_row(text[s:e])))
     return out
 
 
@@ -281,6 +304,20 @@ def _ordered(question: str, quotes: Sequence[Quote], scores: Sequence[float]) ->
     return out
 
 
+# Where a question asking several things divides: after a question mark that more text follows, and
+# before "and" (or ", and") that starts a new question word ("How long ..., and what event ...").
+_PART_RE = re.compile(r"\?\s+(?=\S)|,?\s+and\s+(?=(?:what|which|how|why|who|whom|whose|where|when)\b)",
+                      re.IGNORECASE)
+
+
+def question_parts(question: str) -> list[str]:
+    """The things `question` asks, each on its own ("What does X limit, and why is Y?" -> "What
+    does X limit", "why is Y?"): one part when it asks one thing. A piece without two content terms
+    of its own is not a part."""
+    parts = [p.strip() for p in _PART_RE.split(question) if len(terms(p)) >= 2]
+    return parts if len(parts) > 1 else [question]
+
+
 def select(
     question: str,
     sources: Sequence[Source],
@@ -297,14 +334,28 @@ def select(
     if not quotes:
         return Selection([], 0.0, 0, len(sources))
     n_sources = max(1, len(sources))
-    asked = [question]
-    if naming:
-        named = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in naming) + r")\w*", re.IGNORECASE)
-        rest = " ".join(named.sub(" ", question).split())
-        if terms(rest):  # a question that is all names ("Tell me about Mercury") keeps them
-            asked.append(rest)
-    # Per form of the question (as asked; without its naming words), each quote's score.
+    named = (re.compile(r"\b(?:" + "|".join(re.escape(w) for w in naming) + r")\w*", re.IGNORECASE)
+             if naming else None)
+
+    def without_naming(text: str) -> str | None:
+        rest = " ".join(named.sub(" ", text).split()) if named else text
+        return rest if rest != text and terms(rest) else None  # a question all names keeps them
+
     vectors: dict[int, np.ndarray] = {}
+    # A question that asks several things: each part's own best quote is an anchor too, since the
+    # quote that says the second thing seldom ranks high against the whole question.
+    parts = question_parts(question)
+    part_best: list[Quote] = []
+    if len(parts) > 1:
+        for part in parts:
+            part_scores = _scores(without_naming(part) or part, quotes, embed, n_sources, vectors)
+            ordered = _ordered(part, quotes, part_scores)
+            part_best.append(quotes[max(range(len(quotes)), key=lambda i: ordered[i])])
+    # Per form of the question (as asked; without its naming words), each quote's score.
+    asked = [question]
+    rest = without_naming(question)
+    if rest:
+        asked.append(rest)
     scores = [_scores(form, quotes, embed, n_sources, vectors) for form in asked]
     ranking = _ordered(question, quotes, scores[-1])  # by what the question asks of the document
     for q, score in zip(quotes, ranking):
@@ -326,12 +377,17 @@ def select(
 
     # The best quotes, each with the one after it in its passage: a sentence that matches the
     # question often names the subject, and the next one says the fact ("... can take a backlog
-    # parameter." "The default value is 511."), or introduces it ("the following:").
+    # parameter." "The default value is 511."), or introduces it ("the following:"). The best
+    # against the whole question comes first, then each part's best, then the next best.
     top = ranked[0].score
     anchors = 0
-    for q in ranked:
-        if anchors >= MAX_ANCHORS or len(chosen) >= limit or (chosen and q.score < KEEP_SHARE * top):
+    for q in [ranked[0], *part_best, *ranked[1:]]:
+        if anchors >= MAX_ANCHORS or len(chosen) >= limit:
             break
+        if chosen and q not in part_best and q.score < KEEP_SHARE * top:
+            continue
+        if any(c is q for c in chosen):
+            continue
         if take(q):
             anchors += 1
             following = [o for o in quotes if o.source is q.source and o.start >= q.end]

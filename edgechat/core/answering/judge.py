@@ -22,7 +22,9 @@ taken off first, and what the question writes (its figures, its names however ca
    In prose, the sentence holding the figure shares at least half of the claim's other content
    words. A scale written after a figure ("2.5 billion") is the one the evidence gives it.
 5. Negation agrees: a claim that says "not" about what its quote says plainly (or the reverse) is
-   not supported, read in the quote's sentence that says it.
+   not supported, read in the quote's sentence that says it. A word negated by its prefix is a
+   "not" too: a claim that says "asynchronously" or "invalid" where that sentence says
+   "synchronously" or "valid" (or the reverse) says the opposite.
 
 With a support checker (edgechat.core.llm.support_check: a model made to tell whether a document
 supports a claim, such as MiniCheck, on a server the user configured), the checker decides 4 and 5
@@ -128,6 +130,24 @@ _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\d\"\u201c(])")
 def _sentence_saying(text: str, target: set[str]) -> str:
     """The sentence of a quote that shares most words with `target` (a quote may hold two)."""
     return max(_SENTENCE_END_RE.split(text), key=lambda s: len(terms(s) & target))
+
+
+# Prefixes that negate the word they begin, and the shortest stem left after one for the pair to
+# count ("invalid"/"valid", "asynchronous"/"synchronous"; not "input"/"put", "display"/"play").
+_NEGATING_PREFIXES = (("non", 5), ("dis", 5), ("un", 5), ("in", 5), ("im", 5), ("ir", 5), ("il", 5), ("a", 6))
+
+
+def _opposed(claim_terms: set[str], sentence: str) -> tuple[str, str] | None:
+    """A word of the claim and the word of `sentence` that differ only by a negating prefix, where
+    each says its own and not the other's ("asynchron", "synchron"), else None."""
+    said = terms(sentence)
+    for mine, theirs in ((claim_terms, said), (said, claim_terms)):
+        for word in mine - theirs:
+            for prefix, shortest in _NEGATING_PREFIXES:
+                rest = word[len(prefix):]
+                if word.startswith(prefix) and len(rest) >= shortest and rest in theirs and rest not in mine:
+                    return (word, rest) if mine is claim_terms else (rest, word)
+    return None
 
 
 _CELL_RE = re.compile(r"\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?")
@@ -352,6 +372,11 @@ def judge(
             (has_negation(bare) and not any(has_negation(q.text) for q in pool if overlap[id(q)] >= 2))
             or (not has_negation(bare) and any(has_negation(_sentence_saying(q.text, target)) for q in said_so))):
         return Judgement(Support.UNSUPPORTED, reason="the evidence says the opposite (negation differs)")
+    for q in said_so:
+        opposed = _opposed(claim_terms, _sentence_saying(q.text, target))
+        if opposed:
+            return Judgement(Support.UNSUPPORTED,
+                             reason=f"the evidence says the opposite ({opposed[1]}, not {opposed[0]})")
     return Judgement(Support.SUPPORTED, _with_neighbour(best, pool, target))
 
 

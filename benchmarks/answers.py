@@ -426,12 +426,14 @@ def publish(paths: list[Path]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default=",".join(SETS))
-    ap.add_argument("--split", default="tune", help="tune, heldout, heldout2 ...: a file of each set's folder")
+    ap.add_argument("--split", default="tune", help="tune, heldout, heldout2 ...: a file of each set's folder (several "
+                    "with commas)")
     ap.add_argument("--model", default="active", help="active, extractive or a model's name; several with commas")
     ap.add_argument("--reader", choices=("off", "on"), default="off",
                     help="on: the reading model reads the evidence before a model writes, where it is "
                     "installed (EDGECHAT_READER=on in the app); off, as the app by default: no reader")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--ids", default="", help="only these questions: ids with commas, or @FILE of them")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--selection", action="store_true", help="the evidence selector alone, over --split's "
@@ -460,7 +462,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         out = with_provenance({"split": args.split, "live": True, "results": {}, "rows": []}, load_before)
         for name in sets:
-            questions = load_set(name, args.split)
+            questions = [q for split in args.split.split(",") for q in load_set(name, split)]
+            if args.ids:
+                wanted = set((Path(args.ids[1:]).read_text() if args.ids.startswith("@") else args.ids)
+                             .replace(",", " ").split())
+                questions = [q for q in questions if q.id in wanted]
             if args.limit:
                 questions = questions[: args.limit]
             engine = open_library(name)

@@ -7,7 +7,7 @@ import re
 
 from edgechat.core.search.words import STOPWORDS, stem
 
-__all__ = ["figure_spans", "figures", "has_negation", "names", "terms"]
+__all__ = ["asks_yes_or_no", "figure_spans", "figures", "has_negation", "names", "terms"]
 
 # A word, or a figure whole ("4,774" and "3.5" are one term each).
 _WORD_RE = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W_]+(?:['\u2019][^\W_]+)?", re.UNICODE)
@@ -87,3 +87,20 @@ def names(text: str) -> set[str]:
             continue
         out.add(word.lower())
     return out
+
+
+# A question asking yes or no: it begins with an auxiliary verb ("Can I ...?"), or a sentence or
+# clause of it does, the verb followed by its subject ("In version 5, can I ...?", "..., and is it
+# safe?"): a pronoun, a determiner or a name.
+_AUXILIARY = (r"(?i:can|could|does|do|did|is|are|was|were|should|shall|will|would|may|might|must|has|have|"
+              r"had)")
+_SUBJECT = (r"(?:(?i:i|you|we|they|it|he|she|there|the|a|an|this|that|these|those|my|your|its|their|our|"
+            r"his|her|any|some|each|every|all)\b|[A-Z])")
+_YES_NO_RE = re.compile(r"(?:^|[?.!;]\s+|,\s*|\band\s+)" + _AUXILIARY + r"\s+" + _SUBJECT)
+
+
+def asks_yes_or_no(question: str) -> bool:
+    """Does `question` (or a sentence or clause of it) ask to be answered yes or no ("Can I ...?",
+    "Per the guide, is it safe to ...?")?"""
+    text = question.strip()
+    return bool(re.match(_AUXILIARY + r"\b", text)) or (text.endswith("?") and bool(_YES_NO_RE.search(text)))

@@ -256,3 +256,21 @@ def test_a_word_negated_by_its_prefix_says_the_opposite():
                    report) == Support.SUPPORTED
     tool = quotes("The input file is read line by line and each line is put on the display.")
     assert support("Each line of the input file is put on the display [1].", tool) == Support.SUPPORTED
+
+
+def test_a_reply_to_a_yes_or_no_question_claims_what_it_says_back():
+    """"No, the pilot did not obtain a weather briefing" says back the question's own words, and its
+    polarity is the answer: it is checked like any claim, not taken for the question said back.
+    Shown on a software manual and a field report."""
+    for question, right, wrong, text in (
+        ("Does read.csv guess the encoding of the file?", "No, read.csv does not guess the encoding of the file [1].",
+         "Yes, read.csv guesses the encoding of the file [1].", MANUAL),
+        ("Did the pilot obtain a weather briefing before the flight?",
+         "No, the pilot did not obtain a weather briefing before the flight [1].",
+         "Yes, the pilot obtained a weather briefing before the flight [1].", REPORT),
+    ):
+        assert support(right, quotes(text), question) == Support.SUPPORTED, right
+        assert support(wrong, quotes(text), question) == Support.UNSUPPORTED, wrong
+    # Asked what, not whether, the same words said back are no claim.
+    assert support("The pilot obtained a briefing before the flight [1].", quotes(REPORT),
+                   "What briefing did the pilot obtain before the flight?") == Support.NO_CLAIM

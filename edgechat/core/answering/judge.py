@@ -6,7 +6,9 @@ taken off first, and what the question writes (its figures, its names however ca
 
 1. It states something: a sentence with no content word or figure of its own beyond the
    question's (the question said back, its dates and numbers included), or one that only
-   introduces what follows ("Here is what I found:"), makes no claim. One whose only content is
+   introduces what follows ("Here is what I found:"), makes no claim. A reply to a question
+   asked yes or no ("No, the pilot did not ...") claims what it says back, with its polarity:
+   the words after "Yes," or "No," are checked like any claim. One whose only content is
    keys or code ("C-c C-p") states them: the evidence must write them as they are.
 2. Its figures are in the evidence, and a figure of a table is the cell whose headings the claim
    names: the row's label (or, for a row without one, its table's heading) shares a word with what
@@ -48,7 +50,7 @@ import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE
 from edgechat.core.answering.evidence import Quote
-from edgechat.core.answering.words import figure_spans, figures, has_negation, names, terms
+from edgechat.core.answering.words import asks_yes_or_no, figure_spans, figures, has_negation, names, terms
 from edgechat.core.records import Evidence, Support
 
 if TYPE_CHECKING:
@@ -264,6 +266,10 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
     return any(columns[i] in named for i, cell in enumerate(cells) if cell == figure)
 
 
+# A reply to a question asked yes or no: "Yes," or "No," before what it claims.
+_REPLY_RE = re.compile(r"^(?:yes|no)[,.!;:]\s+(?=\S)", re.IGNORECASE)
+
+
 def judge(
     claim: str,
     quotes: Sequence[Quote],
@@ -276,9 +282,12 @@ def judge(
     question's words that name its documents (edgechat.core.search.subject); `checker`: a
     support checker that decides instead of the coverage and negation principles."""
     bare = _unattributed(_bare(claim))
+    reply = _REPLY_RE.match(bare) if asks_yes_or_no(question) else None
+    if reply:
+        bare = bare[reply.end():]
     question_terms = terms(question)
     claim_terms = terms(bare)
-    own = claim_terms - question_terms
+    own = claim_terms if reply else claim_terms - question_terms  # a reply's polarity is its claim
     cited = set(marker_numbers(claim))
     pool = [q for q in quotes if q.source.ordinal in cited] or list(quotes)
     if not bare.rstrip().endswith(_INTRO_ENDINGS) and not own:

@@ -251,20 +251,3 @@ def test_a_model_likely_to_say_it_does_not_know_is_not_read_further(engine, smol
     _, after = ask(1.01)  # the client is free again and answers as before
     assert after.text == read.text
 
-
-@pytest.mark.slow
-def test_a_question_asked_yes_or_no_is_read_to_the_end(engine, smollm2_dir):
-    """A yes-or-no question leaves the first token's "I do not know" high whether or not the
-    evidence answers, so it does not cut the answer short there; a question asking what, when or
-    how still does. Shown on an astronomy question and a cooking one."""
-    from edgechat.core.answering.answer import Answerer
-
-    client = GenaiChatClient(smollm2_dir, name="smollm2")
-    answerer = Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
-                        describe=engine.parts.store.describe_files, max_p_decline=0.0)
-    for yes_or_no, other in (("Is a year on Mercury 88 Earth days long?", "How long is a year on Mercury?"),
-                             ("Should the sourdough starter be fed every day?", "How often is the sourdough starter fed?")):
-        read = list(answerer.stream(RagRequest(yes_or_no)))[-1].response
-        assert read.diagnostics["p_decline"] is not None and read.draft, yes_or_no
-        cut = list(answerer.stream(RagRequest(other)))[-1].response
-        assert cut.text == MODEL_FOUND_NONE and not cut.draft, other

@@ -39,7 +39,7 @@ from edgechat.core.answering.history import ReducedHistory
 from edgechat.core.answering.judge import Judgement, judge, marker_numbers
 from edgechat.core.answering.prompt import DONT_KNOW, fit_messages
 from edgechat.core.answering.reader import EvidenceReader
-from edgechat.core.answering.words import asks_yes_or_no, terms
+from edgechat.core.answering.words import terms
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.records import (
     ChatMessage,
@@ -267,14 +267,11 @@ class Answerer:
         stop_reason = StopReason.EOS
         p_decline: float | None = None
         declined_early = False
-        # A question asked to be answered yes or no leaves the first token's "I do not know" high
-        # whether or not the evidence answers (docs/answers.md): the model is read to the end there.
-        max_p_decline = math.inf if asks_yes_or_no(question) else self.max_p_decline
         stream = self.client.stream(fitted.messages, call, cancel)
         for upd in stream:
             if upd.p_decline is not None:
                 p_decline = upd.p_decline
-                declined_early = p_decline >= max_p_decline
+                declined_early = p_decline >= self.max_p_decline
                 if declined_early:
                     break  # the model would likely have said it does not know: it is not read further
             if upd.delta:

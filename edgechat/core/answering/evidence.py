@@ -380,13 +380,12 @@ def select(
     # parameter." "The default value is 511."), or introduces it ("the following:"). The best
     # against the whole question comes first, then each part's best, then the next best.
     top = ranked[0].score
+    parts_best = {id(q) for q in part_best}
     anchors = 0
     for q in [ranked[0], *part_best, *ranked[1:]]:
         if anchors >= MAX_ANCHORS or len(chosen) >= limit:
             break
-        if chosen and q not in part_best and q.score < KEEP_SHARE * top:
-            continue
-        if any(c is q for c in chosen):
+        if q.score < KEEP_SHARE * top and id(q) not in parts_best:
             continue
         if take(q):
             anchors += 1

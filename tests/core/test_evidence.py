@@ -188,6 +188,27 @@ def test_a_line_repeated_on_other_pages_of_a_document_is_its_frame_not_evidence(
         assert chosen and not any("Page" in t or "chapter" in t for t in chosen), chosen
 
 
+def test_a_sentence_a_document_says_on_two_pages_is_what_it_says_not_its_frame(embedder):
+    """A handbook that repeats a section, or a manual that restates a rule in two chapters, says the
+    sentence twice: too long for a running header, it stays evidence."""
+    def page(path: str, n: int, body: str) -> Source:
+        text = f"{path.title()} | Page {n}\n{body}"
+        return Source(n, text, path, f"/docs/{path}", 0.9, n, 0, len(text), chunk_id=f"{path}-{n}")
+
+    rule = ("If the debtor refuses to answer at the meeting, the trustee should proceed with the questions "
+            "and make a record of each one.")
+    handbook = [page("handbook", 11, rule), page("handbook", 118, "Meetings are held in the courthouse. " + rule)]
+    limit = ("When the queue holds more than 511 waiting connections, the server refuses new ones until "
+             "some of them are accepted.")
+    manual = [page("manual", 40, limit), page("manual", 212, "The backlog is set at start-up. " + limit)]
+    for sources, question, want in (
+        (handbook, "What should the trustee do if the debtor refuses to answer?", "proceed with the questions"),
+        (manual, "What happens when more than 511 connections are waiting?", "refuses new ones"),
+    ):
+        chosen = [q.text for q in select(question, sources, embedder.embed).quotes]
+        assert any(want in t for t in chosen) and not any("| Page" in t for t in chosen), chosen
+
+
 def _rank_of(sel, words: str) -> int:
     return next(i for i, q in enumerate(sel.ranked) if words in q.text)
 

@@ -53,6 +53,7 @@ KEEP_SHARE = 0.6  # a quote after the first needs this share of the best score
 NEIGHBOURS, W_NEIGHBOUR = 2, 0.35  # quotes either side whose best score lends a share
 W_FIGURE = 0.1  # for a quote with a figure, when the question asks for an amount or a date
 MIN_WORDS = 3
+FRAME_WORDS = 15  # a running header or footer is at most this long
 
 _END_RE = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]\u00bb]*(?=\s|$)")
 _ABBREVIATIONS = frozenset(
@@ -234,8 +235,9 @@ def _as_shown(src: Source) -> str:
 
 
 def _quotes_of(sources: Sequence[Source]) -> list[Quote]:
-    """Every quote worth reading. A line that recurs on other pages of the same document (a running
-    header or footer, page number aside) is the page's frame, not what it says: left out."""
+    """Every quote worth reading. A short line that recurs on other pages of the same document (a
+    running header or footer, page number aside) is the page's frame, not what it says: left out.
+    A sentence too long for a header that recurs is the document saying it twice: kept."""
     pages_of: dict[str, dict[str, set[int]]] = {}
     shown = [_as_shown(src) for src in sources]
     split = [(src, text, split_quotes(text)) for src, text in zip(sources, shown)]
@@ -247,7 +249,7 @@ def _quotes_of(sources: Sequence[Source]) -> list[Quote]:
     for rank, (src, text, spans) in enumerate(split):
         for s, e in spans:
             key = _DIGITS_RE.sub("#", " ".join(text[s:e].lower().split()))
-            if len(pages_of[src.path][key]) > 1:
+            if len(pages_of[src.path][key]) > 1 and len(key.split()) <= FRAME_WORDS:
                 continue
             said = quote_text(text[s:e])
             if _worth_reading(said):

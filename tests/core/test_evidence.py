@@ -176,7 +176,7 @@ def test_a_topic_word_every_passage_uses_does_not_name_a_document():
 def test_a_line_repeated_on_other_pages_of_a_document_is_its_frame_not_evidence(embedder):
     def page(path: str, n: int, header: str, body: str) -> Source:
         text = f"{header} {n}\n{body}"
-        return Source(n, text, path, f"/docs/{path}", 0.9, n, 0, len(text), chunk_id=f"{path}-{n}")
+        return Source(n, text, path, f"/docs/{path}.pdf", 0.9, n, 0, len(text), chunk_id=f"{path}-{n}")
 
     report = [page("report", 3, "Northwind Annual Report | Page", "Revenue grew because more customers renewed."),
               page("report", 4, "Northwind Annual Report | Page", "Costs fell as the old warehouse closed.")]
@@ -190,10 +190,11 @@ def test_a_line_repeated_on_other_pages_of_a_document_is_its_frame_not_evidence(
 
 def test_a_sentence_a_document_says_on_two_pages_is_what_it_says_not_its_frame(embedder):
     """A handbook that repeats a section, or a manual that restates a rule in two chapters, says the
-    sentence twice: too long for a running header, it stays evidence."""
-    def page(path: str, n: int, body: str) -> Source:
+    sentence twice: too long for a running header, it stays evidence. A page of a format that is
+    not printed on pages (Markdown) has no running header: a short line in two sections stays."""
+    def page(path: str, n: int, body: str, suffix: str = ".pdf") -> Source:
         text = f"{path.title()} | Page {n}\n{body}"
-        return Source(n, text, path, f"/docs/{path}", 0.9, n, 0, len(text), chunk_id=f"{path}-{n}")
+        return Source(n, text, path, f"/docs/{path}{suffix}", 0.9, n, 0, len(text), chunk_id=f"{path}-{n}")
 
     rule = ("If the debtor refuses to answer at the meeting, the trustee should proceed with the questions "
             "and make a record of each one.")
@@ -207,6 +208,11 @@ def test_a_sentence_a_document_says_on_two_pages_is_what_it_says_not_its_frame(e
     ):
         chosen = [q.text for q in select(question, sources, embedder.embed).quotes]
         assert any(want in t for t in chosen) and not any("| Page" in t for t in chosen), chosen
+    default = "* `timeout` {number} **Default:** `120000`."
+    reference = [page("tls", 3, "The server option.\n" + default, ".md"),
+                 page("tls", 7, "The client option.\n" + default, ".md")]
+    chosen = [q.text for q in select("What is the default timeout?", reference, embedder.embed).quotes]
+    assert any("120000" in t for t in chosen), chosen
 
 
 def _rank_of(sel, words: str) -> int:

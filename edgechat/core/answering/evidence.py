@@ -219,6 +219,8 @@ class Selection:
         return "\n".join(q.text for q in self.quotes)
 
 
+# Formats printed on pages, whose running headers and footers are the page's frame.
+_PAGINATED = (".pdf",)
 # Formats whose comments ("<!-- ... -->") their reader never sees: Markdown and HTML.
 _HIDES_COMMENTS = (".md", ".markdown", ".html", ".htm", ".xhtml")
 _COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
@@ -235,9 +237,10 @@ def _as_shown(src: Source) -> str:
 
 
 def _quotes_of(sources: Sequence[Source]) -> list[Quote]:
-    """Every quote worth reading. A short line that recurs on other pages of the same document (a
-    running header or footer, page number aside) is the page's frame, not what it says: left out.
-    A sentence too long for a header that recurs is the document saying it twice: kept."""
+    """Every quote worth reading. In a document printed on pages (a PDF), a short line that recurs
+    on other pages (a running header or footer, page number aside) is the page's frame, not what
+    it says: left out. A sentence too long for a header that recurs is the document saying it
+    twice, and a page of any other format has no frame: kept."""
     pages_of: dict[str, dict[str, set[int]]] = {}
     shown = [_as_shown(src) for src in sources]
     split = [(src, text, split_quotes(text)) for src, text in zip(sources, shown)]
@@ -249,7 +252,8 @@ def _quotes_of(sources: Sequence[Source]) -> list[Quote]:
     for rank, (src, text, spans) in enumerate(split):
         for s, e in spans:
             key = _DIGITS_RE.sub("#", " ".join(text[s:e].lower().split()))
-            if len(pages_of[src.path][key]) > 1 and len(key.split()) <= FRAME_WORDS:
+            if (len(pages_of[src.path][key]) > 1 and len(key.split()) <= FRAME_WORDS
+                    and src.path.lower().endswith(_PAGINATED)):
                 continue
             said = quote_text(text[s:e])
             if _worth_reading(said):

@@ -25,7 +25,10 @@ A table row is read with its table's headings, so "Total 1,234 1,456" is found b
 name. `select` keeps the best few quotes, each with the quote after it in its passage (a sentence
 that matches the question often names the subject and the next one says the fact), near
 duplicates once, and says how strong the best one is: that score decides whether the documents
-say anything about the question at all (`Answerer`'s threshold, calibrated on question sets).
+say anything about the question at all (`Answerer`'s threshold, calibrated on question sets). A
+question that asks several things ("How long ..., and what event ...?") has each part's best
+quote kept too. What the reader of a document never sees as its content is not quoted: the
+comments of a Markdown or HTML page, and the running headers and footers of a PDF's pages.
 """
 
 from __future__ import annotations

@@ -85,7 +85,7 @@ SHOWN_QUOTES = 3  # quotes shown under an answer (or as the extractive client's,
 PROMPT_WORDS = 100  # words of evidence the model is given at most
 #: The best evidence score below which the documents are taken not to answer (calibrated on the
 #: tuning halves of the question sets: benchmarks/answers.py --calibrate).
-MIN_EVIDENCE = 0.47
+MIN_EVIDENCE = 0.49
 #: Per model, the probability (read from its first token) of its answer beginning "I do not know"
 #: at or above which it is taken to decline, calibrated on the tuning halves with that model:
 #: `benchmarks/answers.py --calibrate-decline`. A model without one (or a client that reads no token

@@ -22,10 +22,12 @@ def test_ask_streams_and_ctrl_c_stops_cleanly(tmp_path, smollm2_dir, embedder):
     env = dict(os.environ)
     proc = subprocess.Popen(
         [sys.executable, "-u", "-m", "edgechat", "--library", str(lib), "ask",
-         "Describe Mercury, Venus and Jupiter in a long numbered list of facts about each planet.",
+         "Why is the surface of Venus so hot? Describe Venus, Mercury and Jupiter in a long numbered list of "
+         "facts about each planet.",
          "--max-tokens", "2000"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, bufsize=1,
     )
+    # The question matches the passages well above the evidence threshold, so the model is asked.
     # Sentences are shown once checked, so the first words may come late: interrupt once the model
     # has been asked (the status line, then a moment: it is reading the prompt or writing).
     status = ""

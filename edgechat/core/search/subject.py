@@ -206,8 +206,9 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     # A document named by single words alone ("a single call", "a Word document") is one retrieval
     # finds too: one of its passages is among the best few for the question. A figure or a name of
     # several words needs no such support.
-    if not any(isinstance(w, tuple) or any(ch.isdigit() for ch in w) for w in naming if any(holds(f, w) for f in chosen)) \
-            and not any(c.file_id in chosen for c in candidates[:FOUND_AMONG]):
+    names_chosen = [w for w in naming if any(holds(f, w) for f in chosen)]
+    by_figure_or_run = any(isinstance(w, tuple) or any(ch.isdigit() for ch in w) for w in names_chosen)
+    if not by_figure_or_run and not any(c.file_id in chosen for c in candidates[:FOUND_AMONG]):
         return Subject()
     stems = {w for f in chosen for w in described[f] & naming}  # the single words; a run's are its own
     own = {w for f in chosen for w in _words(identity[f]) & stems}

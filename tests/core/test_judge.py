@@ -208,6 +208,27 @@ def test_the_question_s_own_figures_and_names_are_given():
                    manual, question) == Support.UNSUPPORTED
 
 
+def test_what_the_question_writes_is_given_only_where_the_passages_read_write_it():
+    """A name or figure the question writes is given when some passage read for the question
+    holds it, though the quotes do not repeat it; one that no passage read holds is the question's
+    premise, and a claim that puts it on the evidence is not supported. Shown on a software
+    manual and a travel guide."""
+    manual = quotes("To install the program, unpack the archive and run the setup script as an ordinary user.")
+    question = "How do I install the program on a Kestrel tablet?"
+    claim = "To install it on your Kestrel tablet, unpack the archive and run the setup script [1]."
+    library = "Installing on a Kestrel tablet\n" + manual[0].source.content
+    assert judge(claim, manual, question, read=library).support == Support.SUPPORTED
+    assert judge(claim, manual, question, read=manual[0].source.content).support == Support.UNSUPPORTED
+    guide = quotes("The harbour ferry leaves every hour from seven in the morning until ten at night.")
+    question = "How often does ferry 42 to Marden leave the harbour?"
+    claim = "Ferry 42 to Marden leaves the harbour every hour from seven in the morning [1]."
+    timetable = "Ferry 42: Marden and the outer islands.\n" + guide[0].source.content
+    assert judge(claim, guide, question, read=timetable).support == Support.SUPPORTED
+    assert judge(claim, guide, question, read=guide[0].source.content).support == Support.UNSUPPORTED
+    no_figure = "Ferry to Marden and the outer islands.\n" + guide[0].source.content
+    assert judge(claim, guide, question, read=no_figure).support == Support.UNSUPPORTED
+
+
 def test_an_answer_written_as_keys_or_code_is_a_claim():
     """A claim that is only a key sequence ("C-c C-p", "A+B") says something; the evidence must
     write it as it is. Shown on an editor's manual and an appliance's guide."""

@@ -236,6 +236,7 @@ class Answerer:
             return
 
         quotes = selection.quotes
+        read = "\n".join(f"{p.title}\n{p.content}" for p in passages)  # what the library says of it
         given = _within(quotes, PROMPT_WORDS)
         evidence = tuple((q.source.ordinal, q.text) for q in given)
         yield ChatUpdate(sources=list(sources))
@@ -278,7 +279,7 @@ class Answerer:
                 first_token = first_token or time.perf_counter()
                 draft += upd.delta
                 for delta in self._judge_completed(draft, done_upto, False, quotes, question, shown, draft_verdicts,
-                                                   subject.words):
+                                                   subject.words, read):
                     first_shown = first_shown or time.perf_counter()
                     yield ChatUpdate(delta=delta, text=shown.text)
                 done_upto = draft_verdicts[-1].end if draft_verdicts else 0
@@ -288,7 +289,7 @@ class Answerer:
         getattr(stream, "close", lambda: None)()  # a generation left early frees the model at once
         if stop_reason != StopReason.CANCELLED:
             for delta in self._judge_completed(draft, done_upto, True, quotes, question, shown, draft_verdicts,
-                                               subject.words):
+                                               subject.words, read):
                 first_shown = first_shown or time.perf_counter()
                 yield ChatUpdate(delta=delta, text=shown.text)
         abstained = False
@@ -399,7 +400,8 @@ class Answerer:
                             self.client.count_tokens, evidence=evidence)
 
     def _judge_completed(self, draft: str, done_upto: int, final: bool, quotes: Sequence[Quote], question: str,
-                         shown: _Shown, draft_verdicts: list[SentenceVerdict], naming: Sequence[str]) -> Iterator[str]:
+                         shown: _Shown, draft_verdicts: list[SentenceVerdict], naming: Sequence[str],
+                         read: str) -> Iterator[str]:
         """Judge the draft's sentences completed since `done_upto` (all of them when `final`); yield
         the delta of each one shown."""
         spans = [(s, e) for s, e in sentence_spans(draft) if s >= done_upto]
@@ -409,7 +411,7 @@ class Answerer:
             if shown.text and _said(draft[s:e]) in _said(shown.text):  # already shown: says nothing more
                 draft_verdicts.append(SentenceVerdict(s, e, Support.NO_CLAIM, reason="repeats a sentence shown"))
                 continue
-            verdict = self._verdict(draft[s:e], quotes, question, naming)
+            verdict = self._verdict(draft[s:e], quotes, question, naming, read)
             verdict.start, verdict.end = s, e
             draft_verdicts.append(verdict)
             if verdict.support != Support.SUPPORTED:
@@ -422,7 +424,7 @@ class Answerer:
             yield delta
 
     def _verdict(self, sentence: str, quotes: Sequence[Quote], question: str,
-                 naming: Sequence[str] = ()) -> SentenceVerdict:
+                 naming: Sequence[str] = (), read: str | None = None) -> SentenceVerdict:
         if self.client.kind == ClientKind.EXTRACTIVE:  # its lines are the evidence, quoted
             said = [q for q in quotes if q.text in sentence]
             if said:
@@ -431,9 +433,9 @@ class Answerer:
                                        markers_written=marker_numbers(sentence))
         if _DONT_KNOW_RE.search(sentence):
             return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="says the sources do not answer")
-        j = judge(sentence, quotes, question, self.embed, naming, self.checker)
+        j = judge(sentence, quotes, question, self.embed, naming, self.checker, read)
         if j.support == Support.UNSUPPORTED and marker_numbers(sentence):
-            anywhere = judge(MARKER_RE.sub("", sentence), quotes, question, self.embed, naming, self.checker)
+            anywhere = judge(MARKER_RE.sub("", sentence), quotes, question, self.embed, naming, self.checker, read)
             if anywhere.support == Support.SUPPORTED:
                 j = anywhere
         return SentenceVerdict(0, 0, j.support, sources=list(dict.fromkeys(q.source.ordinal for q in j.quotes)),

@@ -2,7 +2,9 @@
 
 `judge(claim, quotes)` compares one sentence with the quotes it was written from, by principles that
 hold for any document. Where the sentence says it comes from ("According to the manual, ...") is
-taken off first, and what the question writes (its figures, its names however cased) is given.
+taken off first, and what the question writes (its figures, its names however cased) is given
+where the passages read for it write it too: a name no passage holds ("on the Lisbon ferry" asked of
+a book that never mentions one) is the question's premise, which the evidence cannot support.
 
 1. It states something: a sentence with no content word or figure of its own beyond the
    question's (the question said back, its dates and numbers included), or one that only
@@ -277,10 +279,12 @@ def judge(
     embed: Callable[[list[str]], Any] | None = None,
     naming: Sequence[str] = (),
     checker: SupportChecker | None = None,
+    read: str | None = None,
 ) -> Judgement:
     """The verdict on one sentence of an answer (see the module docstring). `naming`: the
     question's words that name its documents (edgechat.core.search.subject); `checker`: a
-    support checker that decides instead of the coverage and negation principles."""
+    support checker that decides instead of the coverage and negation principles; `read`: the
+    text of every passage read for the question (None: not known)."""
     bare = _unattributed(_bare(claim))
     reply = _REPLY_RE.match(bare) if asks_yes_or_no(question) else None
     if reply:
@@ -300,10 +304,15 @@ def judge(
         return Judgement(Support.UNSUPPORTED, reason="there is no evidence to support it")
     named = terms(" ".join(naming))  # say which document, not what it says
 
-    # 2. figures, each in a quote about the same thing
+    # What the question writes is given where the library writes it too: a name or figure no
+    # passage read for it holds is the question's premise, which the evidence cannot support.
     question_figures = set(figures(question))
+    given_figures = question_figures if read is None else question_figures & set(figures(read))
+    asked = names(question) | set(re.findall(r"\w+", question.lower()))  # its names, however cased
+    if read is not None:
+        asked &= names(read) | set(re.findall(r"\w+", read.lower()))
     for f in figures(bare):
-        if f in question_figures:
+        if f in given_figures:
             continue  # the question's own figure ("the top-20 accuracy", "its report for 2023") is given
         holders = [q for q in pool if f in figures(q.text) or f in figures(q.source.table_header)]
         if not holders:
@@ -331,8 +340,7 @@ def judge(
     # 3. names
     evidence_text = " ".join(f"{q.source.title} {q.source.table_header} {q.text}" for q in pool).lower()
     evidence_terms = terms(evidence_text)
-    asked = set(re.findall(r"\w+", question.lower()))  # a name the question writes is given, however cased
-    for name in names(bare) - names(question) - asked:
+    for name in names(bare) - asked:
         if name not in evidence_text and not (terms(name) <= evidence_terms):
             return Judgement(Support.UNSUPPORTED, reason=f"\u201c{name}\u201d is not in the evidence")
 

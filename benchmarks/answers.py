@@ -313,14 +313,20 @@ def calibrate(sets: list[str], splits: list[str]) -> dict:
             "scores": sorted(scores, key=lambda s: -s["best"])}
 
 
-def calibrate_decline(paths: list[Path]) -> dict:
+def calibrate_decline(paths: list[Path], client: str = "") -> dict:
     """A model's decline threshold (answer.DECLINE_AT), from saved runs of a model with the
     threshold off: the lowest (to 0.01) at which at most CALIBRATION_LOSS of the correct answers
-    shown would have been declined instead; with what it would have withheld of the others."""
+    shown would have been declined instead; with what it would have withheld of the others.
+    `client`: the model whose rows are read, where a run asked several."""
     rows = []
     for path in paths:
         run = json.loads(path.read_text(encoding="utf-8"))
-        rows += [r for r in run["rows"] if r.get("p_decline") is not None and "class" in r]
+        rows += [r for r in run["rows"] if r.get("p_decline") is not None and "class" in r
+                 and (not client or r.get("client") == client)]
+    models = {r.get("client") for r in rows}
+    if len(models) > 1:
+        raise SystemExit(f"these runs asked several models ({', '.join(sorted(map(str, models)))}): "
+                         "name one with --client")
     correct = [r["p_decline"] for r in rows if r["class"] == "correct"]
 
     def withheld(t: float) -> dict:
@@ -329,7 +335,8 @@ def calibrate_decline(paths: list[Path]) -> dict:
 
     allowed = int(CALIBRATION_LOSS * len(correct))
     threshold = next(t for t in (x / 100 for x in range(1, 102)) if sum(p >= t for p in correct) <= allowed)
-    return {"runs": [str(p) for p in paths], "loss": CALIBRATION_LOSS, "threshold": threshold,
+    return {"runs": [str(p) for p in paths], "client": client or next(iter(models), None),
+            "loss": CALIBRATION_LOSS, "threshold": threshold,
             "questions": len(rows), "classes": {c: sum(r["class"] == c for r in rows)
                                                 for c in ("correct", "shown_without_facts", "shown", "declined")},
             "withheld_at_threshold": withheld(threshold),
@@ -438,6 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--selection", action="store_true", help="the evidence selector alone, over --split's "
                     "splits (several with commas)")
+    ap.add_argument("--client", default="", help="with --calibrate-decline: the model whose answers are read")
     ap.add_argument("--calibrate-decline", type=Path, nargs="+", metavar="RESULT.json",
                     help="the model's decline threshold from saved runs made with it off, and exit")
     ap.add_argument("--publish", type=Path, nargs="+", metavar="RESULT.json",
@@ -447,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
         publish(args.publish)
         return 0
     if args.calibrate_decline:
-        print(json.dumps(calibrate_decline(args.calibrate_decline), indent=1))
+        print(json.dumps(calibrate_decline(args.calibrate_decline, args.client), indent=1))
         return 0
     load_before = list(os.getloadavg())
     os.environ["EDGECHAT_READER"] = args.reader

@@ -120,3 +120,18 @@ def test_the_decline_threshold_loses_at_most_the_budget_of_correct_answers(tmp_p
     assert out["threshold"] == 0.38  # the lowest that keeps within the budget
     assert out["withheld_at_threshold"]["shown"] == 1 and out["withheld_at_threshold"]["shown_without_facts"] == 1
     assert out["questions"] == 42  # rows without a probability or a class are not counted
+
+
+def test_the_decline_threshold_is_calibrated_on_one_model_s_answers(tmp_path):
+    """A run that asked two models calibrates each on its own answers, and refuses to mix them."""
+    from benchmarks.answers import calibrate_decline
+
+    rows = [{"class": "correct", "p_decline": i / 100, "client": "small"} for i in range(40)]
+    rows += [{"class": "correct", "p_decline": i / 1000, "client": "large"} for i in range(40)]
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"rows": rows}))
+    assert calibrate_decline([run], "small")["threshold"] == 0.38
+    assert calibrate_decline([run], "large")["threshold"] == 0.04
+    assert calibrate_decline([run], "large")["questions"] == 40
+    with pytest.raises(SystemExit, match="several models"):
+        calibrate_decline([run])

@@ -90,7 +90,7 @@ MIN_EVIDENCE = 0.49
 #: at or above which it is taken to decline, calibrated on the tuning halves with that model:
 #: `benchmarks/answers.py --calibrate-decline`. A model without one (or a client that reads no token
 #: probabilities) is read to the end.
-DECLINE_AT = {"qwen2.5-coder-0.5b-instruct-int4": 0.14}
+DECLINE_AT = {"qwen2.5-coder-0.5b-instruct-int4": 0.14, "qwen2.5-coder-1.5b-instruct-int4": 0.06}
 
 # The model saying it cannot answer, in the prompt's words or its own.
 _DONT_KNOW_RE = re.compile(

@@ -236,7 +236,7 @@ class Answerer:
             return
 
         quotes = selection.quotes
-        read = "\n".join(f"{p.title}\n{p.content}" for p in passages)  # what the library says of it
+        read = "\n".join(f"{p.path}\n{p.title}\n{p.content}" for p in passages)  # what the library says of it
         given = _within(quotes, PROMPT_WORDS)
         evidence = tuple((q.source.ordinal, q.text) for q in given)
         yield ChatUpdate(sources=list(sources))

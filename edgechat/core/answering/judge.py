@@ -284,7 +284,8 @@ def judge(
     """The verdict on one sentence of an answer (see the module docstring). `naming`: the
     question's words that name its documents (edgechat.core.search.subject); `checker`: a
     support checker that decides instead of the coverage and negation principles; `read`: the
-    text of every passage read for the question (None: not known)."""
+    text of every passage read for the question, with its document's file name and title (None:
+    not known)."""
     bare = _unattributed(_bare(claim))
     reply = _REPLY_RE.match(bare) if asks_yes_or_no(question) else None
     if reply:

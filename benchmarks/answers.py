@@ -245,9 +245,6 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
         "total_s": total,
         "prompt_tokens": diag.get("prompt_tokens"),
         "p_decline": diag.get("p_decline"),
-        "p_answers": diag.get("p_answers"),
-        "reader": (diag.get("reader") or {}).get("model"),
-        "reader_s": (diag.get("reader") or {}).get("seconds"),
         "sources": [f"{Path(s.path).name} p.{s.page}" for s in response.sources],
     }
 
@@ -436,9 +433,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", default="tune", help="tune, heldout, heldout2 ...: a file of each set's folder (several "
                     "with commas)")
     ap.add_argument("--model", default="active", help="active, extractive or a model's name; several with commas")
-    ap.add_argument("--reader", choices=("off", "on"), default="off",
-                    help="on: the reading model reads the evidence before a model writes, where it is "
-                    "installed (EDGECHAT_READER=on in the app); off, as the app by default: no reader")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--ids", default="", help="only these questions: ids with commas, or @FILE of them")
     ap.add_argument("--out", type=Path)
@@ -458,7 +452,6 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(calibrate_decline(args.calibrate_decline, args.client), indent=1))
         return 0
     load_before = list(os.getloadavg())
-    os.environ["EDGECHAT_READER"] = args.reader
     sets = [s for s in args.sets.split(",") if s]
     unknown = [s for s in sets if s not in CORPORA]
     if unknown:
@@ -482,8 +475,7 @@ def main(argv: list[str] | None = None) -> int:
                 for label in args.model.split(","):
                     choice = engine.choose_client("" if label == "active" else label)
                     client = choice.client
-                    reader = engine.reader_for(client)
-                    label = client.name + (f", read by {reader.name}" if reader is not None else "")
+                    label = client.name
                     rows = []
                     for q in questions:
                         try:

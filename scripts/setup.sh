@@ -20,9 +20,6 @@ if [ "${SKIP_MODELS:-0}" != "1" ]; then
   #   SmolLM2-135M (small and fast): the test suite's model, built always.
   #   The default model (edgechat.core.llm.catalog.DEFAULT_MODEL, Qwen2.5-Coder-0.5B): what the
   #   app answers with; skipped by scripts/test.sh (SETUP_FOR=tests), which does not need it.
-  #   The reading model (Qwen2.5-Coder-1.5B: edgechat.core.answering.reader), which says whether
-  #   the evidence answers before the default model writes: built only for EDGECHAT_READER=on,
-  #   since answers are written without it by default.
   installed() {
     .venv/bin/python - "$1" <<'PY'
 import sys
@@ -31,14 +28,10 @@ sys.exit(0 if any(m.name.startswith(sys.argv[1]) for m in manager.list_models())
 PY
   }
   DEFAULT_MODEL=$(.venv/bin/python -c 'from edgechat.core.llm.catalog import DEFAULT_MODEL; print(DEFAULT_MODEL)')
-  READER_MODEL=$(.venv/bin/python -c 'from edgechat.core.answering.reader import READERS; print(next(iter(READERS)))')
-  need_smollm2=0; need_default=0; need_reader=0
+  need_smollm2=0; need_default=0
   installed smollm2 || need_smollm2=1
   if [ "${SETUP_FOR:-app}" != "tests" ] && ! installed "$DEFAULT_MODEL"; then need_default=1; fi
-  if [ "${EDGECHAT_READER:-off}" = on ] && [ "${SETUP_FOR:-app}" != "tests" ] && ! installed "$READER_MODEL"; then
-    need_reader=1
-  fi
-  if [ "$need_smollm2$need_default$need_reader" != "000" ]; then
+  if [ "$need_smollm2$need_default" != "00" ]; then
     if [ ! -x .venv-convert/bin/python ]; then
       "$PY" -m venv .venv-convert
     fi
@@ -53,9 +46,5 @@ PY
     echo "Building the default language model, $DEFAULT_MODEL (once; about 500 MB to download and 4 minutes)..." >&2
     .venv-convert/bin/edgechat models install "$DEFAULT_MODEL"
     .venv/bin/edgechat models use "$DEFAULT_MODEL"
-  fi
-  if [ "$need_reader" = 1 ]; then
-    echo "Building the reading model, $READER_MODEL (once; about 1 GB to download and 8 minutes)..." >&2
-    .venv-convert/bin/edgechat models install "$READER_MODEL"
   fi
 fi

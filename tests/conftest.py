@@ -13,9 +13,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from edgechat.core import paths
 
 os.environ.setdefault("EDGECHAT_MODELS", str(paths.models_dir()))
-# The reading model (answering/reader.py) is used only when EDGECHAT_READER is "on"; tests that
-# want one pass it, so that a shell that switched it on runs the other tests as the app's default.
-os.environ["EDGECHAT_READER"] = "off"
 
 # Property tests check behaviour, not speed: Hypothesis' default 200 ms per example failed them
 # on a loaded 2-core machine (timings belong in benchmarks).

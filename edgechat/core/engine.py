@@ -18,12 +18,10 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 from edgechat.core import paths
 from edgechat.core.answering.answer import YOUR_DOCUMENTS_SAY, Answerer
 from edgechat.core.answering.citations import cited_sentence_spans, marker_spans
-from edgechat.core.answering.reader import READERS, Chooser, EvidenceReader
 from edgechat.core.conversations import source_dict
 from edgechat.core.documents import READABLE, readable_formats
 from edgechat.core.documents.pdf import indexed_pdfium_text
@@ -125,7 +123,6 @@ class Engine:
         embedder_progress: Callable[[str], None] | None = None,
         identity: Identity | None = None,
         checker: SupportChecker | None = None,
-        reader: EvidenceReader | None | bool = True,
     ) -> None:
         # A team library (chroma://HOST:PORT/NAME, store/team.py): its index is on a Chroma
         # server, this desktop keeps a cache of what `identity` (default: the OS account) may read.
@@ -150,12 +147,6 @@ class Engine:
         # (models' checker.json), read on the first answer; None keeps the local principles.
         self._checker = checker
         self._checker_read = checker is not None
-        # The model that says whether the evidence answers (answering/reader.py): the one passed
-        # in; True: the catalogue's reading model when $EDGECHAT_READER is "on" and it is
-        # installed, read on the first answer; False or None: none.
-        self._reader: EvidenceReader | None = reader if isinstance(reader, EvidenceReader) else None
-        self._reader_read = reader is not True
-        self._reader_auto = reader is True
         self._reranker = reranker
         self._interpreter = interpreter
         self.chunk_settings = chunk_settings
@@ -371,32 +362,6 @@ class Engine:
                     log.warning("the support checker could not be set up: %s", e)
             return self._checker
 
-    @property
-    def evidence_reader(self) -> EvidenceReader | None:
-        """The model that says whether the evidence answers, before a model writes (None: none)."""
-        with self._lock:
-            if not self._reader_read:
-                self._reader_read = True
-                try:
-                    from edgechat.core.llm import manager
-
-                    self._reader = manager.load_reader()
-                except Exception as e:  # noqa: BLE001 - a reader that fails to load must not stop answering
-                    log.warning("the evidence reader could not be loaded: %s", e)
-            return self._reader
-
-    def reader_for(self, client: ChatClient) -> EvidenceReader | None:
-        """The reader for an answer `client` writes (None for the extractive client): the writer
-        itself when it is the reading model, so that one copy of it is in memory; else
-        `evidence_reader`."""
-        if client.kind != ClientKind.MODEL:
-            return None
-        if self._reader_auto and client.name in READERS and callable(getattr(client, "choose", None)):
-            from edgechat.core.llm import manager
-
-            return EvidenceReader(cast(Chooser, client)) if manager.reader_switched_on() else None
-        return self.evidence_reader
-
     def ask(
         self,
         request: RagRequest,
@@ -410,8 +375,7 @@ class Engine:
         client = client or self.chat_client
         self._pull()
         answerer = Answerer(self._pipeline(client), client, options, embed=self.embedder.embed,
-                            describe=self._store.describe_files, checker=self.support_checker,
-                            reader=self.reader_for(client))
+                            describe=self._store.describe_files, checker=self.support_checker)
         return self._while_answering(answerer.stream(request, history=history, options=options, cancel=cancel))
 
     def _while_answering(self, updates: Iterator[ChatUpdate]) -> Iterator[ChatUpdate]:

@@ -2,7 +2,6 @@
 
     answer.py       the pass: subject, evidence, write, check each sentence, present
     evidence.py     the sentences and table rows that answer, scored (what is highlighted)
-    reader.py       a model's yes or no: does the evidence state the answer?
     prompt.py       numbered evidence -> messages, fitted to the model's context
     judge.py        one support judge: a sentence of the answer against its evidence
     words.py        terms, figures, names and negations as the checks compare them

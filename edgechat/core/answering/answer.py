@@ -8,17 +8,14 @@ select the evidence, write from it, check each sentence, present.
    look-alike document cannot answer for them.
 3. Evidence (evidence.py): the few sentences and table rows that answer, scored. When even the
    best is weak, the documents do not say: "not in your documents", and no model is asked.
-4. Read (reader.py, when a reading model is installed): a model asked only whether the first
-   quotes state the answer. When that is unlikely, nothing is written: "don't seem to answer".
-5. Write: the client gets a short prompt of the numbered evidence (prompt.py). When its first
+4. Write: the client gets a short prompt of the numbered evidence (prompt.py). When its first
    token makes "I do not know" likely (a threshold calibrated per model), it is not read further.
-6. Check (judge.py): each sentence, as it is completed, against the evidence it cites. Supported
+5. Check (judge.py): each sentence, as it is completed, against the evidence it cites. Supported
    sentences are shown as they come, with the marker of their source (added when missing, put
    right when wrong); the others are left out and kept with the model's draft.
-7. Present: under the checked sentences, the quotes they were written from that they do not
-   already say ("Your documents say: ..."). When none of the model's sentences holds, the quotes
-   are the answer if the reader found that they answer; else no answer is shown, and the passages
-   stay listed. Nothing is shown and then taken back.
+6. Present: under the checked sentences, the quotes they were written from that they do not
+   already say ("Your documents say: ..."). When none of the model's sentences holds, no answer
+   is shown, and the passages stay listed. Nothing is shown and then taken back.
 
 The pass keeps no state between questions.
 """
@@ -38,7 +35,6 @@ from edgechat.core.answering.evidence import Quote, Selection, select
 from edgechat.core.answering.history import ReducedHistory
 from edgechat.core.answering.judge import Judgement, judge, marker_numbers
 from edgechat.core.answering.prompt import DONT_KNOW, fit_messages
-from edgechat.core.answering.reader import EvidenceReader
 from edgechat.core.answering.words import terms
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.records import (
@@ -179,13 +175,11 @@ class Answerer:
         min_evidence: float = MIN_EVIDENCE,
         max_p_decline: float | None = None,
         checker: SupportChecker | None = None,
-        reader: EvidenceReader | None = None,
     ) -> None:
         """`embed` (the embedder's: normalised rows) scores evidence and claims by meaning as well
         as words. `describe` (the store's `describe_files`) says what each file says of itself, so
         a question that names its documents is answered from them alone. `checker`: a support
-        checker the user configured (edgechat.core.llm.support_check), for the judge. `reader`:
-        a model that says whether the evidence answers (reader.py), asked before a model writes."""
+        checker the user configured (edgechat.core.llm.support_check), for the judge."""
         self.pipeline = pipeline
         self.client = client
         self.options = options or ChatOptions()
@@ -194,7 +188,6 @@ class Answerer:
         self.min_evidence = min_evidence
         self.max_p_decline = DECLINE_AT.get(client.name, math.inf) if max_p_decline is None else max_p_decline
         self.checker = checker
-        self.reader = reader if client.kind == ClientKind.MODEL else None
 
     # ------------------------------------------------------------------ the pass
 
@@ -237,26 +230,8 @@ class Answerer:
 
         quotes = selection.quotes
         read = "\n".join(f"{p.path}\n{p.title}\n{p.content}" for p in passages)  # what the library says of it
-        given = _within(quotes, PROMPT_WORDS)
-        evidence = tuple((q.source.ordinal, q.text) for q in given)
+        evidence = tuple((q.source.ordinal, q.text) for q in _within(quotes, PROMPT_WORDS))
         yield ChatUpdate(sources=list(sources))
-        p_answers: float | None = None
-        if self.reader is not None:
-            t_read = time.perf_counter()
-            try:
-                p_answers = self.reader.answers(question, [q.text for q in given])
-            except ValueError as e:  # a prompt longer than the reader sees: the writer decides alone
-                diagnostics["reader_error"] = str(e)
-            diagnostics["reader"] = {"model": self.reader.name, "seconds": time.perf_counter() - t_read}
-            diagnostics["p_answers"] = p_answers
-            if p_answers is not None and p_answers < self.reader.thresholds.ask_writer:
-                yield ChatUpdate(delta=MODEL_FOUND_NONE, text=MODEL_FOUND_NONE)
-                diagnostics["total_seconds"] = time.perf_counter() - t0
-                response = self._response(_Shown(MODEL_FOUND_NONE), sources, pq, StopReason.EOS, diagnostics,
-                                          abstained=True)
-                yield ChatUpdate(done=True, text=response.text, stop_reason=StopReason.EOS, citations=[],
-                                 response=response)
-                return
         fitted = self._fit(request.query, sources, history, base, evidence)
         call = dataclasses.replace(base, sources=tuple(sources), evidence=evidence, decline_text=DONT_KNOW)
         shown = _Shown()
@@ -295,11 +270,7 @@ class Answerer:
         abstained = False
         kept_whole = bool(shown.verdicts) and all(v.support != Support.UNSUPPORTED for v in draft_verdicts)
         if not shown.text and stop_reason != StopReason.CANCELLED:
-            if p_answers is not None and self.reader is not None and (
-                    p_answers >= self.reader.thresholds.show_evidence):
-                # The reader says the evidence answers where the writer's words did not hold.
-                self._quote_evidence(shown, given, question)
-            elif declined_early or _DONT_KNOW_RE.search(draft):
+            if declined_early or _DONT_KNOW_RE.search(draft):
                 # The writer read the evidence and found no answer in it: showing the evidence
                 # then was wrong far more often than right on the tuning halves (docs/answers.md).
                 shown.text, abstained = MODEL_FOUND_NONE, True

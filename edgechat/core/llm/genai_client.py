@@ -230,29 +230,6 @@ class GenaiChatClient:
         prompt, ids = self._encoded(messages)
         return self._generate(ids, options, cancel, t_call, self._system_tokens(prompt, messages, ids))
 
-    def choose(self, messages: Sequence[ChatMessage], choices: Sequence[str]) -> list[float]:
-        """How likely the model is to begin its answer with each of `choices` (say "Yes" and
-        "No"), from the logits after the prompt, as shares of their sum. Nothing is generated.
-        Each choice counts with its lower-case form (and both with a leading space)."""
-        _prompt, ids = self._encoded(messages)
-        firsts = [
-            {int(self._tokenizer.encode(form)[0]) for form in (c, c.lower(), " " + c, " " + c.lower())}
-            for c in choices
-        ]
-        with self._lock:
-            params = og.GeneratorParams(self._model)
-            params.set_search_options(max_length=len(ids) + 1)
-            generator = og.Generator(self._model, params)
-            try:
-                generator.append_tokens(ids)
-                logits = np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1)
-            finally:
-                del generator
-        weights = _softmax(logits)
-        mass = [float(sum(weights[t] for t in tokens)) for tokens in firsts]
-        total = sum(mass) or 1.0
-        return [m / total for m in mass]
-
     # ------------------------------------------------------------------ internals
 
     def _encoded(self, messages: Sequence[ChatMessage]) -> tuple[str, Any]:

@@ -49,7 +49,6 @@ from edgechat.core.llm.folders import (
 from edgechat.core.llm.servers import ServerConfig, add_server, get_server, list_servers, read_api_key, remove_server
 
 if TYPE_CHECKING:  # the client imports onnxruntime-genai: only load it when a model is used
-    from edgechat.core.answering.reader import EvidenceReader
     from edgechat.core.llm.genai_client import GenaiChatClient
     from edgechat.core.llm.server_client import ServerChatClient
     from edgechat.core.llm.support_check import ServedSupportChecker
@@ -287,21 +286,6 @@ class ModelManager:
                                     api_key=read_api_key(server.name) if server.has_key else None,
                                     instruction=GENERAL_INSTRUCTION if general else None)
 
-    def load_reader(self) -> EvidenceReader | None:
-        """The model that says whether the evidence answers (answering/reader.py): the first
-        installed model with calibrated reading thresholds, when $EDGECHAT_READER is "on"."""
-        if not reader_switched_on():
-            return None
-        from edgechat.core.answering.reader import READERS, EvidenceReader
-
-        for name in READERS:
-            path = self.model_path(name)
-            if (path / GENAI_CONFIG).is_file():
-                from edgechat.core.llm.genai_client import GenaiChatClient
-
-                return EvidenceReader(GenaiChatClient(path, name=name))
-        return None
-
     def load_active_client(self) -> GenaiChatClient | ServerChatClient | None:
         """A chat client over the active model or server, or None when none is active."""
         server = self.active_server()
@@ -415,13 +399,3 @@ def load_active_client() -> GenaiChatClient | ServerChatClient | None:
 def load_checker() -> ServedSupportChecker | None:
     return ModelManager().load_checker()
 
-
-def reader_switched_on() -> bool:
-    """$EDGECHAT_READER is "on": a reading model, where one is installed, reads the evidence before
-    a model writes. It is off by default: on the held-out halves its few more right answers did not
-    make up for its wait before each answer (docs/answers.md)."""
-    return os.environ.get("EDGECHAT_READER", "").strip().lower() == "on"
-
-
-def load_reader() -> EvidenceReader | None:
-    return ModelManager().load_reader()

@@ -242,6 +242,28 @@ def test_an_answer_written_as_keys_or_code_is_a_claim():
     assert support("A+C [1].", appliance, question) == Support.UNSUPPORTED
 
 
+def test_a_line_of_code_is_said_only_where_the_evidence_writes_it():
+    """A claim that is a line of code is supported by a quote that writes the whole line (spacing
+    aside), not by one that shares most of its words: in code one changed name is another
+    program. Shown on a scripting reference and a typesetting manual."""
+    reference = quotes("To read the settings, call the loader first:\n"
+                       "const settings = loadSettings('app.toml');\n"
+                       "Every key of the file becomes a property of the object.")
+    question = "How do I read the settings file?"
+    assert support("const settings = loadSettings('app.toml'); [1]", reference, question) == Support.SUPPORTED
+    assert support("const settings = loadSettings( 'app.toml' ); [1]", reference, question) == Support.SUPPORTED
+    assert support("const settings = readSettings('app.toml'); [1]", reference, question) == Support.UNSUPPORTED
+    assert support("const mailer = loadSettings('mailer'); [1]", reference, question) == Support.UNSUPPORTED
+    manual = quotes("Load the package in the preamble with \\usepackage{graphicx} and then place "
+                    "images with the includegraphics command.")
+    question = "Which package lets me place images?"
+    assert support("\\usepackage{graphicx} [1]", manual, question) == Support.SUPPORTED
+    assert support("\\usepackage{graphics} [1]", manual, question) == Support.UNSUPPORTED
+    # Prose that ends a clause with a bracket is not code.
+    assert support("Images are placed with the includegraphics command (after loading the package) [1].",
+                   manual, question) == Support.SUPPORTED
+
+
 def test_negation_is_read_in_the_sentence_that_says_the_claim():
     """A quote that holds two sentences ("... is not necessary. When ...") does not lend one's "not"
     to a claim the other says. Shown on a manual and a field report."""
@@ -292,6 +314,11 @@ def test_a_reply_to_a_yes_or_no_question_claims_what_it_says_back():
     ):
         assert support(right, quotes(text), question) == Support.SUPPORTED, right
         assert support(wrong, quotes(text), question) == Support.UNSUPPORTED, wrong
+    # A marker before the reply's comma ("No [1], ...") leaves it a reply.
+    assert support("No [1], read.csv does not guess the encoding of the file.", quotes(MANUAL),
+                   "Does read.csv guess the encoding of the file?") == Support.SUPPORTED
+    assert support("No [1], the pilot did not obtain a weather briefing before the flight.", quotes(REPORT),
+                   "Did the pilot obtain a weather briefing before the flight?") == Support.SUPPORTED
     # Asked what, not whether, the same words said back are no claim.
     assert support("The pilot obtained a briefing before the flight [1].", quotes(REPORT),
                    "What briefing did the pilot obtain before the flight?") == Support.NO_CLAIM

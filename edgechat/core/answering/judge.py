@@ -11,7 +11,9 @@ a book that never mentions one) is the question's premise, which the evidence ca
    introduces what follows ("Here is what I found:"), makes no claim. A reply to a question
    asked yes or no ("No, the pilot did not ...") claims what it says back, with its polarity:
    the words after "Yes," or "No," are checked like any claim. One whose only content is
-   keys or code ("C-c C-p") states them: the evidence must write them as they are.
+   keys or code ("C-c C-p") states them: the evidence must write them as they are. A line of
+   code ("x = parse(text);", "\\begin{table}") is said only by a quote that writes the whole line
+   as it is: in code every word is a name.
 2. Its figures are in the evidence, and a figure of a table is the cell whose headings the claim
    names: the row's label (or, for a row without one, its table's heading) shares a word with what
    the claim says of that figure (the words next to it, when they name a row and the claim gives
@@ -110,6 +112,24 @@ def _unattributed(text: str) -> str:
 
 # A token written as code or a key ("C-c", "^A", "x86_64"): letters or digits joined by a sign.
 _CODE_RE = re.compile(r"(?<!\S)[\^~]?[\w]+(?:[-^_+./:~][\w^]+)+(?=[\s.,;:!?)]|$)|(?<!\S)\^\w(?=[\s.,;:!?)]|$)")
+
+
+# A line of code: a statement ended by ";", "{" or "}", or a call alone ("print(x)").
+_CODE_LINE_RE = re.compile(r"[;{}]$|^[\w.$]+\(.*\)$")
+
+
+def _code_line_said(claim: str, pool: Sequence[Quote]) -> Judgement | None:
+    """A claim that is a line of code is said only by a quote that writes it as it is (spacing
+    aside): in code every word is a name, and one changed word is another program. None when
+    the claim is not code."""
+    line = claim.rstrip(" .")
+    if not _CODE_LINE_RE.search(line) or not re.search(r"[(){}=]", line):
+        return None
+    flat = "".join(line.split())
+    said = [q for q in pool if flat in "".join(q.text.split())]
+    if not said:
+        return Judgement(Support.UNSUPPORTED, reason="the evidence does not write this code")
+    return Judgement(Support.SUPPORTED, said[:1])
 
 
 def _code_said(claim: str, question: str, pool: Sequence[Quote]) -> Judgement | None:
@@ -269,7 +289,7 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
 
 
 # A reply to a question asked yes or no: "Yes," or "No," before what it claims.
-_REPLY_RE = re.compile(r"^(?:yes|no)[,.!;:]\s+(?=\S)", re.IGNORECASE)
+_REPLY_RE = re.compile(r"^(?:yes|no)\s*[,.!;:]\s+(?=\S)", re.IGNORECASE)  # "Yes [1], ..." too
 
 
 def judge(
@@ -295,6 +315,9 @@ def judge(
     own = claim_terms if reply else claim_terms - question_terms  # a reply's polarity is its claim
     cited = set(marker_numbers(claim))
     pool = [q for q in quotes if q.source.ordinal in cited] or list(quotes)
+    code_line = _code_line_said(bare, pool)
+    if code_line is not None:
+        return code_line
     if not bare.rstrip().endswith(_INTRO_ENDINGS) and not own:
         said_in_code = _code_said(bare, question, pool)
         if said_in_code is not None:

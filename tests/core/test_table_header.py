@@ -63,8 +63,8 @@ def test_the_headings_tell_the_row_s_columns_apart(tmp_path):
     # The model reads them beside the row it is given.
     row = "Operating income 3,669 4,774"
     src = Source(1, last.text, "Report", last.path, 0.9, 20, last.start, last.end, table_header=header)
-    assert f"table: {header}" in render_context([src], evidence=[(1, row)])
-    assert "table:" not in render_context([src], evidence=[(1, "Sales grew in the quarter.")])
+    assert f"table: {header}" in render_context([src], [(1, row)])
+    assert "table:" not in render_context([src], [(1, "Sales grew in the quarter.")])
 
 
 def test_a_figure_keeps_the_scale_its_table_or_sentence_gives_it():

@@ -22,7 +22,6 @@ context message is omitted when there is no evidence. System and pinned messages
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Sequence
 
@@ -38,7 +37,6 @@ __all__ = [
     "ContextTrimmer",
     "build_messages",
     "fit_messages",
-    "metadata_lines",
     "neutralise_fences",
     "render_context",
 ]
@@ -63,9 +61,7 @@ Answer: The museum opens at 9 am [1]."""
 #: Words of a quote the model is shown at most: a long sentence is cut (the check reads it whole).
 MAX_QUOTE_WORDS = 45
 
-#: Metadata shown to the model, in this order. `file` and `page` come from the source itself.
-_DATE_KEYS = ("date", "created", "modified")
-_MAX_META = 200
+_MAX_LINE = 200  # characters of a title or table heading line
 
 # A run of 3+ angle brackets before "sources" (or at the very end of the text, where the
 # real closing fence follows), or after "sources" (or at the very start).
@@ -82,31 +78,11 @@ def neutralise_fences(text: str) -> str:
     return _CLOSE_RE.sub(r"\1>>", text)
 
 
-def _one_line(value: object, limit: int = _MAX_META) -> str:
+def _one_line(value: object, limit: int = _MAX_LINE) -> str:
     text = " ".join(str(value).split())
     if len(text) > limit:
         text = text[: limit - 3].rstrip() + "..."
     return neutralise_fences(text)
-
-
-def metadata_lines(source: Source) -> list[str]:
-    """The ``key: value`` lines shown under a source's title (empty values skipped)."""
-    meta = source.metadata or {}
-    entries: list[tuple[str, object]] = [
-        ("author", meta.get("author", "")),
-        ("page", source.page if isinstance(source.page, int) and source.page > 0 else ""),
-        ("file", os.path.basename(source.path.replace("\\", "/")) if source.path else ""),
-        ("date", next((meta[k] for k in _DATE_KEYS if meta.get(k)), "")),
-        # A passage that begins inside a table: the headings above it, which say what its
-        # columns are ("Year 2022 2023").
-        ("table", source.table_header),
-    ]
-    lines = []
-    for key, value in entries:
-        text = _one_line(value) if value not in (None, "") else ""
-        if text:
-            lines.append(f"{key}: {text}")
-    return lines
 
 
 def _ranked(sources: Sequence[Source]) -> list[Source]:
@@ -118,15 +94,14 @@ def _clip(quote: str) -> str:
     return quote if len(words) <= MAX_QUOTE_WORDS else " ".join(words[:MAX_QUOTE_WORDS]) + " \u2026"
 
 
-def render_context(sources: Sequence[Source], keep: int | None = None,
-                   evidence: Sequence[tuple[int, str]] = ()) -> str:
-    """The fenced block. With `evidence` ((source number, quote) pairs), each source shows only its
-    quotes, under its title and page; without, its whole text. `keep` keeps only the `keep`
-    best-ranked sources (lowest ordinals); None keeps all. Sources keep their own ordinals."""
-    ranked = _ranked(sources)
-    if evidence:
-        numbers = {n for n, _ in evidence}
-        ranked = [s for s in ranked if s.ordinal in numbers]
+def render_context(sources: Sequence[Source], evidence: Sequence[tuple[int, str]],
+                   keep: int | None = None) -> str:
+    """The fenced block: each source that has quotes in `evidence` ((source number, quote)
+    pairs) shows them under its title and page, with its table's headings above a table row.
+    `keep` keeps only the `keep` best-ranked sources (lowest ordinals); None keeps all. Sources
+    keep their own ordinals."""
+    numbers = {n for n, _ in evidence}
+    ranked = [s for s in _ranked(sources) if s.ordinal in numbers]
     if keep is not None:
         ranked = ranked[: max(0, keep)]
     parts = [OPEN_FENCE]
@@ -135,14 +110,10 @@ def render_context(sources: Sequence[Source], keep: int | None = None,
     for source in ranked:
         page = f" (page {source.page})" if isinstance(source.page, int) and source.page > 0 else ""
         parts.append(f"[{source.ordinal}] {_one_line(source.title or 'Untitled', 120)}{page}")
-        if evidence:
-            quotes = [q for n, q in evidence if n == source.ordinal]
-            if source.table_header and any(is_row(q) for q in quotes):
-                parts.append("table: " + _one_line(source.table_header))
-            parts.extend(neutralise_fences(_clip(q)) for q in quotes)
-        else:
-            parts.extend(metadata_lines(source))
-            parts.append(neutralise_fences(source.content.strip()))
+        quotes = [q for n, q in evidence if n == source.ordinal]
+        if source.table_header and any(is_row(q) for q in quotes):
+            parts.append("table: " + _one_line(source.table_header))
+        parts.extend(neutralise_fences(_clip(q)) for q in quotes)
     parts.append(CLOSE_FENCE)
     return "\n".join(parts)
 
@@ -151,7 +122,7 @@ class ContextTrimmer:
     """``trim_context`` for `reduce_history`: ``trimmer(keep)`` renders the context with the
     `keep` best-ranked sources; ``len(trimmer)`` is how many sources there are."""
 
-    def __init__(self, sources: Sequence[Source], evidence: Sequence[tuple[int, str]] = ()) -> None:
+    def __init__(self, sources: Sequence[Source], evidence: Sequence[tuple[int, str]]) -> None:
         self._sources = tuple(sources)
         self._evidence = tuple(evidence)
 
@@ -159,7 +130,7 @@ class ContextTrimmer:
         return len(self._sources)
 
     def __call__(self, keep: int) -> str:
-        return render_context(self._sources, keep, self._evidence)
+        return render_context(self._sources, self._evidence, keep)
 
 
 def build_messages(
@@ -177,7 +148,7 @@ def build_messages(
     messages = [ChatMessage(Role.SYSTEM, system_prompt)]
     messages.extend(m for m in history if m.role != Role.SYSTEM and not m.pinned)
     if sources:
-        messages.append(ChatMessage(Role.USER, render_context(sources, evidence=evidence), pinned=True))
+        messages.append(ChatMessage(Role.USER, render_context(sources, evidence), pinned=True))
     messages.append(ChatMessage(Role.USER, question))
     return messages
 

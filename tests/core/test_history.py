@@ -93,26 +93,18 @@ def test_trims_lowest_ranked_sources_when_protected_do_not_fit():
     assert r.tokens <= budget
 
 
-def test_trimmer_length_and_probing():
+def test_context_trimmed_to_the_sources_that_fit():
     sources = [f"s{i} " * 10 for i in range(4)]
 
-    class Sized:
-        def __len__(self):
-            return 4
-
-        def __call__(self, keep):
-            return " ".join(sources[:keep])
-
-    def unsized(keep):
+    def trim(keep):
         return " ".join(sources[:keep])
 
-    ctx = ChatMessage(U, unsized(4), pinned=True)
+    ctx = ChatMessage(U, trim(4), pinned=True)
     messages = [msg(S, 2, "s"), ctx, msg(U, 2, "q")]
     budget = 6 + 6 + 4 + 20
-    for trim in (Sized(), unsized):
-        r = reduce_history(messages, budget, words, trim_context=trim)
-        assert r.fits and r.trimmed_sources == 2, trim
-        assert r.messages[1].content == unsized(2)
+    r = reduce_history(messages, budget, words, trim_context=trim, context_sources=4)
+    assert r.fits and r.trimmed_sources == 2
+    assert r.messages[1].content == trim(2)
 
 
 def test_room_left_after_trimming_goes_back_to_newest_turns():

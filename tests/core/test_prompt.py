@@ -12,7 +12,6 @@ from edgechat.core.answering.prompt import (
     CLOSE_FENCE,
     OPEN_FENCE,
     SYSTEM_PROMPT,
-    ContextTrimmer,
     build_messages,
     fit_messages,
     neutralise_fences,
@@ -179,15 +178,17 @@ def test_build_messages_does_not_mutate_inputs():
 
 def test_context_trimmer_with_reduce_history():
     sources = [make_source(i, ("word " * 50).strip() + ".") for i in range(1, 6)]
-    trimmer = ContextTrimmer(sources, whole(sources))
-    assert len(trimmer) == 5 and trimmer(5) == render_context(sources, whole(sources))
+    def trimmer(keep: int) -> str:
+        return render_context(sources, whole(sources), keep)
+
+    assert trimmer(5) == render_context(sources, whole(sources))
 
     def count(t: str) -> int:
         return len(t.split())
 
     messages = build_messages("question here?", sources, [], evidence=whole(sources))
     full = sum(count(m.content) + 4 for m in messages)
-    r = reduce_history(messages, full - 60, count, trim_context=trimmer)
+    r = reduce_history(messages, full - 60, count, trim_context=trimmer, context_sources=5)
     assert r.fits and r.trimmed_sources == 2
     ctx = [m for m in r.messages if m.pinned][0]
     assert ctx.content == render_context(sources, whole(sources), keep=3)

@@ -33,10 +33,6 @@ from edgechat.core.records import ChatMessage, Role
 
 __all__ = ["ReducedHistory", "reduce_history", "split_turns"]
 
-#: Upper bound on probing an unsized `trim_context` for its number of sources.
-_MAX_PROBE = 1000
-
-
 @dataclass
 class ReducedHistory:
     messages: list[ChatMessage]
@@ -77,23 +73,6 @@ def split_turns(messages: Sequence[ChatMessage]) -> list[list[int]]:
     return turns
 
 
-def _count_sources(trim_context: Callable[[int], str], context_sources: int | None) -> int:
-    if context_sources is not None:
-        return max(0, int(context_sources))
-    try:
-        return max(0, len(trim_context))  # type: ignore[arg-type]
-    except TypeError:
-        pass
-    # Unsized: probe until adding a source no longer changes the text.
-    previous = trim_context(0)
-    for k in range(1, _MAX_PROBE + 1):
-        text = trim_context(k)
-        if text == previous:
-            return k - 1
-        previous = text
-    return _MAX_PROBE
-
-
 def _largest_context(trim_context: Callable[[int], str], available: int, cost_of: Callable[[str], int],
                      room: int) -> tuple[int, str, int] | None:
     """The pinned context rebuilt with the most sources (fewer than `available`: all of them
@@ -113,14 +92,12 @@ def reduce_history(
     count_tokens: Callable[[str], int],
     per_message_overhead: int = 4,
     trim_context: Callable[[int], str] | None = None,
-    context_sources: int | None = None,
+    context_sources: int = 0,
 ) -> ReducedHistory:
     """Fit `messages` into `budget` tokens (see the module docstring for the rules).
 
     A message costs ``count_tokens(content) + per_message_overhead``. `context_sources` is
-    how many sources the pinned context currently holds; when omitted it is taken from
-    ``len(trim_context)`` (prompt.ContextTrimmer supports it) or found by probing.
-    """
+    how many sources the pinned context holds, of which `trim_context` keeps the best."""
     msgs = list(messages)
     costs = [count_tokens(m.content) + per_message_overhead for m in msgs]
     question = _question_index(msgs)
@@ -159,7 +136,7 @@ def reduce_history(
         # 3. Drop the pinned context's lowest-ranked sources until it fits.
         ctx = pinned[-1]
         others = protected_cost - costs[ctx]
-        available = _count_sources(trim_context, context_sources)
+        available = max(0, context_sources)
         diagnostics["context_sources"] = available
         found = _largest_context(trim_context, available, lambda t: count_tokens(t) + per_message_overhead,
                                  budget - others)

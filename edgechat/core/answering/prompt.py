@@ -34,7 +34,6 @@ __all__ = [
     "DONT_KNOW",
     "OPEN_FENCE",
     "SYSTEM_PROMPT",
-    "ContextTrimmer",
     "build_messages",
     "fit_messages",
     "neutralise_fences",
@@ -118,21 +117,6 @@ def render_context(sources: Sequence[Source], evidence: Sequence[tuple[int, str]
     return "\n".join(parts)
 
 
-class ContextTrimmer:
-    """``trim_context`` for `reduce_history`: ``trimmer(keep)`` renders the context with the
-    `keep` best-ranked sources; ``len(trimmer)`` is how many sources there are."""
-
-    def __init__(self, sources: Sequence[Source], evidence: Sequence[tuple[int, str]]) -> None:
-        self._sources = tuple(sources)
-        self._evidence = tuple(evidence)
-
-    def __len__(self) -> int:
-        return len(self._sources)
-
-    def __call__(self, keep: int) -> str:
-        return render_context(self._sources, self._evidence, keep)
-
-
 def build_messages(
     question: str,
     sources: Sequence[Source],
@@ -163,13 +147,13 @@ def fit_messages(
     per_message_overhead: int = 4,
     evidence: Sequence[tuple[int, str]] = (),
 ) -> ReducedHistory:
-    """`build_messages` then `reduce_history` with a `ContextTrimmer`, in one call."""
+    """`build_messages` then `reduce_history`, which may render the context with fewer sources."""
     messages = build_messages(question, sources, history, system_prompt, evidence)
     return reduce_history(
         messages,
         budget,
         count_tokens,
         per_message_overhead=per_message_overhead,
-        trim_context=ContextTrimmer(sources, evidence) if sources else None,
+        trim_context=(lambda keep: render_context(sources, evidence, keep)) if sources else None,
         context_sources=len(sources),
     )

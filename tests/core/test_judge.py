@@ -213,20 +213,22 @@ def test_what_the_question_writes_is_given_only_where_the_passages_read_write_it
     holds it, though the quotes do not repeat it; one that no passage read holds is the question's
     premise, and a claim that puts it on the evidence is not supported. Shown on a software
     manual and a travel guide."""
-    manual = quotes("To install the program, unpack the archive and run the setup script as an ordinary user.")
-    question = "How do I install the program on a Kestrel tablet?"
-    claim = "To install it on your Kestrel tablet, unpack the archive and run the setup script [1]."
-    library = "Installing on a Kestrel tablet\n" + manual[0].source.content
-    assert judge(claim, manual, question, read=library).support == Support.SUPPORTED
-    assert judge(claim, manual, question, read=manual[0].source.content).support == Support.UNSUPPORTED
-    guide = quotes("The harbour ferry leaves every hour from seven in the morning until ten at night.")
-    question = "How often does ferry 42 to Marden leave the harbour?"
-    claim = "Ferry 42 to Marden leaves the harbour every hour from seven in the morning [1]."
-    timetable = "Ferry 42: Marden and the outer islands.\n" + guide[0].source.content
-    assert judge(claim, guide, question, read=timetable).support == Support.SUPPORTED
-    assert judge(claim, guide, question, read=guide[0].source.content).support == Support.UNSUPPORTED
-    no_figure = "Ferry to Marden and the outer islands.\n" + guide[0].source.content
-    assert judge(claim, guide, question, read=no_figure).support == Support.UNSUPPORTED
+    cases = (
+        ("To install the program, unpack the archive and run the setup script as an ordinary user.",
+         "How do I install the program on a Kestrel tablet?",
+         "To install it on your Kestrel tablet, unpack the archive and run the setup script [1].",
+         "Installing on a Kestrel tablet"),
+        ("The harbour ferry leaves every hour from seven in the morning until ten at night.",
+         "How often does ferry 42 to Marden leave the harbour?",
+         "Ferry 42 to Marden leaves the harbour every hour from seven in the morning [1].",
+         "Ferry 42: Marden and the outer islands."),
+    )
+    for text, question, claim, heading in cases:
+        evidence = quotes(text)
+        assert judge(claim, evidence, question, read=f"{heading}\n{text}").support == Support.SUPPORTED, claim
+        assert judge(claim, evidence, question, read=text).support == Support.UNSUPPORTED, claim
+    no_figure = "Ferry to Marden and the outer islands.\n" + cases[1][0]
+    assert judge(cases[1][2], quotes(cases[1][0]), cases[1][1], read=no_figure).support == Support.UNSUPPORTED
 
 
 def test_an_answer_written_as_keys_or_code_is_a_claim():

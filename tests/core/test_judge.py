@@ -266,6 +266,35 @@ def test_a_line_of_code_is_said_only_where_the_evidence_writes_it():
                    manual, question) == Support.SUPPORTED
 
 
+def test_a_figure_alone_is_said_of_what_the_question_asks():
+    """A claim that is only a figure ("$2.9 billion.") says it of what the question asks, so the
+    sentence that holds it must say that too; another figure of the same passage is not it.
+    Shown on a company report and a field report."""
+    report = quotes("Unearned revenue of $2.9 billion was included in other long-term liabilities. "
+                    "The company expects its cloud services to keep growing.")
+    question = "How much revenue did the cloud services bring in during the quarter?"
+    assert support("$2.9 billion [1].", report, question) == Support.UNSUPPORTED
+    priced = quotes("Revenue from the cloud services was $21.4 billion in the quarter.")
+    assert support("$21.4 billion [1].", priced, question) == Support.SUPPORTED
+    field = quotes("The pilot had logged 190 hours of flight time. The weather was clear at the airport.")
+    question = "How many hours had the engine run since its last overhaul?"
+    assert support("190 hours [1].", field, question) == Support.UNSUPPORTED
+    overhaul = quotes("The engine had run 1,250 hours since its last overhaul.")
+    assert support("1,250 hours [1].", overhaul, question) == Support.SUPPORTED
+
+
+def test_a_name_joined_of_parts_is_said_only_whole():
+    """A name joined of parts ("CACHE_DIR", "Freezer2") is not said by a longer name that holds it
+    ("APP_CACHE_DIR", "LabFreezer2"). Shown on a software manual and a laboratory protocol."""
+    manual = quotes("Set the environment variable APP_CACHE_DIR to move the cache to another disk.")
+    assert support("Set APP_CACHE_DIR to move the cache to another disk [1].", manual) == Support.SUPPORTED
+    assert support("Set CACHE_DIR to move the cache to another disk [1].", manual) == Support.UNSUPPORTED
+    protocol = quotes("Store the samples in the LabFreezer2 unit at minus 80 degrees.")
+    assert support("Store the samples in the LabFreezer2 unit at minus 80 degrees [1].",
+                   protocol) == Support.SUPPORTED
+    assert support("Store the samples in the Freezer2 unit at minus 80 degrees [1].", protocol) == Support.UNSUPPORTED
+
+
 def test_negation_is_read_in_the_sentence_that_says_the_claim():
     """A quote that holds two sentences ("... is not necessary. When ...") does not lend one's "not"
     to a claim the other says. Shown on a manual and a field report."""

@@ -352,8 +352,15 @@ def judge(
         if not any(_cell_fits(q, rows, bare, about_figure, f) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the row and column the claim names")
         # In prose, the sentence that holds the figure says what it is of: it must share at least
-        # half of the claim's other content words (the document's naming words aside).
-        about = (claim_terms - set(figures(bare)) - named) or claim_terms
+        # half of the claim's other content words (the document's naming words aside). A claim
+        # that is only a figure ("$2.9 billion.") says it of what the question asks: then half of
+        # the question's words that the evidence uses at all (all of them, when it uses none).
+        counted = terms(" ".join(_unit(bare, end) for _, _, end in figure_spans(bare)))  # "hours"
+        about = claim_terms - set(figures(bare)) - named - counted
+        if not about:
+            asked_of = question_terms - set(figures(question)) - named - counted
+            about = (asked_of & set().union(*(terms(q.reading) for q in pool))) or asked_of
+        about = about or claim_terms
         if not any(q.row or not terms(q.reading) - set(figures(q.reading))  # a row, or column headings
                    or len(terms(q.reading) & about) * 2 >= len(about) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is said of something else in the evidence")
@@ -365,7 +372,10 @@ def judge(
     evidence_text = " ".join(f"{q.source.title} {q.source.table_header} {q.text}" for q in pool).lower()
     evidence_terms = terms(evidence_text)
     for name in names(bare) - asked:
-        if name not in evidence_text and not (terms(name) <= evidence_terms):
+        # A name is written whole: one joined of parts ("cluster_sched_policy") is not said by a
+        # longer one that holds it, nor by its parts spread over the evidence.
+        whole = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", evidence_text)
+        if not whole and not (len(terms(name)) == 1 and terms(name) <= evidence_terms):
             return Judgement(Support.UNSUPPORTED, reason=f"\u201c{name}\u201d is not in the evidence")
 
     # 4. coverage by the best quote (with the quote next to it: a sentence may join two).

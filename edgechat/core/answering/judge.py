@@ -21,8 +21,10 @@ a book that never mentions one) is the question's premise, which the evidence ca
    are labelled one per cell ("2022 2023") and the claim names a label, the figure is in that
    column. A table is a grid of cells with headings, whatever it reports. In prose and lists
    likewise: no other quote that says more of what the claim says gives another figure of the
-   same unit ("5 days" where the claim says "2 days").
-3. Its names (words written as names: "Seward", "readLines") are in the evidence.
+   same unit ("5 days" where the claim says "2 days"). A claim that is only a figure ("$2.9
+   billion.") says it of what the question asks, and the sentence that holds it must say that.
+3. Its names (words written as names: "Seward", "readLines") are in the evidence, whole: a name
+   joined of parts ("CACHE_DIR") is not said by a longer one that holds it ("APP_CACHE_DIR").
 4. Its content is covered: most of its content words are in the quote that covers it best, or its
    meaning is close to that quote's (embedding cosine).
    In prose, the sentence holding the figure shares at least half of the claim's other content
@@ -335,6 +337,8 @@ def judge(
     asked = names(question) | set(re.findall(r"\w+", question.lower()))  # its names, however cased
     if read is not None:
         asked &= names(read) | set(re.findall(r"\w+", read.lower()))
+
+    # 2. figures, each in a quote about the same thing
     for f in figures(bare):
         if f in given_figures:
             continue  # the question's own figure ("the top-20 accuracy", "its report for 2023") is given

@@ -5,7 +5,7 @@ meaning is weighed."""
 from __future__ import annotations
 
 from edgechat.core.answering.evidence import Quote, is_row, quote_text, split_quotes
-from edgechat.core.answering.judge import judge
+from edgechat.core.answering.judge import Library, judge
 from edgechat.core.records import Source, Support
 
 MANUAL = ("The function read.csv reads a file in comma separated format and returns a data frame. "
@@ -225,10 +225,10 @@ def test_what_the_question_writes_is_given_only_where_the_passages_read_write_it
     )
     for text, question, claim, heading in cases:
         evidence = quotes(text)
-        assert judge(claim, evidence, question, read=f"{heading}\n{text}").support == Support.SUPPORTED, claim
-        assert judge(claim, evidence, question, read=text).support == Support.UNSUPPORTED, claim
+        assert judge(claim, evidence, question, read=Library.of(f"{heading}\n{text}")).support == Support.SUPPORTED, claim
+        assert judge(claim, evidence, question, read=Library.of(text)).support == Support.UNSUPPORTED, claim
     no_figure = "Ferry to Marden and the outer islands.\n" + cases[1][0]
-    assert judge(cases[1][2], quotes(cases[1][0]), cases[1][1], read=no_figure).support == Support.UNSUPPORTED
+    assert judge(cases[1][2], quotes(cases[1][0]), cases[1][1], read=Library.of(no_figure)).support == Support.UNSUPPORTED
 
 
 def test_an_answer_written_as_keys_or_code_is_a_claim():

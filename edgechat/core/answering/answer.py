@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from edgechat.core.answering.citations import MARKER_RE, build_citations, sentence_spans
 from edgechat.core.answering.evidence import Quote, Selection, select
 from edgechat.core.answering.history import ReducedHistory
-from edgechat.core.answering.judge import Judgement, judge, marker_numbers
+from edgechat.core.answering.judge import Judgement, Library, judge, marker_numbers
 from edgechat.core.answering.prompt import DONT_KNOW, fit_messages
 from edgechat.core.answering.words import terms
 from edgechat.core.llm.client import ChatClient
@@ -229,7 +229,7 @@ class Answerer:
             return
 
         quotes = selection.quotes
-        read = "\n".join(f"{p.path}\n{p.title}\n{p.content}" for p in passages)  # what the library says of it
+        read = Library.of("\n".join(f"{p.path}\n{p.title}\n{p.content}" for p in passages))
         evidence = tuple((q.source.ordinal, q.text) for q in _within(quotes, PROMPT_WORDS))
         yield ChatUpdate(sources=list(sources))
         fitted = self._fit(request.query, sources, history, base, evidence)
@@ -372,7 +372,7 @@ class Answerer:
 
     def _judge_completed(self, draft: str, done_upto: int, final: bool, quotes: Sequence[Quote], question: str,
                          shown: _Shown, draft_verdicts: list[SentenceVerdict], naming: Sequence[str],
-                         read: str) -> Iterator[str]:
+                         read: Library) -> Iterator[str]:
         """Judge the draft's sentences completed since `done_upto` (all of them when `final`); yield
         the delta of each one shown."""
         spans = [(s, e) for s, e in sentence_spans(draft) if s >= done_upto]
@@ -395,7 +395,7 @@ class Answerer:
             yield delta
 
     def _verdict(self, sentence: str, quotes: Sequence[Quote], question: str,
-                 naming: Sequence[str] = (), read: str | None = None) -> SentenceVerdict:
+                 naming: Sequence[str] = (), read: Library | None = None) -> SentenceVerdict:
         if self.client.kind == ClientKind.EXTRACTIVE:  # its lines are the evidence, quoted
             said = [q for q in quotes if q.text in sentence]
             if said:

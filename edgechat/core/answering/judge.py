@@ -64,13 +64,26 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Judgement", "judge", "marker_numbers"]
+__all__ = ["Judgement", "Library", "judge", "marker_numbers"]
 
 MIN_COVERAGE = 0.6  # share of the claim's own content words one quote (or two of one passage) must hold
 MIN_MEANING = 0.72  # or the cosine of claim and quote, for a paraphrase
 CHECKER_CHARS = 4000  # at most this much evidence is sent to a support checker with a claim
 
 _INTRO_ENDINGS = (":",)
+
+
+@dataclass(frozen=True)
+class Library:
+    """What the passages read for a question write (with their file names and titles): its words
+    and names however cased, and its figures. Read once per question, for every sentence judged."""
+
+    words: frozenset[str]
+    figures: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> Library:
+        return cls(frozenset(names(text) | set(re.findall(r"\w+", text.lower()))), frozenset(figures(text)))
 
 
 @dataclass
@@ -301,13 +314,12 @@ def judge(
     embed: Callable[[list[str]], Any] | None = None,
     naming: Sequence[str] = (),
     checker: SupportChecker | None = None,
-    read: str | None = None,
+    read: Library | None = None,
 ) -> Judgement:
     """The verdict on one sentence of an answer (see the module docstring). `naming`: the
     question's words that name its documents (edgechat.core.search.subject); `checker`: a
-    support checker that decides instead of the coverage and negation principles; `read`: the
-    text of every passage read for the question, with its document's file name and title (None:
-    not known)."""
+    support checker that decides instead of the coverage and negation principles; `read`: what
+    the passages read for the question write (None: not known)."""
     bare = _unattributed(_bare(claim))
     reply = _REPLY_RE.match(bare) if asks_yes_or_no(question) else None
     if reply:
@@ -333,10 +345,10 @@ def judge(
     # What the question writes is given where the library writes it too: a name or figure no
     # passage read for it holds is the question's premise, which the evidence cannot support.
     question_figures = set(figures(question))
-    given_figures = question_figures if read is None else question_figures & set(figures(read))
+    given_figures = question_figures if read is None else question_figures & read.figures
     asked = names(question) | set(re.findall(r"\w+", question.lower()))  # its names, however cased
     if read is not None:
-        asked &= names(read) | set(re.findall(r"\w+", read.lower()))
+        asked &= read.words
 
     # 2. figures, each in a quote about the same thing
     for f in figures(bare):

@@ -5,6 +5,7 @@ named so) where a test needs a given text, and the real SmolLM2 model where one 
 from __future__ import annotations
 
 import random
+import re
 import threading
 from collections.abc import Iterator, Sequence
 
@@ -35,6 +36,7 @@ class ScriptedWriter:
     def __init__(self, text: str) -> None:
         self.text = text
         self.calls: list[Sequence[ChatMessage]] = []
+        self.written = 0  # words handed out, over all calls
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())
@@ -46,6 +48,7 @@ class ScriptedWriter:
         for i, word in enumerate(self.text.split(" ")):
             delta = word if i == 0 else " " + word
             text += delta
+            self.written += 1
             yield ChatUpdate(delta=delta, text=text)
         yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS)
 
@@ -88,15 +91,25 @@ def test_a_supported_answer_is_shown_with_the_marker_of_its_source(engine):
     assert "[1]" in context and "88 Earth days" in context and "Sourdough" not in context
 
 
-def test_what_does_not_hold_is_never_shown_and_stays_in_the_draft(engine):
-    draft = ("Mercury is the smallest planet and the closest to the Sun [1]. "
-             "It has 14 moons and rings of ice [1]. A year on Mercury lasts 88 Earth days.")
-    updates, r = _ask(engine, "Tell me about Mercury", ScriptedWriter(draft))
-    assert "14 moons" not in r.text and "88 Earth days" in r.text
-    assert "".join(u.delta for u in updates[:-1]) == r.text  # nothing shown and then taken back
-    assert r.draft == draft  # kept, unverified
-    unsupported = [v for v in r.draft_verdicts if v.support == Support.UNSUPPORTED]
-    assert len(unsupported) == 1 and "14" in unsupported[0].reason
+@pytest.mark.parametrize(("question", "held", "unheld", "after"), [
+    ("Tell me about Mercury", "Mercury is the smallest planet and the closest to the Sun [1].",
+     "It has 14 moons and rings of ice [1].", "A year on Mercury lasts 88 Earth days."),
+    ("How do I bake the sourdough loaf?", "Bake the loaf in a preheated Dutch oven at 250 degrees Celsius [1].",
+     "Keep the lid on for 45 minutes [1].", "Feed the starter with equal weights of flour and water every day."),
+])
+def test_the_first_sentence_that_does_not_hold_ends_the_answer(engine, question, held, unheld, after):
+    # What the writer says after a sentence its evidence does not hold is not read, even where
+    # it would hold: it has lost the thread. Nothing is shown and then taken back.
+    draft = f"{held} {unheld} {after} {held}"
+    writer = ScriptedWriter(draft)
+    updates, r = _ask(engine, question, writer)
+    answer = r.text.split(YOUR_DOCUMENTS_SAY)[0]
+    assert MARKER_RE.sub("", held).strip(" .") in answer and after.rstrip(".") not in answer
+    assert re.search(r"\d+ \w+", unheld).group() not in r.text  # "14 moons", "45 minutes"
+    assert "".join(u.delta for u in updates[:-1]) == r.text
+    assert writer.written < len(draft.split(" "))  # the generation stopped early
+    assert r.draft.startswith(f"{held} {unheld}") and after not in r.draft  # kept, to that sentence
+    assert [v.support for v in r.draft_verdicts][-1] == Support.UNSUPPORTED
     assert all(v.support != Support.UNSUPPORTED for v in r.verdicts)
 
 

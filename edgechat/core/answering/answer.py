@@ -12,7 +12,9 @@ select the evidence, write from it, check each sentence, present.
    token makes "I do not know" likely (a threshold calibrated per model), it is not read further.
 5. Check (judge.py): each sentence, as it is completed, against the evidence it cites. Supported
    sentences are shown as they come, with the marker of their source (added when missing, put
-   right when wrong); the others are left out and kept with the model's draft.
+   right when wrong). The first sentence that does not hold ends the answer: a writer that says
+   what its evidence does not has lost the thread, and what it writes next is not read (the
+   draft is kept, to that sentence).
 6. Present: under the checked sentences, the quotes they were written from that they do not
    already say ("Your documents say: ..."). When none of the model's sentences holds, no answer
    is shown, and the passages stay listed. Nothing is shown and then taken back.
@@ -160,6 +162,11 @@ def _with_marker(sentence: str, supporting: Sequence[int]) -> tuple[str, list[in
     return f"{bare} " + "".join(f"[{n}]" for n in kept or added), added, wrong
 
 
+def _derailed(verdicts: Sequence[SentenceVerdict]) -> bool:
+    """Whether a sentence of the draft did not hold, which ends the answer."""
+    return any(v.support == Support.UNSUPPORTED for v in verdicts)
+
+
 class Answerer:
     """Drives one chat client over the pipeline's passages. Safe to reuse across questions: it
     keeps nothing between them."""
@@ -258,17 +265,19 @@ class Answerer:
                     first_shown = first_shown or time.perf_counter()
                     yield ChatUpdate(delta=delta, text=shown.text)
                 done_upto = draft_verdicts[-1].end if draft_verdicts else 0
+                if _derailed(draft_verdicts):
+                    break  # a sentence did not hold: what follows it is not read
             if upd.done:
                 stop_reason = upd.stop_reason or StopReason.EOS
                 break
         getattr(stream, "close", lambda: None)()  # a generation left early frees the model at once
-        if stop_reason != StopReason.CANCELLED:
+        if stop_reason != StopReason.CANCELLED and not _derailed(draft_verdicts):
             for delta in self._judge_completed(draft, done_upto, True, quotes, question, shown, draft_verdicts,
                                                subject.words, read):
                 first_shown = first_shown or time.perf_counter()
                 yield ChatUpdate(delta=delta, text=shown.text)
         abstained = False
-        kept_whole = bool(shown.verdicts) and all(v.support != Support.UNSUPPORTED for v in draft_verdicts)
+        kept_whole = bool(shown.verdicts) and not _derailed(draft_verdicts)
         if not shown.text and stop_reason != StopReason.CANCELLED:
             if declined_early or _DONT_KNOW_RE.search(draft):
                 # The writer read the evidence and found no answer in it: showing the evidence
@@ -306,6 +315,8 @@ class Answerer:
         stats = getattr(self.client, "last_stats", None)
         if isinstance(stats, dict):
             diagnostics["generation"] = dict(stats)
+        if _derailed(draft_verdicts):
+            draft = draft[:draft_verdicts[-1].end]  # what was read of it
         keep_draft = self.client.kind == ClientKind.MODEL and draft.strip() and not kept_whole
         response = self._response(shown, sources, pq, stop_reason, diagnostics, abstained=abstained,
                                   draft=draft if keep_draft else "", draft_verdicts=draft_verdicts if keep_draft else [])
@@ -385,6 +396,8 @@ class Answerer:
             verdict = self._verdict(draft[s:e], quotes, question, naming, read)
             verdict.start, verdict.end = s, e
             draft_verdicts.append(verdict)
+            if verdict.support == Support.UNSUPPORTED:
+                return  # the answer ends before it (see the module docstring, step 5)
             if verdict.support != Support.SUPPORTED:
                 continue
             text, added, wrong = _with_marker(draft[s:e], verdict.sources)

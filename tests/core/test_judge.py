@@ -353,3 +353,26 @@ def test_a_reply_to_a_yes_or_no_question_claims_what_it_says_back():
     # Asked what, not whether, the same words said back are no claim.
     assert support("The pilot obtained a briefing before the flight [1].", quotes(REPORT),
                    "What briefing did the pilot obtain before the flight?") == Support.NO_CLAIM
+
+
+def test_a_cause_is_said_only_where_the_evidence_gives_one():
+    # Two facts side by side, or a concession, do not make one the cause of the other; a quote
+    # that gives the reason in words of cause or purpose does.
+    study = ("Although the new method scores higher than the baseline in general, the passages the two "
+             "methods find differ in kind. The baseline wins on the smallest dataset because its "
+             "questions repeat the words of their passages.")
+    kitchen = ("Bake the loaf with the lid on for twenty minutes. The crust turns deep brown. "
+               "Cover the dough with a damp cloth to keep it from drying out.")
+    for text, unsaid, said in (
+        (study, "Because the new method scores higher than the baseline, the passages the two methods find "
+                "differ in kind [1].",
+         "The baseline wins on the smallest dataset because its questions repeat the words of their passages [1]."),
+        (kitchen, "The crust turns deep brown because the loaf is baked with the lid on [1].",
+         "The dough is covered with a damp cloth because it would otherwise be drying out [1]."),
+    ):
+        j = judge(unsaid, quotes(text))
+        assert j.support == Support.UNSUPPORTED and "cause" in j.reason, unsaid
+        assert support(said, quotes(text)) == Support.SUPPORTED, said
+        # the same facts, said without a cause, stand
+        assert support(unsaid.replace("Because", "").replace(" because", ", and").replace(", the", "; the"),
+                       quotes(text)) == Support.SUPPORTED, unsaid

@@ -33,9 +33,12 @@ a book that never mentions one) is the question's premise, which the evidence ca
    not supported, read in the quote's sentence that says it. A word negated by its prefix is a
    "not" too: a claim that says "asynchronously" or "invalid" where that sentence says
    "synchronously" or "valid" (or the reverse) says the opposite.
+6. A cause is said as a cause: a claim that gives a reason ("because", "due to", "this is why")
+   rests on a quote that gives one, in words of cause, consequence or purpose. Two facts side by
+   side, or a concession ("Although A, B"), do not make one the cause of the other.
 
 With a support checker (edgechat.core.llm.support_check: a model made to tell whether a document
-supports a claim, such as MiniCheck, on a server the user configured), the checker decides 4 and 5
+supports a claim, such as MiniCheck, on a server the user configured), the checker decides 4 to 6
 instead: it reads the quotes the claim may lean on and says whether they support it. Principles 1-3
 still apply first. When the checker fails, the principles decide, as without one.
 
@@ -307,6 +310,23 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
 _REPLY_RE = re.compile(r"^(?:yes|no)\s*[,.!;:]\s+(?=\S)", re.IGNORECASE)  # "Yes [1], ..." too
 
 
+# A claim that gives a reason, and the words in which evidence gives one (cause, consequence, purpose).
+_GIVES_CAUSE_RE = re.compile(
+    r"\b(?:because|due to|owing to|as a result|caused by|this is why|the reason|therefore|thus|hence)\b",
+    re.IGNORECASE)
+_CAUSE_WORDS_RE = re.compile(
+    r"\b(?:because|since|due|owing|result(?:s|ed|ing)?|caus(?:e|es|ed|ing)|consequen\w*|therefore|thus"
+    r"|hence|so|in order|lead(?:s|ing)?|led|driven|reason\w*|why|thanks|mean(?:s|ing)?|otherwise"
+    r"|to (?:avoid|prevent|ensure|allow|make|keep|let|stop|reduce|protect))\b",
+    re.IGNORECASE)
+
+
+def _next_to(q: Quote, pool: Sequence[Quote]) -> list[Quote]:
+    """The quotes of `q`'s passage right before or after it (a sentence may join two)."""
+    return [o for o in pool if o.source is q.source and o is not q
+            and (o.start == q.end or o.end == q.start or 0 < o.start - q.end <= 2 or 0 < q.start - o.end <= 2)]
+
+
 def judge(
     claim: str,
     quotes: Sequence[Quote],
@@ -402,10 +422,8 @@ def judge(
 
     def coverage(q: Quote) -> float:
         have = terms(q.reading) | terms(q.source.title)
-        for o in pool:  # a sentence may join two adjacent ones of its passage
-            if o.source is q.source and (o.start == q.end or o.end == q.start or 0 < o.start - q.end <= 2
-                                         or 0 < q.start - o.end <= 2):
-                have |= terms(o.reading)
+        for o in _next_to(q, pool):
+            have |= terms(o.reading)
         return len(target & have) / len(target)
 
     # the quote that covers it best with its neighbour; of those, the one that says most alone
@@ -444,7 +462,12 @@ def judge(
         if opposed:
             return Judgement(Support.UNSUPPORTED,
                              reason=f"the evidence says the opposite ({opposed[1]}, not {opposed[0]})")
-    return Judgement(Support.SUPPORTED, _with_neighbour(best, pool, target))
+
+    # 6. a cause, given as one by the quotes that say it
+    supporting = _with_neighbour(best, pool, target)
+    if _GIVES_CAUSE_RE.search(bare) and not any(_CAUSE_WORDS_RE.search(q.text) for q in supporting):
+        return Judgement(Support.UNSUPPORTED, reason="the evidence does not give this as a cause")
+    return Judgement(Support.SUPPORTED, supporting)
 
 
 def _with_neighbour(best: Quote, pool: Sequence[Quote], target: set[str]) -> list[Quote]:

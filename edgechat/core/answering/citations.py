@@ -44,13 +44,8 @@ from collections.abc import Sequence
 
 from edgechat.core.records import Citation, CitationResult, Source
 
-__all__ = [
-    "MARKER_RE",
-    "build_citations",
-    "cited_sentence_spans",
-    "marker_spans",
-    "sentence_spans",
-]
+__all__ = ["MARKER_RE", "build_citations", "cited_sentence_spans", "ends_abbreviation", "marker_spans",
+           "sentence_spans", "trimmed"]
 
 _NUM = r"[1-9][0-9]{0,5}"
 _SEP = r"[ \t]*[,;][ \t]*"
@@ -66,15 +61,9 @@ def _as_text(answer: object) -> str:
 
 def _marker_items(answer: str) -> list[tuple[int, int, list[tuple[int, int, int]]]]:
     """Every marker as (start, end, [(number, num_start, num_end), ...])."""
-    out: list[tuple[int, int, list[tuple[int, int, int]]]] = []
-    for m in MARKER_RE.finditer(answer):
-        base = m.start(1)
-        nums = [
-            (int(d.group()), base + d.start(), base + d.end())
-            for d in _DIGITS_RE.finditer(m.group(1))
-        ]
-        out.append((m.start(), m.end(), nums))
-    return out
+    return [(m.start(), m.end(), [(int(d.group()), m.start(1) + d.start(), m.start(1) + d.end())
+                                  for d in _DIGITS_RE.finditer(m.group(1))])
+            for m in MARKER_RE.finditer(answer)]
 
 
 def marker_spans(answer: str) -> list[tuple[int, int, list[int]]]:
@@ -84,8 +73,7 @@ def marker_spans(answer: str) -> list[tuple[int, int, list[int]]]:
     numbers as written (duplicates kept), whether or not they name a source. This is what the
     UI turns into chips.
     """
-    text = _as_text(answer)
-    return [(s, e, [n for n, _, _ in nums]) for s, e, nums in _marker_items(text)]
+    return [(s, e, [n for n, _, _ in nums]) for s, e, nums in _marker_items(_as_text(answer))]
 
 
 def build_citations(answer: str, sources: Sequence[Source]) -> CitationResult:
@@ -94,17 +82,12 @@ def build_citations(answer: str, sources: Sequence[Source]) -> CitationResult:
 
     If two sources share an ordinal, the first one wins.
     """
-    text = _as_text(answer)
-    by_ordinal: dict[int, Source] = {}
-    for source in sources or ():
-        ordinal = getattr(source, "ordinal", None)
-        if isinstance(ordinal, int) and not isinstance(ordinal, bool):
-            by_ordinal.setdefault(ordinal, source)
+    by_ordinal = {source.ordinal: source for source in reversed(list(sources or ()))}  # reversed: the first wins
 
     citations: dict[int, Citation] = {}
     unmatched = 0
     unmatched_numbers: dict[int, None] = {}
-    for start, end, nums in _marker_items(text):
+    for start, end, nums in _marker_items(_as_text(answer)):
         alone = len(nums) == 1
         for number, num_start, num_end in nums:
             span = (start, end) if alone else (num_start, num_end)
@@ -113,49 +96,33 @@ def build_citations(answer: str, sources: Sequence[Source]) -> CitationResult:
                 unmatched += 1
                 unmatched_numbers.setdefault(number, None)
                 continue
-            citation = citations.get(number)
-            if citation is None:
-                citation = Citation(
-                    number=number,
-                    title=named.title,
-                    path=named.path,
-                    file_id=named.file_id,
-                    page=named.page,
-                    snippet=named.snippet,
-                    start=named.start,
-                    end=named.end,
-                    spans=[],
-                )
-                citations[number] = citation
-            citation.spans.append(span)
-    return CitationResult(
-        citations=list(citations.values()),
-        unmatched=unmatched,
-        unmatched_numbers=list(unmatched_numbers),
-    )
+            if number not in citations:
+                citations[number] = Citation(number=number, title=named.title, path=named.path,
+                                             file_id=named.file_id, page=named.page, snippet=named.snippet,
+                                             start=named.start, end=named.end, spans=[])
+            citations[number].spans.append(span)
+    return CitationResult(citations=list(citations.values()), unmatched=unmatched,
+                          unmatched_numbers=list(unmatched_numbers))
 
 
 # --------------------------------------------------------------------------- sentences
 
 _ABBREVIATIONS = frozenset(
-    "e.g i.e etc vs cf al fig figs eq eqs no nos vol pp p ch sec dr mr mrs ms prof st jr sr"
-    " inc ltd co corp approx ca resp dept univ jan feb mar apr jun jul aug sep sept oct nov dec"
-    .split()
-)
+    "e.g i.e etc vs cf al fig figs eq eqs no nos vol pp p ch sec dr mr mrs ms prof st jr sr inc ltd co corp "
+    "approx ca resp dept univ jan feb mar apr jun jul aug sep sept oct nov dec".split())
 _TERMINATOR_RE = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]\u00bb]*")
 _TRAILING_MARKERS_RE = re.compile(rf"(?:[ \t]*{MARKER_RE.pattern})+")
 _WORD_BEFORE_RE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 
 
-def _is_abbreviation(text: str, dot: int) -> bool:
-    """True if the "." at `dot` ends a known abbreviation or an initial ("J.")."""
-    m = _WORD_BEFORE_RE.search(text, max(0, dot - 12), dot)
-    if not m:
+def ends_abbreviation(text: str, end: re.Match[str]) -> bool:
+    """True if `end`, a match of sentence-ending punctuation in `text`, is a single "." (closing
+    quotes or brackets aside) that ends a known abbreviation or an initial ("J.")."""
+    if not end.group().startswith(".") or len(end.group().rstrip("\"'\u201d\u2019)]\u00bb")) != 1:
         return False
-    word = m.group(1)
-    if len(word) == 1 and word.isupper():
-        return True
-    return word.lower().rstrip(".") in _ABBREVIATIONS
+    m = _WORD_BEFORE_RE.search(text, max(0, end.start() - 12), end.start())
+    word = m.group(1) if m else ""
+    return (len(word) == 1 and word.isupper()) or word.lower().rstrip(".") in _ABBREVIATIONS
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -167,42 +134,21 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     ("It is blue. [1] Grass...") belong to the sentence before them.
     """
     text = _as_text(text)
-    cuts: list[int] = []
-    n = len(text)
+    cuts = [i for i, ch in enumerate(text) if ch in "\n\r\u2028\u2029"]
     for m in _TERMINATOR_RE.finditer(text):
-        end = m.end()
-        if m.group().startswith(".") and len(m.group().rstrip("\"'\u201d\u2019)]\u00bb")) == 1:
-            if _is_abbreviation(text, m.start()):
-                continue
-        trailing = _TRAILING_MARKERS_RE.match(text, end)
-        if trailing:
-            end = trailing.end()
-        if end == n or text[end].isspace():
-            cuts.append(end)
-    for i, ch in enumerate(text):
-        if ch in "\n\r\u2028\u2029":
-            cuts.append(i)
+        if not ends_abbreviation(text, m):
+            trailing = _TRAILING_MARKERS_RE.match(text, m.end())
+            end = trailing.end() if trailing else m.end()
+            if end == len(text) or text[end].isspace():
+                cuts.append(end)
     cuts = sorted(set(cuts))
-    pieces: list[tuple[int, int]] = []
-    prev = 0
-    for cut in [*cuts, n]:
-        if cut >= prev:
-            pieces.append((prev, cut))
-            prev = cut
-    return trimmed(text, pieces)
+    return trimmed(text, list(zip([0, *cuts], [*cuts, len(text)])))
 
 
 def trimmed(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """`spans` of `text` without their surrounding whitespace; the ones left empty dropped."""
-    out = []
-    for s, e in spans:
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        if e > s:
-            out.append((s, e))
-    return out
+    pieces = ((s, text[s:e]) for s, e in spans)
+    return [(s + len(p) - len(p.lstrip()), s + len(p.rstrip())) for s, p in pieces if p.strip()]
 
 
 def cited_sentence_spans(answer: str, number: int) -> list[tuple[int, int]]:
@@ -211,21 +157,7 @@ def cited_sentence_spans(answer: str, number: int) -> list[tuple[int, int]]:
     span). A span always contains the marker. Works on the text alone: `number` need not
     name a source."""
     text = _as_text(answer)
-    positions = [
-        (s, e)
-        for s, e, nums in _marker_items(text)
-        if any(n == number for n, _, _ in nums)
-    ]
-    if not positions:
-        return []
-    sentences = sentence_spans(text)
-    out: list[tuple[int, int]] = []
-    for ms, me in positions:
-        span = (ms, me)
-        for ss, se in sentences:
-            if ss <= ms and me <= se:
-                span = (ss, se)
-                break
-        if span not in out:
-            out.append(span)
-    return out
+    positions = [(s, e) for s, e, nums in _marker_items(text) if any(n == number for n, _, _ in nums)]
+    sentences = sentence_spans(text) if positions else []
+    return list(dict.fromkeys(next(((ss, se) for ss, se in sentences if ss <= ms and me <= se), (ms, me))
+                              for ms, me in positions))

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from edgechat.core.answering.citations import MARKER_RE, trimmed
+from edgechat.core.answering.citations import MARKER_RE, ends_abbreviation, trimmed
 from edgechat.core.answering.words import figures, terms
 from edgechat.core.records import Source
 
@@ -59,10 +59,6 @@ MIN_WORDS = 3
 FRAME_WORDS = 15  # a running header or footer is at most this long
 
 _END_RE = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]\u00bb]*(?=\s|$)")
-_ABBREVIATIONS = frozenset(
-    "e.g i.e etc vs cf al fig figs eq eqs no nos vol pp p ch sec dr mr mrs ms prof st jr sr inc ltd co corp "
-    "approx ca resp dept univ jan feb mar apr jun jul aug sep sept oct nov dec".split())
-_WORD_BEFORE_RE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 _ITEM_RE = re.compile(r"^\s*(?:#{1,6}\s|[-*\u2022\u25aa\u2013]\s|\d{1,3}[.)]\s|>\s)")
 _CELL_RE = re.compile(r"^\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?$|^[-\u2013\u2014$%]$")
 _SENTENCE_END_RE = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]\u00bb]*$")
@@ -90,14 +86,6 @@ def is_row(line: str) -> bool:
     return cells >= 2 and any(sum(ch.isalpha() for ch in w) >= 2 for w in tokens)
 
 
-def _is_abbreviation(text: str, dot: int) -> bool:
-    m = _WORD_BEFORE_RE.search(text, max(0, dot - 12), dot)
-    if not m:
-        return False
-    word = m.group(1)
-    return (len(word) == 1 and word.isupper()) or word.lower().rstrip(".") in _ABBREVIATIONS
-
-
 def _stands_alone(line: str, previous: str | None, following: str | None) -> bool:
     """A line that is a unit of its own: a table row, a heading, a title. A line that continues a
     wrapped sentence (the one before did not end one) is not."""
@@ -119,26 +107,18 @@ def _blocks(text: str) -> list[tuple[int, int]]:
     start: int | None = None
     pos = 0
     previous: str | None = None
-    for i, line in enumerate(lines):
+    for line, following in zip(lines, [*lines[1:], None]):
         line_start, pos = pos, pos + len(line)
-        if not line.strip():
-            if start is not None:
-                blocks.append((start, line_start))
-            start, previous = None, None
-            continue
-        following = lines[i + 1] if i + 1 < len(lines) else None
-        if _stands_alone(line, previous, following):
-            if start is not None:
-                blocks.append((start, line_start))
-            blocks.append((line_start, pos))
-            start, previous = None, None
-            continue
-        if _ITEM_RE.match(line) and start is not None:
+        alone = bool(line.strip()) and _stands_alone(line, previous, following)
+        if start is not None and (not line.strip() or alone or _ITEM_RE.match(line)):
             blocks.append((start, line_start))
             start = None
-        if start is None:
-            start = line_start
-        previous = line
+        if alone:
+            blocks.append((line_start, pos))
+        if not line.strip() or alone:
+            previous = None
+        else:
+            start, previous = line_start if start is None else start, line
     if start is not None:
         blocks.append((start, len(text)))
     return blocks
@@ -153,8 +133,7 @@ def split_quotes(text: str) -> list[tuple[int, int]]:
         cut = b_start
         block: list[tuple[int, int]] = []
         for m in [*_END_RE.finditer(text, b_start, b_end), None]:
-            if m is not None and m.group()[0] == "." and len(
-                    m.group().rstrip("\"'\u201d\u2019)]\u00bb")) == 1 and _is_abbreviation(text, m.start()):
+            if m is not None and ends_abbreviation(text, m):
                 continue
             end = b_end if m is None else m.end()
             if block and not _worth_reading(text[cut:end]) and text[cut:end].strip():
@@ -218,9 +197,6 @@ class Selection:
     passages: int  # passages read
     ranked: list[Quote] = field(default_factory=list)  # every quote read, best first
 
-    def text(self) -> str:
-        return "\n".join(q.text for q in self.quotes)
-
 
 # Formats printed on pages, whose running headers and footers are the page's frame.
 _PAGINATED = (".pdf",)
@@ -244,30 +220,26 @@ def _quotes_of(sources: Sequence[Source]) -> list[Quote]:
     on other pages (a running header or footer, page number aside) is the page's frame, not what
     it says: left out. A sentence too long for a header that recurs is the document saying it
     twice, and a page of any other format has no frame: kept."""
-    pages_of: dict[str, dict[str, set[int]]] = {}
-    shown = [_as_shown(src) for src in sources]
-    split = [(src, text, split_quotes(text)) for src, text in zip(sources, shown)]
-    for src, text, spans in split:
-        for s, e in spans:
-            key = _DIGITS_RE.sub("#", " ".join(text[s:e].lower().split()))
-            pages_of.setdefault(src.path, {}).setdefault(key, set()).add(src.page)
+    shown = [(src, _as_shown(src)) for src in sources]
+    split = [(src, text, [(s, e, _DIGITS_RE.sub("#", " ".join(text[s:e].lower().split())))
+                          for s, e in split_quotes(text)]) for src, text in shown]
+    pages_of: dict[tuple[str, str], set[int]] = {}
+    for src, _, spans in split:
+        for _, _, key in spans:
+            pages_of.setdefault((src.path, key), set()).add(src.page)
     out: list[Quote] = []
     for rank, (src, text, spans) in enumerate(split):
-        for s, e in spans:
-            key = _DIGITS_RE.sub("#", " ".join(text[s:e].lower().split()))
-            if (len(pages_of[src.path][key]) > 1 and len(key.split()) <= FRAME_WORDS
+        for s, e, key in spans:
+            if (len(pages_of[src.path, key]) > 1 and len(key.split()) <= FRAME_WORDS
                     and src.path.lower().endswith(_PAGINATED)):
                 continue
-            said = quote_text(text[s:e])
-            if _worth_reading(said):
+            if _worth_reading(said := quote_text(text[s:e])):
                 out.append(Quote(src, s, e, said, rank, row=is_row(text[s:e])))
     return out
 
 
 def _term_shares(question_terms: set[str], quotes: Sequence[Quote]) -> list[float]:
     """Per quote: the question's terms it holds, weighted by rarity among the quotes (idf)."""
-    if not question_terms or not quotes:
-        return [0.0] * len(quotes)
     held = [terms(q.reading) & question_terms for q in quotes]
     n = len(quotes)
     idf = {t: math.log(1 + n / (1 + sum(t in h for h in held))) for t in question_terms}
@@ -332,7 +304,6 @@ def select(
     sources: Sequence[Source],
     embed: Callable[[list[str]], Any] | None = None,
     *,
-    limit: int = MAX_QUOTES,
     naming: Sequence[str] = (),
 ) -> Selection:
     """The quotes of `sources` (in retrieval order) that best answer `question`. `naming`: the
@@ -357,15 +328,11 @@ def select(
     part_best: list[Quote] = []
     if len(parts) > 1:
         for part in parts:
-            part_scores = _scores(without_naming(part) or part, quotes, embed, n_sources, vectors)
-            ordered = _ordered(part, quotes, part_scores)
+            ordered = _ordered(part, quotes, _scores(without_naming(part) or part, quotes, embed, n_sources, vectors))
             part_best.append(quotes[max(range(len(quotes)), key=lambda i: ordered[i])])
     # Per form of the question (as asked; without its naming words), each quote's score.
-    asked = [question]
     rest = without_naming(question)
-    if rest:
-        asked.append(rest)
-    scores = [_scores(form, quotes, embed, n_sources, vectors) for form in asked]
+    scores = [_scores(form, quotes, embed, n_sources, vectors) for form in ([question, rest] if rest else [question])]
     ranking = _ordered(question, quotes, scores[-1])  # by what the question asks of the document
     for q, score in zip(quotes, ranking):
         q.score = score
@@ -377,7 +344,7 @@ def select(
 
     def take(q: Quote) -> bool:
         key = " ".join(sorted(terms(q.text) | set(figures(q.text))))
-        if key in seen or per_passage.get(q.rank, 0) >= MAX_PER_PASSAGE or len(chosen) >= limit:
+        if key in seen or per_passage.get(q.rank, 0) >= MAX_PER_PASSAGE or len(chosen) >= MAX_QUOTES:
             return False
         seen.add(key)
         per_passage[q.rank] = per_passage.get(q.rank, 0) + 1
@@ -392,7 +359,7 @@ def select(
     parts_best = {id(q) for q in part_best}
     anchors = 0
     for q in [ranked[0], *part_best, *ranked[1:]]:
-        if anchors >= MAX_ANCHORS or len(chosen) >= limit:
+        if anchors >= MAX_ANCHORS or len(chosen) >= MAX_QUOTES:
             break
         if q.score < KEEP_SHARE * top and id(q) not in parts_best:
             continue

@@ -44,11 +44,8 @@ class ReducedHistory:
 
 
 def _question_index(messages: Sequence[ChatMessage]) -> int | None:
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if m.role == Role.USER and not m.pinned:
-            return i
-    return None
+    return next((i for i in reversed(range(len(messages)))
+                 if messages[i].role == Role.USER and not messages[i].pinned), None)
 
 
 def _is_protected(i: int, m: ChatMessage, question: int | None) -> bool:
@@ -86,14 +83,9 @@ def _largest_context(trim_context: Callable[[int], str], available: int, cost_of
     return None
 
 
-def reduce_history(
-    messages: Sequence[ChatMessage],
-    budget: int,
-    count_tokens: Callable[[str], int],
-    per_message_overhead: int = 4,
-    trim_context: Callable[[int], str] | None = None,
-    context_sources: int = 0,
-) -> ReducedHistory:
+def reduce_history(messages: Sequence[ChatMessage], budget: int, count_tokens: Callable[[str], int],
+                   per_message_overhead: int = 4, trim_context: Callable[[int], str] | None = None,
+                   context_sources: int = 0) -> ReducedHistory:
     """Fit `messages` into `budget` tokens (see the module docstring for the rules).
 
     A message costs ``count_tokens(content) + per_message_overhead``. `context_sources` is
@@ -105,12 +97,8 @@ def reduce_history(
     protected = [i for i, m in enumerate(msgs) if _is_protected(i, m, question)]
     protected_cost = sum(costs[i] for i in protected)
     turn_costs = [sum(costs[i] for i in turn) for turn in turns]
-    diagnostics: dict[str, Any] = {
-        "budget": budget,
-        "original_tokens": sum(costs),
-        "protected_tokens": protected_cost,
-        "turns": len(turns),
-    }
+    diagnostics: dict[str, Any] = {"budget": budget, "original_tokens": sum(costs), "protected_tokens": protected_cost,
+                                   "turns": len(turns)}
 
     # 1-2. Evict the oldest whole turns until the rest fits.
     total = sum(costs)

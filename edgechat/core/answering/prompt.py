@@ -29,16 +29,8 @@ from edgechat.core.answering.evidence import is_row
 from edgechat.core.answering.history import ReducedHistory, reduce_history
 from edgechat.core.records import ChatMessage, Role, Source
 
-__all__ = [
-    "CLOSE_FENCE",
-    "DONT_KNOW",
-    "OPEN_FENCE",
-    "SYSTEM_PROMPT",
-    "build_messages",
-    "fit_messages",
-    "neutralise_fences",
-    "render_context",
-]
+__all__ = ["CLOSE_FENCE", "DONT_KNOW", "OPEN_FENCE", "SYSTEM_PROMPT", "build_messages", "fit_messages",
+           "neutralise_fences", "render_context"]
 
 OPEN_FENCE = "<<<SOURCES"
 CLOSE_FENCE = "SOURCES>>>"
@@ -84,10 +76,6 @@ def _one_line(value: object, limit: int = _MAX_LINE) -> str:
     return neutralise_fences(text)
 
 
-def _ranked(sources: Sequence[Source]) -> list[Source]:
-    return sorted(sources, key=lambda s: s.ordinal)
-
-
 def _clip(quote: str) -> str:
     words = quote.split()
     return quote if len(words) <= MAX_QUOTE_WORDS else " ".join(words[:MAX_QUOTE_WORDS]) + " \u2026"
@@ -100,7 +88,7 @@ def render_context(sources: Sequence[Source], evidence: Sequence[tuple[int, str]
     `keep` keeps only the `keep` best-ranked sources (lowest ordinals); None keeps all. Sources
     keep their own ordinals."""
     numbers = {n for n, _ in evidence}
-    ranked = [s for s in _ranked(sources) if s.ordinal in numbers]
+    ranked = [s for s in sorted(sources, key=lambda s: s.ordinal) if s.ordinal in numbers]
     if keep is not None:
         ranked = ranked[: max(0, keep)]
     parts = [OPEN_FENCE]
@@ -117,13 +105,8 @@ def render_context(sources: Sequence[Source], evidence: Sequence[tuple[int, str]
     return "\n".join(parts)
 
 
-def build_messages(
-    question: str,
-    sources: Sequence[Source],
-    history: Sequence[ChatMessage],
-    system_prompt: str = SYSTEM_PROMPT,
-    evidence: Sequence[tuple[int, str]] = (),
-) -> list[ChatMessage]:
+def build_messages(question: str, sources: Sequence[Source], history: Sequence[ChatMessage],
+                   system_prompt: str = SYSTEM_PROMPT, evidence: Sequence[tuple[int, str]] = ()) -> list[ChatMessage]:
     """``[system, *history, context, question]`` as new messages; inputs are not mutated.
 
     The context is a pinned user message (omitted when there are no sources). System and
@@ -137,23 +120,9 @@ def build_messages(
     return messages
 
 
-def fit_messages(
-    question: str,
-    sources: Sequence[Source],
-    history: Sequence[ChatMessage],
-    budget: int,
-    count_tokens: Callable[[str], int],
-    system_prompt: str = SYSTEM_PROMPT,
-    per_message_overhead: int = 4,
-    evidence: Sequence[tuple[int, str]] = (),
-) -> ReducedHistory:
+def fit_messages(question: str, sources: Sequence[Source], history: Sequence[ChatMessage], budget: int,
+                 count_tokens: Callable[[str], int], evidence: Sequence[tuple[int, str]] = ()) -> ReducedHistory:
     """`build_messages` then `reduce_history`, which may render the context with fewer sources."""
-    messages = build_messages(question, sources, history, system_prompt, evidence)
-    return reduce_history(
-        messages,
-        budget,
-        count_tokens,
-        per_message_overhead=per_message_overhead,
-        trim_context=(lambda keep: render_context(sources, evidence, keep)) if sources else None,
-        context_sources=len(sources),
-    )
+    messages = build_messages(question, sources, history, evidence=evidence)
+    return reduce_history(messages, budget, count_tokens, context_sources=len(sources),
+                          trim_context=(lambda keep: render_context(sources, evidence, keep)) if sources else None)

@@ -37,9 +37,7 @@ def terms(text: str) -> set[str]:
     """The stemmed content words and figures of `text`, lower case."""
     out = set()
     for w in _WORD_RE.findall(text.lower()):
-        w = w.replace("\u2019", "'").replace(",", "") if w[0].isdigit() else w.replace("\u2019", "'")
-        if w.endswith("'s"):
-            w = w[:-2]
+        w = w.replace("\u2019", "'").replace(",", "").removesuffix("'s")  # only a figure holds a comma
         if w in STOPWORDS or w in _FRAMING or (len(w) < 2 and not w.isdigit()):
             continue
         out.add(_NUMBER_WORDS.get(w) or stem(w))
@@ -50,19 +48,14 @@ def figures(text: str) -> list[str]:
     """The figures of `text`, thousands separators removed and the minus sign made plain
     ("1,234" -> "1234"); a trailing sentence full stop is not a decimal point. A count written as
     a word is its digits ("six" -> "6")."""
-    out = [f for f, _, _ in figure_spans(text)]
-    out += [_NUMBER_WORDS[m.group().lower()] for m in _NUMBER_WORD_RE.finditer(text)]
-    return out
+    written = [_NUMBER_WORDS[m.group().lower()] for m in _NUMBER_WORD_RE.finditer(text)]
+    return [f for f, _, _ in figure_spans(text)] + written
 
 
 def figure_spans(text: str) -> list[tuple[str, int, int]]:
     """(figure, start, end) of each figure written in digits in `text`, as `figures` reads it."""
-    out = []
-    for m in _FIGURE_RE.finditer(text):
-        f = m.group().replace(",", "").replace("\u2212", "-").lstrip("-")
-        if f:
-            out.append((f, m.start(), m.end()))
-    return out
+    return [(m.group().replace(",", "").replace("\u2212", "-").lstrip("-"), m.start(), m.end())
+            for m in _FIGURE_RE.finditer(text)]  # each holds a digit: never empty
 
 
 def has_negation(text: str) -> bool:
@@ -76,16 +69,10 @@ def names(text: str) -> set[str]:
     first of its sentence ("written by Hannah")."""
     out = set()
     for m in _NAME_RE.finditer(text):
-        word = m.group()
-        start = m.start()
-        before = text[:start].rstrip()
+        word, before = m.group(), text[:m.start()].rstrip()
         sentence_start = not before or before[-1] in ".!?:\n[(\"'\u201c" or before.endswith("]")
-        plain = word[:1].isupper() and word[1:].islower()
-        if plain and sentence_start:
-            continue
-        if plain and word.lower() in STOPWORDS:
-            continue
-        out.add(word.lower())
+        if not (word[:1].isupper() and word[1:].islower() and (sentence_start or word.lower() in STOPWORDS)):
+            out.add(word.lower())
     return out
 
 

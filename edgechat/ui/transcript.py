@@ -118,8 +118,8 @@ def no_source_note(turn: Any) -> str:
     if getattr(turn, "draft", "") and turn.answer.startswith(YOUR_DOCUMENTS_SAY):
         return "The model's answer did not hold against your documents, so what they say is shown instead."
     if getattr(turn, "draft", ""):
-        return ("Only the sentences of the model's answer that your documents support are shown; "
-                "the rest was left out.")
+        return ("The model's answer is shown up to its first sentence that your documents do not "
+                "support; the rest was left out.")
     if not turn.citations:
         return "Not grounded: this answer cites none of the sources found, so check it against them."
     unsupported = sum(v.get("support") == "unsupported" for v in getattr(turn, "verdicts", []) or [])

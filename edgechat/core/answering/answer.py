@@ -16,8 +16,8 @@ select the evidence, write from it, check each sentence, present.
    what its evidence does not has lost the thread, and what it writes next is not read (the
    draft is kept, to that sentence).
 6. Present: under the checked sentences, the quotes they were written from that they do not
-   already say ("Your documents say: ..."). When none of the model's sentences holds, no answer
-   is shown, and the passages stay listed. Nothing is shown and then taken back.
+   already say ("Your documents say: ..."). When the model's first sentence does not hold, no
+   answer is shown, and the passages stay listed. Nothing is shown and then taken back.
 
 The pass keeps no state between questions.
 """
@@ -289,7 +289,7 @@ class Answerer:
                 # added more wrong answers than right ones on the tuning halves (docs/answers.md).
                 shown.text, abstained = MODEL_RESTATED, True
             elif self.client.kind == ClientKind.MODEL:
-                # None of the model's sentences holds: its evidence rarely held the answer either
+                # The model's first sentence does not hold: its evidence rarely held the answer either
                 # (shown as the answer, it was right for 9 of 45 such questions: docs/answers.md).
                 shown.text, abstained = MODEL_NOT_CHECKED, True
             else:

@@ -360,9 +360,11 @@ def test_a_cause_is_said_only_where_the_evidence_gives_one():
     # that gives the reason in words of cause or purpose does.
     study = ("Although the new method scores higher than the baseline in general, the passages the two "
              "methods find differ in kind. The baseline wins on the smallest dataset because its "
-             "questions repeat the words of their passages.")
+             "questions repeat the words of their passages. The new method needs no labelled pairs, as it "
+             "learns from the passages alone.")
     kitchen = ("Bake the loaf with the lid on for twenty minutes. The crust turns deep brown. "
-               "Cover the dough with a damp cloth to keep it from drying out.")
+               "Cover the dough with a damp cloth to keep it from drying out. "
+               "Rest the loaf for an hour before slicing, as the crumb is still setting.")
     for text, unsaid, said in (
         (study, "Because the new method scores higher than the baseline, the passages the two methods find "
                 "differ in kind [1].",
@@ -376,3 +378,8 @@ def test_a_cause_is_said_only_where_the_evidence_gives_one():
         # the same facts, said without a cause, stand
         assert support(unsaid.replace("Because", "").replace(" because", ", and").replace(", the", "; the"),
                        quotes(text)) == Support.SUPPORTED, unsaid
+    # "as" joining a clause gives a reason too
+    assert support("Rest the loaf for an hour before slicing because the crumb is still setting [1].",
+                   quotes(kitchen)) == Support.SUPPORTED
+    assert support("The new method needs no labelled pairs because it learns from the passages alone [1].",
+                   quotes(study)) == Support.SUPPORTED

@@ -317,7 +317,8 @@ _GIVES_CAUSE_RE = re.compile(
 _CAUSE_WORDS_RE = re.compile(
     r"\b(?:because|since|due|owing|result(?:s|ed|ing)?|caus(?:e|es|ed|ing)|consequen\w*|therefore|thus"
     r"|hence|so|in order|lead(?:s|ing)?|led|driven|reason\w*|why|thanks|mean(?:s|ing)?|otherwise"
-    r"|to (?:avoid|prevent|ensure|allow|make|keep|let|stop|reduce|protect))\b",
+    r"|to (?:avoid|prevent|ensure|allow|make|keep|let|stop|reduce|protect)"
+    r"|, as (?:the|a|an|it|its|they|their|this|these|there|we|no))\b",  # ", as the system did not ..."
     re.IGNORECASE)
 
 

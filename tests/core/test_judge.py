@@ -383,3 +383,27 @@ def test_a_cause_is_said_only_where_the_evidence_gives_one():
                    quotes(kitchen)) == Support.SUPPORTED
     assert support("The new method needs no labelled pairs because it learns from the passages alone [1].",
                    quotes(study)) == Support.SUPPORTED
+
+
+def test_a_figure_is_said_of_what_the_claim_took_from_the_question():
+    # The question's subject put on the figure of the thing next to it is not said, even where
+    # most of the claim's words are that sentence's; the subject named in the sentence before
+    # the figure's ("It lies ...") is.
+    handbook = ("Bank statements and canceled checks must be kept for not less than seven years. "
+                "Individual case files must be retained for at least two years after the case is closed by the court.")
+    question = "How long must bank records be kept, according to the trustee handbook?"
+    wrong = "Bank records must be kept for at least two years after the case is closed by the court [1]."
+    j = judge(wrong, quotes(handbook), question)
+    assert j.support == Support.UNSUPPORTED and "said of something else" in j.reason
+    assert support("Bank statements must be kept for not less than seven years [1].", quotes(handbook),
+                   question) == Support.SUPPORTED
+    paper = ("Computing dense embeddings on 21 million passages is resource intensive, taking 8.8 hours on 8 GPUs. "
+             "However, building the search index on 21 million vectors on one server takes 8.5 hours. "
+             "It can be built in parallel on 4 servers.")
+    question = "How long does building the search index over the 21 million passage vectors take?"
+    wrong = "Building the search index over 21 million passage vectors is resource intensive, taking 8.8 hours [1]."
+    assert support(wrong, quotes(paper), question) == Support.UNSUPPORTED
+    assert support("Building the search index on 21 million vectors takes 8.5 hours [1].", quotes(paper),
+                   question) == Support.SUPPORTED
+    assert support("The search index can be built in parallel on 4 servers [1].", quotes(paper),
+                   "On how many servers can the search index be built in parallel?") == Support.SUPPORTED

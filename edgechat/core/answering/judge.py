@@ -169,6 +169,17 @@ def _code_said(claim: str, question: str, pool: Sequence[Quote]) -> Judgement | 
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\d\"\u201c(])")
 
 
+_PRONOUN_START_RE = re.compile(r"^(?:it|its|they|their|this|these|that|those|he|she|his|her|there)\b", re.IGNORECASE)
+
+
+def _named_before(q: Quote) -> str:
+    """What "it" names in a quote that begins so ("It lies 3200 feet ..."): the sentence of its
+    passage right before it; "" for a quote that names its own subject."""
+    if not _PRONOUN_START_RE.match(q.text):
+        return ""
+    return _SENTENCE_END_RE.split(q.source.content[max(0, q.start - 400):q.start].strip())[-1]
+
+
 def _sentence_saying(text: str, target: set[str]) -> str:
     """The sentence of a quote that shares most words with `target` (a quote may hold two)."""
     return max(_SENTENCE_END_RE.split(text), key=lambda s: len(terms(s) & target))
@@ -389,17 +400,23 @@ def judge(
         if not any(_cell_fits(q, rows, bare, about_figure, f) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the row and column the claim names")
         # In prose, the sentence that holds the figure says what it is of: it must share at least
-        # half of the claim's other content words (the document's naming words aside). A claim
-        # that is only a figure ("$2.9 billion.") says it of what the question asks: then half of
-        # the question's words that the evidence uses at all (all of them, when it uses none).
+        # half of the claim's other content words (the document's naming words aside), and (with
+        # the sentence before it, when it begins "It ...") half of those the claim took from the
+        # question, which name what the figure is said to be of ("bank records ... two years" is
+        # not said by "case files ... two years"). A claim that
+        # is only a figure ("$2.9 billion.") says it of what the question asks: then half of the
+        # question's words that the evidence uses at all (all of them, when it uses none).
         counted = terms(" ".join(_unit(bare, end) for _, _, end in figure_spans(bare)))  # "hours"
         about = claim_terms - set(figures(bare)) - named - counted
         if not about:
             asked_of = question_terms - set(figures(question)) - named - counted
             about = (asked_of & set().union(*(terms(q.reading) for q in pool))) or asked_of
         about = about or claim_terms
+        of_question = about & question_terms
         if not any(q.row or not terms(q.reading) - set(figures(q.reading))  # a row, or column headings
-                   or len(terms(q.reading) & about) * 2 >= len(about) for q in holders):
+                   or (len(terms(q.reading) & about) * 2 >= len(about)
+                       and len(terms(f"{_named_before(q)} {q.reading}") & of_question) * 2 >= len(of_question))
+                   for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is said of something else in the evidence")
         other = _says_more_with_another(bare, f, holders, quotes, about)
         if other:

@@ -407,3 +407,8 @@ def test_a_figure_is_said_of_what_the_claim_took_from_the_question():
                    question) == Support.SUPPORTED
     assert support("The search index can be built in parallel on 4 servers [1].", quotes(paper),
                    "On how many servers can the search index be built in parallel?") == Support.SUPPORTED
+    # a sentence printed over several lines is read whole, whichever line holds the figure
+    colophon = quotes("This edition was produced by volunteers.\nThe cover is adapted from\nHarbour at Dawn,\n"
+                      "a painting completed in 1903 by\nAnna Reyes.\nThe title page uses two typefaces.")
+    assert support("The cover is adapted from Harbour at Dawn, a painting completed in 1903 by Anna Reyes [1].",
+                   colophon, "Which painting is the cover adapted from, and who painted it?") == Support.SUPPORTED

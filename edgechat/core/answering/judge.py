@@ -169,15 +169,26 @@ def _code_said(claim: str, question: str, pool: Sequence[Quote]) -> Judgement | 
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\d\"\u201c(])")
 
 
+_ENDED_RE = re.compile(r"[.!?][\"'\u201d)\]]*\s*$")  # text that ends a sentence
 _PRONOUN_START_RE = re.compile(r"^(?:it|its|they|their|this|these|that|those|he|she|his|her|there)\b", re.IGNORECASE)
 
 
-def _named_before(q: Quote) -> str:
-    """What "it" names in a quote that begins so ("It lies 3200 feet ..."): the sentence of its
-    passage right before it; "" for a quote that names its own subject."""
-    if not _PRONOUN_START_RE.match(q.text):
-        return ""
-    return _SENTENCE_END_RE.split(q.source.content[max(0, q.start - 400):q.start].strip())[-1]
+def _whole_sentence(q: Quote) -> str:
+    """The sentence of its passage that `q` is part of (a quote may be one line of it), with the
+    sentence before when it begins with what that one names ("It lies 3200 feet ...")."""
+    content = q.source.content
+    prefix = content[max(0, q.start - 400):q.start]
+    before = _SENTENCE_END_RE.split(prefix.strip()) if prefix.strip() else []
+    if before and not _ENDED_RE.search(prefix):  # the quote begins inside a sentence
+        sentence, before = before[-1] + " ", before[:-1]
+    else:
+        sentence = ""
+    sentence += content[q.start:q.end]
+    if not _ENDED_RE.search(sentence):  # and ends inside one
+        sentence += _SENTENCE_END_RE.split(content[q.end:q.end + 400])[0]
+    if _PRONOUN_START_RE.match(sentence.strip()) and before:
+        sentence = f"{before[-1]} {sentence}"
+    return sentence
 
 
 def _sentence_saying(text: str, target: set[str]) -> str:
@@ -400,9 +411,9 @@ def judge(
         if not any(_cell_fits(q, rows, bare, about_figure, f) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the row and column the claim names")
         # In prose, the sentence that holds the figure says what it is of: it must share at least
-        # half of the claim's other content words (the document's naming words aside), and (with
-        # the sentence before it, when it begins "It ...") half of those the claim took from the
-        # question, which name what the figure is said to be of ("bank records ... two years" is
+        # half of the claim's other content words (the document's naming words aside), and its
+        # whole sentence (with the one before, when it begins "It ...") half of those the claim
+        # took from the question, which name what the figure is said to be of ("bank records ... two years" is
         # not said by "case files ... two years"). A claim that
         # is only a figure ("$2.9 billion.") says it of what the question asks: then half of the
         # question's words that the evidence uses at all (all of them, when it uses none).
@@ -415,7 +426,7 @@ def judge(
         of_question = about & question_terms
         if not any(q.row or not terms(q.reading) - set(figures(q.reading))  # a row, or column headings
                    or (len(terms(q.reading) & about) * 2 >= len(about)
-                       and len(terms(f"{_named_before(q)} {q.reading}") & of_question) * 2 >= len(of_question))
+                       and len(terms(_whole_sentence(q)) & of_question) * 2 >= len(of_question))
                    for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is said of something else in the evidence")
         other = _says_more_with_another(bare, f, holders, quotes, about)

@@ -412,3 +412,7 @@ def test_a_figure_is_said_of_what_the_claim_took_from_the_question():
                       "a painting completed in 1903 by\nAnna Reyes.\nThe title page uses two typefaces.")
     assert support("The cover is adapted from Harbour at Dawn, a painting completed in 1903 by Anna Reyes [1].",
                    colophon, "Which painting is the cover adapted from, and who painted it?") == Support.SUPPORTED
+    # a word of the question the passage never writes is its phrasing, not what the figure is of
+    outline = quotes("Module Three: Step 2: Shaping and Proofing. This module looks at the proofing basket in detail.")
+    assert judge("Module Three covers Step 2: Shaping and Proofing [1].", outline, "What does Module Three cover?",
+                 naming=["Module"]).support == Support.SUPPORTED

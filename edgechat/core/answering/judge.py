@@ -191,6 +191,14 @@ def _whole_sentence(q: Quote) -> str:
     return sentence
 
 
+def _said_of_question(q: Quote, asked: set[str]) -> bool:
+    """Whether the whole sentence of `q` writes half of `asked` (the words a claim took from the
+    question) that its passage uses at all: a word the passage never writes is the question's
+    phrasing ("what does it cover"), not what the figure is of."""
+    used = asked & terms(q.source.content)
+    return len(terms(_whole_sentence(q)) & used) * 2 >= len(used)
+
+
 def _sentence_saying(text: str, target: set[str]) -> str:
     """The sentence of a quote that shares most words with `target` (a quote may hold two)."""
     return max(_SENTENCE_END_RE.split(text), key=lambda s: len(terms(s) & target))
@@ -413,7 +421,7 @@ def judge(
         # In prose, the sentence that holds the figure says what it is of: it must share at least
         # half of the claim's other content words (the document's naming words aside), and its
         # whole sentence (with the one before, when it begins "It ...") half of those the claim
-        # took from the question, which name what the figure is said to be of ("bank records ... two years" is
+        # took from the question that its passage uses, which name what the figure is said to be of ("bank records ... two years" is
         # not said by "case files ... two years"). A claim that
         # is only a figure ("$2.9 billion.") says it of what the question asks: then half of the
         # question's words that the evidence uses at all (all of them, when it uses none).
@@ -426,7 +434,7 @@ def judge(
         of_question = about & question_terms
         if not any(q.row or not terms(q.reading) - set(figures(q.reading))  # a row, or column headings
                    or (len(terms(q.reading) & about) * 2 >= len(about)
-                       and len(terms(_whole_sentence(q)) & of_question) * 2 >= len(of_question))
+                       and _said_of_question(q, of_question))
                    for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is said of something else in the evidence")
         other = _says_more_with_another(bare, f, holders, quotes, about)

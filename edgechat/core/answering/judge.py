@@ -21,7 +21,9 @@ a book that never mentions one) is the question's premise, which the evidence ca
    are labelled one per cell ("2022 2023") and the claim names a label, the figure is in that
    column. A table is a grid of cells with headings, whatever it reports. In prose and lists
    likewise: no other quote that says more of what the claim says gives another figure of the
-   same unit ("5 days" where the claim says "2 days"). A claim that is only a figure ("$2.9
+   same unit ("5 days" where the claim says "2 days"). The sentence that holds a figure says what
+   the claim says it is of, the words the claim took from the question included: "bank records
+   ... two years" is not said by "case files ... two years". A claim that is only a figure ("$2.9
    billion.") says it of what the question asks, and the sentence that holds it must say that.
 3. Its names (words written as names: "Seward", "readLines") are in the evidence, whole: a name
    joined of parts ("CACHE_DIR") is not said by a longer one that holds it ("APP_CACHE_DIR").

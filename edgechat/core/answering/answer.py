@@ -141,10 +141,9 @@ def _within(quotes: Sequence[Quote], words: int) -> list[Quote]:
     used = 0
     for q in quotes:
         n = len(q.text.split())
-        if out and used + n > words:
-            continue
-        out.append(q)
-        used += n
+        if not out or used + n <= words:
+            out.append(q)
+            used += n
     return out
 
 
@@ -171,18 +170,10 @@ class Answerer:
     """Drives one chat client over the pipeline's passages. Safe to reuse across questions: it
     keeps nothing between them."""
 
-    def __init__(
-        self,
-        pipeline: RagPipeline,
-        client: ChatClient,
-        options: ChatOptions | None = None,
-        *,
-        embed: Callable[[list[str]], Any] | None = None,
-        describe: Callable[[Sequence[str]], Mapping[str, Description]] | None = None,
-        min_evidence: float = MIN_EVIDENCE,
-        max_p_decline: float | None = None,
-        checker: SupportChecker | None = None,
-    ) -> None:
+    def __init__(self, pipeline: RagPipeline, client: ChatClient, options: ChatOptions | None = None, *,
+                 embed: Callable[[list[str]], Any] | None = None,
+                 describe: Callable[[Sequence[str]], Mapping[str, Description]] | None = None,
+                 max_p_decline: float | None = None, checker: SupportChecker | None = None) -> None:
         """`embed` (the embedder's: normalised rows) scores evidence and claims by meaning as well
         as words. `describe` (the store's `describe_files`) says what each file says of itself, so
         a question that names its documents is answered from them alone. `checker`: a support
@@ -192,20 +183,13 @@ class Answerer:
         self.options = options or ChatOptions()
         self.embed = embed
         self.describe = describe
-        self.min_evidence = min_evidence
         self.max_p_decline = DECLINE_AT.get(client.name, math.inf) if max_p_decline is None else max_p_decline
         self.checker = checker
 
     # ------------------------------------------------------------------ the pass
 
-    def stream(
-        self,
-        request: RagRequest,
-        *,
-        history: Sequence[ChatMessage] = (),
-        options: ChatOptions | None = None,
-        cancel: threading.Event | None = None,
-    ) -> Iterator[ChatUpdate]:
+    def stream(self, request: RagRequest, *, history: Sequence[ChatMessage] = (), options: ChatOptions | None = None,
+               cancel: threading.Event | None = None) -> Iterator[ChatUpdate]:
         """Yield the shown answer's deltas; the last update (done=True) carries the response.
 
         `history` is the saved conversation; the evidence is added for this call only."""
@@ -223,11 +207,11 @@ class Answerer:
             "client": self.client.name,
             "retrieval_seconds": t_evidence - t0,
             "subject": {"file_ids": subject.file_ids, "words": subject.words},
-            "evidence": {"best": round(selection.best, 4), "threshold": self.min_evidence,
+            "evidence": {"best": round(selection.best, 4), "threshold": MIN_EVIDENCE,
                          "passages_read": selection.passages, "quotes_read": selection.read,
                          "chosen": len(selection.quotes)},
         }
-        if not passages or selection.best < self.min_evidence:
+        if not passages or selection.best < MIN_EVIDENCE:
             text = NOT_IN_DOCUMENTS if passages else NOTHING_FOUND
             yield ChatUpdate(delta=text, text=text)
             shown_sources = sources or [dataclasses.replace(p, ordinal=i) for i, p in enumerate(passages[:3], 1)]
@@ -484,21 +468,10 @@ class Answerer:
         for c in cites.citations:
             c.added = bool(c.spans) and all(s in shown.added_at for s, _ in c.spans)
         verdicts = shown.verdicts
-        all_supported = all(v.support != Support.UNSUPPORTED for v in verdicts)
-        diagnostics["support_ratio"] = support_ratio(verdicts)
+        ratio = diagnostics["support_ratio"] = support_ratio(verdicts)
         pq.diagnostics.setdefault("answer", {}).update(diagnostics)
-        return ChatResponse(
-            text=shown.text,
-            sources=sources,
-            citations=cites.citations,
-            unmatched_markers=cites.unmatched,
-            grounded=bool(sources) and not abstained and all_supported and bool(cites.citations),
-            stop_reason=stop_reason,
-            processed=pq,
-            diagnostics=diagnostics,
-            verdicts=verdicts,
-            support_ratio=support_ratio(verdicts),
-            abstained=abstained,
-            draft=draft,
-            draft_verdicts=list(draft_verdicts or []),
-        )
+        grounded = bool(sources) and not abstained and not _derailed(verdicts) and bool(cites.citations)
+        return ChatResponse(text=shown.text, sources=sources, citations=cites.citations,
+                            unmatched_markers=cites.unmatched, grounded=grounded, stop_reason=stop_reason,
+                            processed=pq, diagnostics=diagnostics, verdicts=verdicts, support_ratio=ratio,
+                            abstained=abstained, draft=draft, draft_verdicts=list(draft_verdicts or []))

@@ -75,8 +75,6 @@ MIN_COVERAGE = 0.6  # share of the claim's own content words one quote (or two o
 MIN_MEANING = 0.72  # or the cosine of claim and quote, for a paraphrase
 CHECKER_CHARS = 4000  # at most this much evidence is sent to a support checker with a claim
 
-_INTRO_ENDINGS = (":",)
-
 
 @dataclass(frozen=True)
 class Library:
@@ -102,14 +100,7 @@ class Judgement:
 
 
 def marker_numbers(text: str) -> list[int]:
-    out: list[int] = []
-    for m in MARKER_RE.finditer(text):
-        out.extend(int(n) for n in re.findall(r"\d+", m.group(1)))
-    return out
-
-
-def _bare(text: str) -> str:
-    return " ".join(MARKER_RE.sub(" ", text).split())
+    return [int(n) for m in MARKER_RE.finditer(text) for n in re.findall(r"\d+", m.group(1))]
 
 
 # Where a claim says it comes from ("According to the manual, ...", "... states that ...", "...,
@@ -181,10 +172,9 @@ def _whole_sentence(q: Quote) -> str:
     content = q.source.content
     prefix = content[max(0, q.start - 400):q.start]
     before = _SENTENCE_END_RE.split(prefix.strip()) if prefix.strip() else []
+    sentence = ""
     if before and not _ENDED_RE.search(prefix):  # the quote begins inside a sentence
         sentence, before = before[-1] + " ", before[:-1]
-    else:
-        sentence = ""
     sentence += content[q.start:q.end]
     if not _ENDED_RE.search(sentence):  # and ends inside one
         sentence += _SENTENCE_END_RE.split(content[q.end:q.end + 400])[0]
@@ -269,7 +259,7 @@ def _row_label_terms(quote: Quote) -> set[str]:
     return terms(quote.text) - set(figures(quote.text))
 
 
-def _said_of(claim: str, figure: str, skip: set[str]) -> set[str]:
+def _said_of(claim: str, figure: str, skip: frozenset[str]) -> set[str]:
     """The claim's words about one of its figures: those between the figures either side of it. A
     sentence that gives two things two figures ("a length of 12 km and a depth of 40 m",
     "a diameter of 6,779 km and 2 moons") says each of the words next to it. Figures in `skip` (the
@@ -360,20 +350,13 @@ def _next_to(q: Quote, pool: Sequence[Quote]) -> list[Quote]:
             and (o.start == q.end or o.end == q.start or 0 < o.start - q.end <= 2 or 0 < q.start - o.end <= 2)]
 
 
-def judge(
-    claim: str,
-    quotes: Sequence[Quote],
-    question: str = "",
-    embed: Callable[[list[str]], Any] | None = None,
-    naming: Sequence[str] = (),
-    checker: SupportChecker | None = None,
-    read: Library | None = None,
-) -> Judgement:
+def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callable[[list[str]], Any] | None = None,
+          naming: Sequence[str] = (), checker: SupportChecker | None = None, read: Library | None = None) -> Judgement:
     """The verdict on one sentence of an answer (see the module docstring). `naming`: the
     question's words that name its documents (edgechat.core.search.subject); `checker`: a
     support checker that decides instead of the coverage and negation principles; `read`: what
     the passages read for the question write (None: not known)."""
-    bare = _unattributed(_bare(claim))
+    bare = _unattributed(" ".join(MARKER_RE.sub(" ", claim).split()))
     reply = _REPLY_RE.match(bare) if asks_yes_or_no(question) else None
     if reply:
         bare = bare[reply.end():]
@@ -382,40 +365,33 @@ def judge(
     own = claim_terms if reply else claim_terms - question_terms  # a reply's polarity is its claim
     cited = set(marker_numbers(claim))
     pool = [q for q in quotes if q.source.ordinal in cited] or list(quotes)
-    code_line = _code_line_said(bare, pool)
-    if code_line is not None:
+    if (code_line := _code_line_said(bare, pool)) is not None:
         return code_line
-    if not bare.rstrip().endswith(_INTRO_ENDINGS) and not own:
-        said_in_code = _code_said(bare, question, pool)
-        if said_in_code is not None:
-            return said_in_code
-    if not claim_terms or bare.rstrip().endswith(_INTRO_ENDINGS) or not own:  # its figures are terms too
-        return Judgement(Support.NO_CLAIM)
+    intro = bare.rstrip().endswith(":")
+    if intro or not own:  # its figures are terms too
+        return (None if intro else _code_said(bare, question, pool)) or Judgement(Support.NO_CLAIM)
     if not quotes:
         return Judgement(Support.UNSUPPORTED, reason="there is no evidence to support it")
     named = terms(" ".join(naming))  # say which document, not what it says
 
     # What the question writes is given where the library writes it too: a name or figure no
     # passage read for it holds is the question's premise, which the evidence cannot support.
-    question_figures = set(figures(question))
-    given_figures = question_figures if read is None else question_figures & read.figures
-    asked = names(question) | set(re.findall(r"\w+", question.lower()))  # its names, however cased
-    if read is not None:
-        asked &= read.words
+    written = Library.of(question)  # its words (its names, however cased) and figures
+    given = written if read is None else Library(written.words & read.words, written.figures & read.figures)
 
     # 2. figures, each in a quote about the same thing
+    rows = [q for q in pool if q.row]
     for f in figures(bare):
-        if f in given_figures:
+        if f in given.figures:
             continue  # the question's own figure ("the top-20 accuracy", "its report for 2023") is given
         holders = [q for q in pool if f in figures(q.text) or f in figures(q.source.table_header)]
         if not holders:
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the evidence")
         if not _scale_agrees(bare, f, holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} has another scale in the evidence")
-        rows = [q for q in pool if q.row]
         # What the claim says of this figure: the words next to it when they name a row (else,
         # a column label such as a year beside it, the whole claim).
-        about_figure = _said_of(bare, f, question_figures)
+        about_figure = _said_of(bare, f, written.figures)
         if not any(about_figure & _row_label_terms(r) for r in rows):
             about_figure = claim_terms - {f}
         if not any(_cell_fits(q, rows, bare, about_figure, f) for q in holders):
@@ -430,13 +406,12 @@ def judge(
         counted = terms(" ".join(_unit(bare, end) for _, _, end in figure_spans(bare)))  # "hours"
         about = claim_terms - set(figures(bare)) - named - counted
         if not about:
-            asked_of = question_terms - set(figures(question)) - named - counted
+            asked_of = question_terms - written.figures - named - counted
             about = (asked_of & set().union(*(terms(q.reading) for q in pool))) or asked_of
         about = about or claim_terms
         of_question = about & question_terms
         if not any(q.row or not terms(q.reading) - set(figures(q.reading))  # a row, or column headings
-                   or (len(terms(q.reading) & about) * 2 >= len(about)
-                       and _said_of_question(q, of_question))
+                   or (len(terms(q.reading) & about) * 2 >= len(about) and _said_of_question(q, of_question))
                    for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is said of something else in the evidence")
         other = _says_more_with_another(bare, f, holders, quotes, about)
@@ -446,7 +421,7 @@ def judge(
     # 3. names
     evidence_text = " ".join(f"{q.source.title} {q.source.table_header} {q.text}" for q in pool).lower()
     evidence_terms = terms(evidence_text)
-    for name in names(bare) - asked:
+    for name in names(bare) - given.words:
         # A name is written whole: one joined of parts ("cluster_sched_policy") is not said by a
         # longer one that holds it, nor by its parts spread over the evidence.
         whole = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", evidence_text)
@@ -460,9 +435,7 @@ def judge(
     target = (claim_terms - named) or claim_terms
 
     def coverage(q: Quote) -> float:
-        have = terms(q.reading) | terms(q.source.title)
-        for o in _next_to(q, pool):
-            have |= terms(o.reading)
+        have = terms(q.reading).union(terms(q.source.title), *(terms(o.reading) for o in _next_to(q, pool)))
         return len(target & have) / len(target)
 
     # the quote that covers it best with its neighbour; of those, the one that says most alone
@@ -531,8 +504,7 @@ def _ask_checker(checker: SupportChecker, claim: str, quotes: Sequence[Quote]) -
         chosen.append(q)
         size += len(q.reading) + 1
     parts: list[str] = []
-    sources = list({id(q.source): q.source for q in chosen}.values())
-    for source in sources:
+    for source in {id(q.source): q.source for q in chosen}.values():
         said = " ".join(q.reading for q in sorted(chosen, key=lambda q: q.start) if q.source is source)
         parts.append(f"{source.title}\n{said}" if source.title else said)
     try:

@@ -91,6 +91,18 @@ def test_a_supported_answer_is_shown_with_the_marker_of_its_source(engine):
     assert "[1]" in context and "88 Earth days" in context and "Sourdough" not in context
 
 
+@pytest.mark.parametrize(("question", "sentence"), [
+    ("How long is a year on Mercury?", "A year on Mercury lasts 88 Earth days [1]."),
+    ("At what temperature is the sourdough loaf baked?", "The loaf is baked at 250 degrees Celsius [1]."),
+])
+def test_the_prompt_s_markup_written_back_states_nothing(engine, question, sentence):
+    # A small model may begin by writing the fence that holds its sources: that is no claim, and
+    # the answer goes on to the sentence after it (a marker that names no source taken off).
+    _, r = _ask(engine, question, ScriptedWriter(f"<<<SOURCES\n[30] {sentence}"))
+    assert r.text.startswith(MARKER_RE.sub("", sentence).rstrip(" .")) and not r.abstained
+    assert "SOURCES" not in r.text
+
+
 @pytest.mark.parametrize(("question", "held", "unheld", "after"), [
     ("Tell me about Mercury", "Mercury is the smallest planet and the closest to the Sun [1].",
      "It has 14 moons and rings of ice [1].", "A year on Mercury lasts 88 Earth days."),

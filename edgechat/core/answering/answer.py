@@ -36,7 +36,7 @@ from edgechat.core.answering.citations import MARKER_RE, build_citations, senten
 from edgechat.core.answering.evidence import Quote, Selection, select
 from edgechat.core.answering.history import ReducedHistory
 from edgechat.core.answering.judge import Judgement, Library, judge, marker_numbers
-from edgechat.core.answering.prompt import DONT_KNOW, fit_messages
+from edgechat.core.answering.prompt import CLOSE_FENCE, DONT_KNOW, OPEN_FENCE, fit_messages
 from edgechat.core.answering.words import terms
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.records import (
@@ -100,6 +100,10 @@ _DONT_KNOW_RE = re.compile(
 )
 
 
+# The prompt's own markup, which a small model sometimes writes back before it answers.
+_FENCE_RE = re.compile(rf"{re.escape(OPEN_FENCE)}|{re.escape(CLOSE_FENCE)}", re.IGNORECASE)
+
+
 @dataclasses.dataclass
 class Gathered:
     """What a question found before anything is written (`Answerer.gather`)."""
@@ -156,7 +160,7 @@ def _with_marker(sentence: str, supporting: Sequence[int]) -> tuple[str, list[in
     if not wrong and written:
         return sentence, [], []
     kept = [n for n in dict.fromkeys(written) if n in supporting]
-    bare = re.sub(r"\s+([.,;:!?])", r"\1", MARKER_RE.sub("", sentence).rstrip())
+    bare = re.sub(r"\s+([.,;:!?])", r"\1", MARKER_RE.sub("", sentence).strip())
     added = [] if kept else [supporting[0]]
     return f"{bare} " + "".join(f"[{n}]" for n in kept or added), added, wrong
 
@@ -399,6 +403,8 @@ class Answerer:
                 return SentenceVerdict(0, 0, Support.SUPPORTED, sources=[said[0].source.ordinal],
                                        evidence=Judgement(Support.SUPPORTED, said[:1]).evidence(),
                                        markers_written=marker_numbers(sentence))
+        if not _FENCE_RE.sub("", MARKER_RE.sub("", sentence)).strip():
+            return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="repeats the prompt's markup")
         if _DONT_KNOW_RE.search(sentence):
             return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="says the sources do not answer")
         j = judge(sentence, quotes, question, self.embed, naming, self.checker, read)

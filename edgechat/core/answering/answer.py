@@ -264,8 +264,9 @@ class Answerer:
                                                subject.words, read):
                 first_shown = first_shown or time.perf_counter()
                 yield ChatUpdate(delta=delta, text=shown.text)
+        derailed = _derailed(draft_verdicts)  # the final sentences judged included
         abstained = False
-        kept_whole = bool(shown.verdicts) and not _derailed(draft_verdicts)
+        kept_whole = bool(shown.verdicts) and not derailed
         if not shown.text and stop_reason != StopReason.CANCELLED:
             if declined_early or _DONT_KNOW_RE.search(draft):
                 # The writer read the evidence and found no answer in it: showing the evidence
@@ -303,7 +304,7 @@ class Answerer:
         stats = getattr(self.client, "last_stats", None)
         if isinstance(stats, dict):
             diagnostics["generation"] = dict(stats)
-        if _derailed(draft_verdicts):
+        if derailed:
             draft = draft[:draft_verdicts[-1].end]  # what was read of it
         keep_draft = self.client.kind == ClientKind.MODEL and draft.strip() and not kept_whole
         response = self._response(shown, sources, pq, stop_reason, diagnostics, abstained=abstained,
@@ -476,7 +477,7 @@ class Answerer:
         verdicts = shown.verdicts
         ratio = diagnostics["support_ratio"] = support_ratio(verdicts)
         pq.diagnostics.setdefault("answer", {}).update(diagnostics)
-        grounded = bool(sources) and not abstained and not _derailed(verdicts) and bool(cites.citations)
+        grounded = bool(sources) and not abstained and bool(cites.citations)  # only what holds is shown
         return ChatResponse(text=shown.text, sources=sources, citations=cites.citations,
                             unmatched_markers=cites.unmatched, grounded=grounded, stop_reason=stop_reason,
                             processed=pq, diagnostics=diagnostics, verdicts=verdicts, support_ratio=ratio,

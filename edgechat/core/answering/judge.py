@@ -399,10 +399,10 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         # In prose, the sentence that holds the figure says what it is of: it must share at least
         # half of the claim's other content words (the document's naming words aside), and its
         # whole sentence (with the one before, when it begins "It ...") half of those the claim
-        # took from the question that its passage uses, which name what the figure is said to be of ("bank records ... two years" is
-        # not said by "case files ... two years"). A claim that
-        # is only a figure ("$2.9 billion.") says it of what the question asks: then half of the
-        # question's words that the evidence uses at all (all of them, when it uses none).
+        # took from the question that its passage uses, which name what the figure is said to be
+        # of ("bank records ... two years" is not said by "case files ... two years"). A claim
+        # that is only a figure ("$2.9 billion.") says it of what the question asks: then half of
+        # the question's words that the evidence uses at all (all of them, when it uses none).
         counted = terms(" ".join(_unit(bare, end) for _, _, end in figure_spans(bare)))  # "hours"
         about = claim_terms - set(figures(bare)) - named - counted
         if not about:

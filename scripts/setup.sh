@@ -18,7 +18,7 @@ if [ "${SKIP_MODELS:-0}" != "1" ]; then
   # Language models: converting them needs torch, transformers and gguf once, so that happens
   # in a separate virtualenv (.venv-convert) and the app's own never holds torch.
   #   SmolLM2-135M (small and fast): the test suite's model, built always.
-  #   The default model (edgechat.core.llm.catalog.DEFAULT_MODEL, Qwen2.5-Coder-0.5B): what the
+  #   The default model (edgechat.core.llm.catalog.DEFAULT_MODEL, Qwen2.5-Coder-1.5B): what the
   #   app answers with; skipped by scripts/test.sh (SETUP_FOR=tests), which does not need it.
   installed() {
     .venv/bin/python - "$1" <<'PY'
@@ -43,7 +43,7 @@ PY
     .venv-convert/bin/python -m edgechat.core.llm.install_smollm2
   fi
   if [ "$need_default" = 1 ]; then
-    echo "Building the default language model, $DEFAULT_MODEL (once; about 500 MB to download and 4 minutes)..." >&2
+    echo "Building the default language model, $DEFAULT_MODEL (once; about 1.1 GB to download and 7 minutes)..." >&2
     .venv-convert/bin/edgechat models install "$DEFAULT_MODEL"
     .venv/bin/edgechat models use "$DEFAULT_MODEL"
   fi

@@ -37,8 +37,8 @@ Three parts, each usable alone:
 rewriter only when the active model is capable: `is_capable(client)` is True for models of at
 least 1 billion parameters, counted from the model name ("1.5b", "360m", known families such as
 phi-3.5-mini = 3.8B) or, when the name says nothing, estimated from the size of the model folder
-on disk and its precision. The default model (`catalog.DEFAULT_MODEL`, Qwen2.5-Coder-0.5B), the
-small SmolLM2-135M and the extractive client are not capable: forced on over the follow-up
+on disk and its precision. The default model (`catalog.DEFAULT_MODEL`, Qwen2.5-Coder-1.5B) is;
+Qwen2.5-Coder-0.5B, the small SmolLM2-135M and the extractive client are not: forced on over the follow-up
 conversations, a model this small answers the question instead of rewriting it, and its text
 used as the query anyway finds fewer of the right passages than the deterministic rewriter
 (benchmarks/followups.py measures it).

@@ -416,3 +416,60 @@ def test_a_figure_is_said_of_what_the_claim_took_from_the_question():
     outline = quotes("Module Three: Step 2: Shaping and Proofing. This module looks at the proofing basket in detail.")
     assert judge("Module Three covers Step 2: Shaping and Proofing [1].", outline, "What does Module Three cover?",
                  naming=["Module"]).support == Support.SUPPORTED
+
+
+def test_a_negation_bears_on_the_words_it_governs():
+    """A "not" denies the few words after it, up to a new clause: a claim that says none of them is
+    not what it denies, and one that says them plainly still says the opposite. Shown on a network
+    manual, a credit note and a travel book."""
+    network = quotes("The MTU is the largest data packet size without IP fragmentation plus 28 bytes for IPv4 "
+                     "and plus 48 bytes for IPv6.")
+    credit = quotes("There were no borrowings outstanding under the facility, which matures in November 2023.")
+    travel = quotes("But it is not, in the valley anyhow, often seen, for it requires adjustment for each "
+                    "individual player, whereas the crampit fits all alike.")
+    assert support("28 bytes are added for IPv4 and 48 bytes for IPv6 [1].", network) == Support.SUPPORTED
+    assert support("The size includes IP fragmentation [1].", network) == Support.UNSUPPORTED
+    assert support("The facility matures in November 2023 [1].", credit) == Support.SUPPORTED
+    assert support("Borrowings were outstanding under the facility [1].", credit) == Support.UNSUPPORTED
+    assert support("It requires adjustment for each individual player [1].", travel) == Support.SUPPORTED
+    assert support("It is often seen in the valley [1].", travel) == Support.UNSUPPORTED
+
+
+def test_a_clause_after_a_comma_and_for_gives_a_reason():
+    """", for it requires ..." gives a reason; ", for the first time" does not. Shown on a travel
+    book and a company report."""
+    travel = quotes("The hack is seldom used, for it requires adjustment for each individual player.")
+    assert support("The hack is seldom used because it requires adjustment for each individual player [1].",
+                   travel) == Support.SUPPORTED
+    report = quotes("In the quarter, for the first time, subscription revenue exceeded hardware revenue.")
+    j = judge("Subscription revenue exceeded hardware revenue because of the first time [1].", report, "")
+    assert j.support == Support.UNSUPPORTED
+
+
+def test_figures_alone_answer_the_parts_of_a_question_one_each():
+    """A claim made only of figures, to a question that asks two things, says each figure of one of
+    them; a month written before a year is part of that date. Shown on a credit note and a server
+    manual."""
+    credit = quotes("The revolving credit facility matures in November 2023. Borrowings bear interest at the "
+                    "overnight rate plus 0.45%. A commitment fee of 0.05% applies to the undrawn portion.")
+    question = ("When does the revolving credit facility mature, and what commitment fee applies to the undrawn "
+                "portion?")
+    assert support("November 2023 [1], 0.05% [1].", credit, question) == Support.SUPPORTED
+    assert support("November 2023 [1], 0.45% [1].", credit, question) == Support.UNSUPPORTED  # the borrowings' margin
+    server = quotes("The proxy listens on port 8080 unless configured otherwise. A failed upstream request is "
+                    "retried 3 times before an error page is returned. Logs are rotated every 7 days.")
+    question = "Which port does the proxy listen on, and how many times is a failed upstream request retried?"
+    assert support("8080 [1], 3 [1].", server, question) == Support.SUPPORTED
+    assert support("8080 [1], 7 [1].", server, question) == Support.UNSUPPORTED  # the logs' days
+
+
+def test_a_table_row_without_figures_is_its_headings_not_a_row_the_claim_names():
+    """The line of a table's column headings names columns: a claim's word next to a figure that
+    names a column ("6 in stock") does not make it another row's figure. Shown on a price list and a
+    settings table."""
+    prices = quotes("Item | Price | # In stock\nJuicy Apples | 1.99 | 739\nBananas | 1.89 | 6\n")
+    assert support("Bananas cost $1.89 and there are 6 in stock [1].", prices) == Support.SUPPORTED
+    assert support("Bananas cost $1.89 and there are 739 in stock [1].", prices) == Support.UNSUPPORTED
+    settings = quotes("Setting | Default | Maximum\nretries | 3 | 10\ntimeout | 30 | 120\n")
+    assert support("The timeout defaults to 30 and its maximum is 120 [1].", settings) == Support.SUPPORTED
+    assert support("The timeout defaults to 30 and its maximum is 10 [1].", settings) == Support.UNSUPPORTED

@@ -19,12 +19,15 @@ a book that never mentions one) is the question's premise, which the evidence ca
    the claim says of that figure (the words next to it, when they name a row and the claim gives
    several things figures: "a diameter of 6,779 km and 2 moons"), and where the columns
    are labelled one per cell ("2022 2023") and the claim names a label, the figure is in that
-   column. A table is a grid of cells with headings, whatever it reports. In prose and lists
+   column. A table is a grid of cells with headings, whatever it reports; a row without a figure is
+   its column headings, not a row a claim names ("6 in stock" names a column). In prose and lists
    likewise: no other quote that says more of what the claim says gives another figure of the
    same unit ("5 days" where the claim says "2 days"). The sentence that holds a figure says what
    the claim says it is of, the words the claim took from the question included: "bank records
    ... two years" is not said by "case files ... two years". A claim that is only a figure ("$2.9
-   billion.") says it of what the question asks, and the sentence that holds it must say that.
+   billion.") says it of what the question asks, or of one of the things it asks ("November 2023,
+   0.05%." to "when does it mature, and what fee applies?"), and the sentence that holds it must
+   say that. A month written before a year is part of that date.
 3. Its names (words written as names: "Seward", "readLines") are in the evidence, whole: a name
    joined of parts ("CACHE_DIR") is not said by a longer one that holds it ("APP_CACHE_DIR").
 4. Its content is covered: most of its content words are in the quote that covers it best, or its
@@ -32,12 +35,16 @@ a book that never mentions one) is the question's premise, which the evidence ca
    In prose, the sentence holding the figure shares at least half of the claim's other content
    words. A scale written after a figure ("2.5 billion") is the one the evidence gives it.
 5. Negation agrees: a claim that says "not" about what its quote says plainly (or the reverse) is
-   not supported, read in the quote's sentence that says it. A word negated by its prefix is a
+   not supported, read in the quote's sentence that says it. A "not" bears on the few words after
+   it, up to where a new clause begins: a claim that says none of them is not what the "not"
+   denies ("28 bytes are added" from "the size without IP fragmentation plus 28 bytes"; "because
+   it needs adjusting" from "it is not often seen, for it needs adjusting"). A word negated by its prefix is a
    "not" too: a claim that says "asynchronously" or "invalid" where that sentence says
    "synchronously" or "valid" (or the reverse) says the opposite.
 6. A cause is said as a cause: a claim that gives a reason ("because", "due to", "this is why")
    rests on a quote that gives one, in words of cause, consequence or purpose. Two facts side by
-   side, or a concession ("Although A, B"), do not make one the cause of the other.
+   side, or a concession ("Although A, B"), do not make one the cause of the other; "..., for it
+   needs ..." gives one.
 
 With a support checker (edgechat.core.llm.support_check: a model made to tell whether a document
 supports a claim, such as MiniCheck, on a server the user configured), the checker decides 4 to 6
@@ -60,8 +67,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE
-from edgechat.core.answering.evidence import Quote
-from edgechat.core.answering.words import asks_yes_or_no, figure_spans, figures, has_negation, names, terms
+from edgechat.core.answering.evidence import Quote, question_parts
+from edgechat.core.answering.words import (
+    asks_yes_or_no,
+    figure_spans,
+    figures,
+    has_negation,
+    names,
+    negated_terms,
+    terms,
+)
 from edgechat.core.records import Evidence, Support
 
 if TYPE_CHECKING:
@@ -276,6 +291,12 @@ def _said_of(claim: str, figure: str, skip: frozenset[str]) -> set[str]:
 _UNIT_RE = re.compile(r"\s?(%|[^\W\d_]+)")
 
 
+# A month written before a day or year: it is part of that date, not what the date is of.
+_MONTH_BEFORE_RE = re.compile(r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+                              r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?(?=\s+\d)",
+                              re.IGNORECASE)
+
+
 def _unit(text: str, end: int) -> str:
     """What the figure ending at `end` counts: the word or sign right after it ("5 days", "3%")."""
     m = _UNIT_RE.match(text, end)
@@ -340,7 +361,8 @@ _CAUSE_WORDS_RE = re.compile(
     r"\b(?:because|since|due|owing|result(?:s|ed|ing)?|caus(?:e|es|ed|ing)|consequen\w*|therefore|thus"
     r"|hence|so|in order|lead(?:s|ing)?|led|driven|reason\w*|why|thanks|mean(?:s|ing)?|otherwise"
     r"|to (?:avoid|prevent|ensure|allow|make|keep|let|stop|reduce|protect)"
-    r"|, as (?:the|a|an|it|its|they|their|this|these|there|we|no))\b",  # ", as the system did not ..."
+    r"|, as (?:the|a|an|it|its|they|their|this|these|there|we|no)"  # ", as the system did not ..."
+    r"|, for (?:it|they|he|she|we|there))\b",  # ", for it requires ..."
     re.IGNORECASE)
 
 
@@ -380,7 +402,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     given = written if read is None else Library(written.words & read.words, written.figures & read.figures)
 
     # 2. figures, each in a quote about the same thing
-    rows = [q for q in pool if q.row]
+    rows = [q for q in pool if q.row and figures(q.text)]  # a row without a figure is the table's headings
     for f in figures(bare):
         if f in given.figures:
             continue  # the question's own figure ("the top-20 accuracy", "its report for 2023") is given
@@ -401,18 +423,24 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         # whole sentence (with the one before, when it begins "It ...") half of those the claim
         # took from the question that its passage uses, which name what the figure is said to be
         # of ("bank records ... two years" is not said by "case files ... two years"). A claim
-        # that is only a figure ("$2.9 billion.") says it of what the question asks: then half of
-        # the question's words that the evidence uses at all (all of them, when it uses none).
-        counted = terms(" ".join(_unit(bare, end) for _, _, end in figure_spans(bare)))  # "hours"
+        # that is only a figure ("$2.9 billion.") says it of what the question asks, or of one of
+        # the things it asks: then half of those words that the evidence uses at all (all of them,
+        # when it uses none).
+        counted = terms(" ".join(_unit(bare, end) for _, _, end in figure_spans(bare))  # "hours"
+                        + " " + " ".join(_MONTH_BEFORE_RE.findall(bare)))  # a date's month is the date
         about = claim_terms - set(figures(bare)) - named - counted
-        if not about:
-            asked_of = question_terms - written.figures - named - counted
-            about = (asked_of & set().union(*(terms(q.reading) for q in pool))) or asked_of
-        about = about or claim_terms
-        of_question = about & question_terms
-        if not any(q.row or not terms(q.reading) - set(figures(q.reading))  # a row, or column headings
-                   or (len(terms(q.reading) & about) * 2 >= len(about) and _said_of_question(q, of_question))
-                   for q in holders):
+        if about:
+            abouts = [about]
+        else:
+            used = set().union(*(terms(q.reading) for q in pool))
+            asked = [question_terms] + [terms(p) for p in question_parts(question) if p != question]
+            abouts = [((a - written.figures - named - counted) & used) or (a - written.figures - named - counted)
+                      for a in asked]
+        about = next((a for a in (a or claim_terms for a in abouts) if any(
+            q.row or not terms(q.reading) - set(figures(q.reading))  # a row, or column headings
+            or (len(terms(q.reading) & a) * 2 >= len(a) and _said_of_question(q, a & question_terms))
+            for q in holders)), None)
+        if about is None:
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is said of something else in the evidence")
         other = _says_more_with_another(bare, f, holders, quotes, about)
         if other:
@@ -467,7 +495,8 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     said_so = [q for q in pool if overlap[id(q)] == closest and closest > 0]
     if not has_negation(question) and (
             (has_negation(bare) and not any(has_negation(q.text) for q in pool if overlap[id(q)] >= 2))
-            or (not has_negation(bare) and any(has_negation(_sentence_saying(q.text, target)) for q in said_so))):
+            or (not has_negation(bare) and any(negated_terms(_sentence_saying(q.text, target)) & claim_terms
+                                               for q in said_so))):
         return Judgement(Support.UNSUPPORTED, reason="the evidence says the opposite (negation differs)")
     for q in said_so:
         opposed = _opposed(claim_terms, _sentence_saying(q.text, target))

@@ -3,11 +3,13 @@ names and negations. Nothing here knows what the documents are about."""
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 
 from edgechat.core.search.words import STOPWORDS, stem
 
-__all__ = ["asks_yes_or_no", "figure_spans", "figures", "has_negation", "names", "terms"]
+__all__ = ["asks_yes_or_no", "figure_spans", "figures", "has_negation", "names", "negated_terms", "terms"]
 
 # A word, or a figure whole ("4,774" and "3.5" are one term each).
 _WORD_RE = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W_]+(?:['\u2019][^\W_]+)?", re.UNICODE)
@@ -35,13 +37,15 @@ _NAME_RE = re.compile(r"\b(?:[A-Z][\w-]*[A-Z0-9_][\w-]*|[a-z]+[A-Z_][\w-]*|[A-Z]
 
 def terms(text: str) -> set[str]:
     """The stemmed content words and figures of `text`, lower case."""
-    out = set()
+    return set(_terms_in_order(text))
+
+
+def _terms_in_order(text: str) -> Iterator[str]:
     for w in _WORD_RE.findall(text.lower()):
         w = w.replace("\u2019", "'").replace(",", "").removesuffix("'s")  # only a figure holds a comma
         if w in STOPWORDS or w in _FRAMING or (len(w) < 2 and not w.isdigit()):
             continue
-        out.add(_NUMBER_WORDS.get(w) or stem(w))
-    return out
+        yield _NUMBER_WORDS.get(w) or stem(w)
 
 
 def figures(text: str) -> list[str]:
@@ -61,6 +65,24 @@ def figure_spans(text: str) -> list[tuple[str, int, int]]:
 def has_negation(text: str) -> bool:
     """Does `text` say something is not so ("not", "no", "never", "cannot", "n't", "without")?"""
     return bool(_NEGATION_RE.search(text))
+
+
+# Words that end what a negation governs: a new clause begins ("not often seen, for it requires ...").
+_CLAUSE_BREAK_RE = re.compile(r"[;:.!?]|\b(?:because|for|since|whereas|but|although|though|while|so|and then)\b",
+                              re.IGNORECASE)
+NEGATED_WORDS = 3  # content words after a negation that it governs at most
+
+
+def negated_terms(text: str) -> set[str]:
+    """The content words a negation of `text` governs: the first few after each negating word, up to
+    where a new clause begins ("size without IP fragmentation plus 28 bytes" -> ip, fragmentation,
+    plus; "it is not, in Switzerland, often seen, for it requires ..." -> switzerland, often, seen)."""
+    out: set[str] = set()
+    for m in _NEGATION_RE.finditer(text):
+        after = text[m.end():]
+        stop = _CLAUSE_BREAK_RE.search(after)
+        out.update(itertools.islice(_terms_in_order(after[: stop.start()] if stop else after), NEGATED_WORDS))
+    return out
 
 
 def names(text: str) -> set[str]:

@@ -226,7 +226,8 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
     diag = response.diagnostics or {}
     # What the evidence selector read, for the ceiling (the same steps, asked again).
     found = Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
-                        describe=engine.parts.store.describe_files).gather(request)
+                        describe=engine.parts.store.describe_files,
+                        searched=engine.parts.store.searched_texts).gather(request)
     read = "\n".join(p.content for p in found.passages)
     chosen = "\n".join(x.reading for x in found.selection.quotes)
     facts = q.key_facts
@@ -272,7 +273,8 @@ def gathered(sets: list[str], splits: list[str]) -> Iterable[tuple[str, str, Que
         try:
             client = engine.choose_client("extractive").client
             answerer = Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
-                                describe=engine.parts.store.describe_files)
+                                describe=engine.parts.store.describe_files,
+                                searched=engine.parts.store.searched_texts)
             for split in splits:
                 for q in load_set(name, split):
                     yield name, split, q, answerer.gather(RagRequest(q.question))

@@ -375,7 +375,8 @@ class Engine:
         client = client or self.chat_client
         self._pull()
         answerer = Answerer(self._pipeline(client), client, options, embed=self.embedder.embed,
-                            describe=self._store.describe_files, checker=self.support_checker)
+                            describe=self._store.describe_files, searched=self._store.searched_texts,
+                            checker=self.support_checker)
         return self._while_answering(answerer.stream(request, history=history, options=options, cancel=cancel))
 
     def _while_answering(self, updates: Iterator[ChatUpdate]) -> Iterator[ChatUpdate]:

@@ -276,3 +276,39 @@ def test_a_model_likely_to_say_it_does_not_know_is_not_read_further(engine, smol
     _, after = ask(1.01)  # the client is free again and answers as before
     assert after.text == read.text
 
+
+
+def test_a_running_header_or_footer_is_not_evidence_even_on_the_only_page_read(tmp_path, embedder):
+    """A line indexing left out as a page's frame (a running footer of a report, a running header
+    of a manual) is not evidence, even when the one page read shows no other page to recur on."""
+    from edgechat.core.answering.answer import Answerer
+    from edgechat.core.answering.evidence import select
+    from tests.helpers import make_pdf
+
+    facts = ["Revenue grew eight percent on stronger ferry bookings.", "The board approved a new depot in the north.",
+             "Fuel costs fell as the fleet moved to electric vans.", "Staff numbers rose to four hundred drivers.",
+             "A savings plan for drivers opened in the spring.", "The harbour warehouse was sold in the quarter."]
+    report = [f"{fact}\nNorthwind Traders | Quarterly Report | {n}" for n, fact in enumerate(facts, 1)]
+    steps = ["Fill the pump basin with clean water before the first start.", "Clean the intake filter every week.",
+             "Store the pump indoors when frost is expected.", "Replace the impeller when the flow drops.",
+             "Check the cable for cuts before each season.", "Drain the hose after use in winter."]
+    manual = [f"Pond Pump Guide - page {n}\n{step}" for n, step in enumerate(steps, 1)]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "northwind-q1.pdf").write_bytes(make_pdf(report))
+    (docs / "pond-pump.pdf").write_bytes(make_pdf(manual))
+    with Engine(tmp_path / "lib", embedder=embedder) as e:
+        e.index([docs])
+        answerer = Answerer(e._pipeline(None), ScriptedWriter(""), embed=e.embedder.embed,
+                            describe=e.parts.store.describe_files, searched=e.parts.store.searched_texts)
+        for question, frame in (
+                ("What does the Northwind Traders quarterly report say about a savings plan?", "Northwind Traders |"),
+                ("What does the Pond Pump Guide say about the pump in winter?", "Pond Pump Guide - page")):
+            found = answerer.gather(RagRequest(question))
+            assert found.selection.quotes and not any(frame in q.text for q in found.selection.ranked), question
+            page = next(p for p in found.passages if frame in p.content)
+            alone = select(question, [page], e.embedder.embed)  # the frame cannot be told from one page
+            assert any(frame in q.text for q in alone.ranked)
+            searched = e.parts.store.searched_texts([page.chunk_id])
+            kept = select(question, [page], e.embedder.embed, searched=searched)
+            assert kept.ranked and not any(frame in q.text for q in kept.ranked)

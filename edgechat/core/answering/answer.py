@@ -180,16 +180,20 @@ class Answerer:
     def __init__(self, pipeline: RagPipeline, client: ChatClient, options: ChatOptions | None = None, *,
                  embed: Callable[[list[str]], Any] | None = None,
                  describe: Callable[[Sequence[str]], Mapping[str, Description]] | None = None,
+                 searched: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
                  max_p_decline: float | None = None, checker: SupportChecker | None = None) -> None:
         """`embed` (the embedder's: normalised rows) scores evidence and claims by meaning as well
         as words. `describe` (the store's `describe_files`) says what each file says of itself, so
-        a question that names its documents is answered from them alone. `checker`: a support
-        checker the user configured (edgechat.core.llm.support_check), for the judge."""
+        a question that names its documents is answered from them alone. `searched` (the store's
+        `searched_texts`) gives each passage as indexed, its boilerplate left out, which is not
+        evidence. `checker`: a support checker the user configured
+        (edgechat.core.llm.support_check), for the judge."""
         self.pipeline = pipeline
         self.client = client
         self.options = options or ChatOptions()
         self.embed = embed
         self.describe = describe
+        self.searched = searched
         self.max_p_decline = DECLINE_AT.get(client.name, math.inf) if max_p_decline is None else max_p_decline
         self.prompt_words = PROMPT_WORDS_OF.get(client.name, PROMPT_WORDS)
         self.checker = checker
@@ -326,7 +330,8 @@ class Answerer:
         question = pq.rewritten_query or request.query
         subject = self._subject(question, pq)
         passages = self._passages(question, pq, subject)
-        selection = select(question, passages, self.embed, naming=subject.identity_words)
+        searched = self.searched([p.chunk_id for p in passages if p.chunk_id]) if self.searched else None
+        selection = select(question, passages, self.embed, naming=subject.identity_words, searched=searched)
         sources = self._numbered(selection, passages)
         pq.references = sources  # what the answer is written from ("How this was found" lists them)
         return Gathered(pq, subject, passages, selection, sources)

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -215,11 +215,14 @@ def _as_shown(src: Source) -> str:
     return _COMMENT_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), src.content)
 
 
-def _quotes_of(sources: Sequence[Source]) -> list[Quote]:
+def _quotes_of(sources: Sequence[Source], searched: Mapping[str, str] | None = None) -> list[Quote]:
     """Every quote worth reading. In a document printed on pages (a PDF), a short line that recurs
     on other pages (a running header or footer, page number aside) is the page's frame, not what
     it says: left out. A sentence too long for a header that recurs is the document saying it
-    twice, and a page of any other format has no frame: kept."""
+    twice, and a page of any other format has no frame: kept. `searched` (chunk id -> the passage
+    as it was indexed for search) tells the frame the whole document showed when it was indexed:
+    a line left out there (a running footer, a contents entry) is left out here too, even when no
+    other page of its document is among those read."""
     shown = [(src, _as_shown(src)) for src in sources]
     split = [(src, text, [(s, e, _DIGITS_RE.sub("#", " ".join(text[s:e].lower().split())))
                           for s, e in split_quotes(text)]) for src, text in shown]
@@ -229,13 +232,21 @@ def _quotes_of(sources: Sequence[Source]) -> list[Quote]:
             pages_of.setdefault((src.path, key), set()).add(src.page)
     out: list[Quote] = []
     for rank, (src, text, spans) in enumerate(split):
+        kept = (searched or {}).get(src.chunk_id)
+        kept = _squeezed(kept) if kept is not None and kept != src.content else None
         for s, e, key in spans:
             if (len(pages_of[src.path, key]) > 1 and len(key.split()) <= FRAME_WORDS
                     and src.path.lower().endswith(_PAGINATED)):
                 continue
+            if kept is not None and _squeezed(text[s:e]) not in kept:
+                continue
             if _worth_reading(said := quote_text(text[s:e])):
                 out.append(Quote(src, s, e, said, rank, row=is_row(text[s:e])))
     return out
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split()).lower()
 
 
 def _term_shares(question_terms: set[str], quotes: Sequence[Quote]) -> list[float]:
@@ -305,12 +316,14 @@ def select(
     embed: Callable[[list[str]], Any] | None = None,
     *,
     naming: Sequence[str] = (),
+    searched: Mapping[str, str] | None = None,
 ) -> Selection:
     """The quotes of `sources` (in retrieval order) that best answer `question`. `naming`: the
     question's words that say which document it is about (edgechat.core.search.subject); they
     chose the documents and say nothing about which sentence answers, so they are left out of the
-    question as the quotes are scored."""
-    quotes = _quotes_of(sources)
+    question as the quotes are scored. `searched`: each passage as indexed for search, its
+    boilerplate left out (see `_quotes_of`)."""
+    quotes = _quotes_of(sources, searched)
     if not quotes:
         return Selection([], 0.0, 0, len(sources))
     n_sources = max(1, len(sources))

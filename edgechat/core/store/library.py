@@ -797,6 +797,21 @@ class Store:
                                        (head[0] if head else "")[:head_chars])
         return out
 
+    def searched_texts(self, chunk_ids: Iterable[str]) -> dict[str, str]:
+        """Each chunk's text as it is searched: its text without the lines indexing left out as
+        boilerplate (running headers and footers, contents entries). The answerer leaves them out
+        of its evidence too."""
+        ids = list(dict.fromkeys(chunk_ids))
+        out: dict[str, str] = {}
+        for lo in range(0, len(ids), 500):
+            part = ids[lo: lo + 500]
+            with self._db_lock:
+                rows = self.db.execute(
+                    "SELECT c.chunk_id, x.text FROM chunks c JOIN chunks_fts x ON x.rowid = c.rowid "
+                    f"WHERE c.chunk_id IN ({','.join('?' * len(part))})", part).fetchall()
+            out.update(rows)
+        return out
+
     def lexical_search(
         self,
         match: str,

@@ -232,21 +232,30 @@ def _quotes_of(sources: Sequence[Source], searched: Mapping[str, str] | None = N
             pages_of.setdefault((src.path, key), set()).add(src.page)
     out: list[Quote] = []
     for rank, (src, text, spans) in enumerate(split):
-        kept = (searched or {}).get(src.chunk_id)
-        kept = _squeezed(kept) if kept is not None and kept != src.content else None
+        left_out = _left_out(text, (searched or {}).get(src.chunk_id))
         for s, e, key in spans:
             if (len(pages_of[src.path, key]) > 1 and len(key.split()) <= FRAME_WORDS
                     and src.path.lower().endswith(_PAGINATED)):
                 continue
-            if kept is not None and _squeezed(text[s:e]) not in kept:
+            if any(a <= s and e <= b for a, b in left_out):
                 continue
             if _worth_reading(said := quote_text(text[s:e])):
                 out.append(Quote(src, s, e, said, rank, row=is_row(text[s:e])))
     return out
 
 
-def _squeezed(text: str) -> str:
-    return " ".join(text.split()).lower()
+def _left_out(text: str, searched: str | None) -> list[tuple[int, int]]:
+    """The spans of `text`'s lines that its searched form (`searched`) leaves out."""
+    if searched is None or searched == text:
+        return []
+    kept = {line.strip() for line in searched.splitlines()}
+    out: list[tuple[int, int]] = []
+    pos = 0
+    for piece in text.splitlines(keepends=True):
+        if piece.strip() and piece.strip() not in kept:
+            out.append((pos, pos + len(piece)))
+        pos += len(piece)
+    return out
 
 
 def _term_shares(question_terms: set[str], quotes: Sequence[Quote]) -> list[float]:

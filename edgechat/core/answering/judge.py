@@ -429,17 +429,20 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         counted = terms(" ".join(_unit(bare, end) for _, _, end in figure_spans(bare))  # "hours"
                         + " " + " ".join(_MONTH_BEFORE_RE.findall(bare)))  # a date's month is the date
         about = claim_terms - set(figures(bare)) - named - counted
-        if about:
-            abouts = [about]
-        else:
+        candidates = [about]
+        if not about:  # only figures: of the whole question, or of one of the things it asks
             used = set().union(*(terms(q.reading) for q in pool))
-            asked = [question_terms] + [terms(p) for p in question_parts(question) if p != question]
-            abouts = [((a - written.figures - named - counted) & used) or (a - written.figures - named - counted)
-                      for a in asked]
-        about = next((a for a in (a or claim_terms for a in abouts) if any(
-            q.row or not terms(q.reading) - set(figures(q.reading))  # a row, or column headings
-            or (len(terms(q.reading) & a) * 2 >= len(a) and _said_of_question(q, a & question_terms))
-            for q in holders)), None)
+            candidates = []
+            for asked in [question, *(p for p in question_parts(question) if p != question)]:
+                of = terms(asked) - written.figures - named - counted
+                candidates.append((of & used) or of or claim_terms)
+
+        def held_as(of: set[str]) -> bool:
+            return any(q.row or not terms(q.reading) - set(figures(q.reading))  # a row, or column headings
+                       or (len(terms(q.reading) & of) * 2 >= len(of) and _said_of_question(q, of & question_terms))
+                       for q in holders)
+
+        about = next((of for of in candidates if held_as(of)), None)
         if about is None:
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is said of something else in the evidence")
         other = _says_more_with_another(bare, f, holders, quotes, about)

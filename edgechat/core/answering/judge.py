@@ -442,10 +442,10 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
                        or (len(terms(q.reading) & of) * 2 >= len(of) and _said_of_question(q, of & question_terms))
                        for q in holders)
 
-        about = next((of for of in candidates if held_as(of)), None)
-        if about is None:
+        said_of = next((of for of in candidates if held_as(of)), None)
+        if said_of is None:
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is said of something else in the evidence")
-        other = _says_more_with_another(bare, f, holders, quotes, about)
+        other = _says_more_with_another(bare, f, holders, quotes, said_of)
         if other:
             return Judgement(Support.UNSUPPORTED, reason=f"the evidence gives {other}, not {f}, where it says more of it")
 

@@ -313,7 +313,7 @@ def calibrate(sets: list[str], splits: list[str]) -> dict:
 
 
 def calibrate_decline(paths: list[Path], client: str = "") -> dict:
-    """A model's decline threshold (answer.DECLINE_AT), from saved runs of a model with the
+    """A model's decline threshold (answer.TUNED), from saved runs of a model with the
     threshold off: the lowest (to 0.01) at which at most CALIBRATION_LOSS of the correct answers
     shown would have been declined instead; with what it would have withheld of the others.
     `client`: the model whose rows are read, where a run asked several."""

@@ -80,22 +80,24 @@ POOL = 16  # passages read for evidence
 SUBJECT_SEARCH = 12  # passages searched for within each named document
 MAX_SUBJECT_FILES = 2
 SHOWN_QUOTES = 3  # quotes shown under an answer (or as the extractive client's, should its lines not hold)
-#: Words of evidence the model is given at most, per model (PROMPT_WORDS otherwise). Fewer words
-#: mean a sooner first token; the 1.5B answered as well with 60 as with 100 on the tuning halves.
-PROMPT_WORDS = 100
-PROMPT_WORDS_OF = {"qwen2.5-coder-1.5b-instruct-int4": 60}
-#: The best evidence score below which the documents are taken not to answer and no model is
-#: asked (calibrated on the tuning halves of the question sets: benchmarks/answers.py --calibrate).
-#: A model that declines well by itself may be asked below it: per model, the threshold that
-#: declined as many unanswerable questions and withheld the fewest right answers on tuning halves
-#: asked with the threshold and the first-token gate off (docs/answers.md).
-MIN_EVIDENCE = 0.49
-MIN_EVIDENCE_OF = {"qwen2.5-coder-1.5b-instruct-int4": 0.45}
-#: Per model, the probability (read from its first token) of its answer beginning "I do not know"
-#: at or above which it is taken to decline, calibrated on the tuning halves with that model:
-#: `benchmarks/answers.py --calibrate-decline`. A model without one (or a client that reads no token
-#: probabilities) is read to the end.
-DECLINE_AT = {"qwen2.5-coder-0.5b-instruct-int4": 0.14, "qwen2.5-coder-1.5b-instruct-int4": 0.06}
+
+
+@dataclasses.dataclass(frozen=True)
+class Tuning:
+    """What is calibrated per client on the tuning halves of the question sets (docs/answers.md):
+    the words of evidence it is given at most (fewer: a sooner first token); the best evidence score
+    below which the documents are taken not to answer and it is not asked (`benchmarks/answers.py
+    --calibrate`; lower for a model that declines well by itself); and the probability of its first
+    token beginning "I do not know" at or above which it is taken to decline (`--calibrate-decline`;
+    never, for a client that reads no token probabilities)."""
+
+    prompt_words: int = 100
+    min_evidence: float = 0.49
+    decline_at: float = math.inf
+
+
+TUNED = {"qwen2.5-coder-0.5b-instruct-int4": Tuning(decline_at=0.14),
+         "qwen2.5-coder-1.5b-instruct-int4": Tuning(prompt_words=60, min_evidence=0.45, decline_at=0.06)}
 
 # The model saying it cannot answer, in the prompt's words or its own.
 _DONT_KNOW_RE = re.compile(
@@ -198,9 +200,9 @@ class Answerer:
         self.embed = embed
         self.describe = describe
         self.searched = searched
-        self.max_p_decline = DECLINE_AT.get(client.name, math.inf) if max_p_decline is None else max_p_decline
-        self.prompt_words = PROMPT_WORDS_OF.get(client.name, PROMPT_WORDS)
-        self.min_evidence = MIN_EVIDENCE_OF.get(client.name, MIN_EVIDENCE)
+        self.tuning = TUNED.get(client.name, Tuning())
+        if max_p_decline is not None:
+            self.tuning = dataclasses.replace(self.tuning, decline_at=max_p_decline)
         self.checker = checker
 
     # ------------------------------------------------------------------ the pass
@@ -224,11 +226,11 @@ class Answerer:
             "client": self.client.name,
             "retrieval_seconds": t_evidence - t0,
             "subject": {"file_ids": subject.file_ids, "words": subject.words},
-            "evidence": {"best": round(selection.best, 4), "threshold": self.min_evidence,
+            "evidence": {"best": round(selection.best, 4), "threshold": self.tuning.min_evidence,
                          "passages_read": selection.passages, "quotes_read": selection.read,
-                         "chosen": len(selection.quotes), "prompt_words": self.prompt_words},
+                         "chosen": len(selection.quotes), "prompt_words": self.tuning.prompt_words},
         }
-        if not passages or selection.best < self.min_evidence:
+        if not passages or selection.best < self.tuning.min_evidence:
             text = NOT_IN_DOCUMENTS if passages else NOTHING_FOUND
             yield ChatUpdate(delta=text, text=text)
             shown_sources = sources or [dataclasses.replace(p, ordinal=i) for i, p in enumerate(passages[:3], 1)]
@@ -238,7 +240,7 @@ class Answerer:
 
         quotes = selection.quotes
         read = Library.of("\n".join(f"{p.path}\n{p.title}\n{p.content}" for p in passages))
-        evidence = tuple((q.source.ordinal, q.text) for q in _within(quotes, self.prompt_words))
+        evidence = tuple((q.source.ordinal, q.text) for q in _within(quotes, self.tuning.prompt_words))
         yield ChatUpdate(sources=list(sources))
         fitted = self._fit(request.query, sources, history, base, evidence)
         call = dataclasses.replace(base, sources=tuple(sources), evidence=evidence, decline_text=DONT_KNOW)
@@ -255,7 +257,7 @@ class Answerer:
         for upd in stream:
             if upd.p_decline is not None:
                 p_decline = upd.p_decline
-                declined_early = p_decline >= self.max_p_decline
+                declined_early = p_decline >= self.tuning.decline_at
                 if declined_early:
                     break  # the model would likely have said it does not know: it is not read further
             if upd.delta:

@@ -2,33 +2,16 @@
 question, scored. They are what the model is given to write from, what the answer's sentences are
 checked against, and what the user sees highlighted under the answer.
 
-Every passage is cut into quotes (`split_quotes`: sentences, list items, headings and table rows on
-their own), and each quote is scored against the question by three signals that hold for any kind of
-document:
-
-- meaning: the cosine between the quote's embedding and the question's (the same embedder as
-  retrieval);
-- terms: the share of the question's content terms the quote holds, each weighted by how rare it is
-  among the quotes read (a rare term such as a name counts more than a word every quote has);
-- position: the passage's rank in retrieval.
-
-Two more signals order the quotes (they do not change how strong the best one is, which decides
-whether the documents answer at all):
-
-- neighbourhood: a quote next to one that matches the question (within two, in the same passage)
-  often says the rest ("Now, when the snow is soft ... it balls." "But balling can be avoided by
-  waxing."), so it gains a share of its best neighbour's score;
-- the kind of answer: a question that asks for an amount, a size, a date or a default ("how
-  many", "how long", "when", "what is the default") is answered by a quote with a figure in it.
-
-A table row is read with its table's headings, so "Total 1,234 1,456" is found by the column's
-name. `select` keeps the best few quotes, each with the quote after it in its passage (a sentence
-that matches the question often names the subject and the next one says the fact), near
-duplicates once, and says how strong the best one is: that score decides whether the documents
-say anything about the question at all (`Answerer`'s threshold, calibrated on question sets). A
-question that asks several things ("How long ..., and what event ...?") has each part's best
-quote kept too. What the reader of a document never sees as its content is not quoted: the
-comments of a Markdown or HTML page, and the running headers and footers of a PDF's pages.
+Every passage is cut into quotes (`split_quotes`: sentences, list items, headings and table rows,
+a table row read with its table's headings), each scored against the question by its meaning
+(embedding cosine), the question's terms it holds (weighted by rarity among the quotes) and its
+passage's rank; a quote next to one that matches gains a share of its score, and a question that
+asks for an amount or a date prefers quotes with a figure. `select` keeps the best few, each with
+the quote after it, plus each part's best for a question that asks several things, and says how
+strong the best is: that score decides whether the documents say anything about the question at
+all. What a document's reader never sees as its content is not quoted: Markdown and HTML
+comments, running headers and footers, contents entries. docs/answers.md ("Evidence first")
+gives the reasons and the measurements.
 """
 
 from __future__ import annotations

@@ -6,45 +6,21 @@ taken off first, and what the question writes (its figures, its names however ca
 where the passages read for it write it too: a name no passage holds ("on the Lisbon ferry" asked of
 a book that never mentions one) is the question's premise, which the evidence cannot support.
 
-1. It states something: a sentence with no content word or figure of its own beyond the
-   question's (the question said back, its dates and numbers included), or one that only
-   introduces what follows ("Here is what I found:"), makes no claim. A reply to a question
-   asked yes or no ("No, the pilot did not ...") claims what it says back, with its polarity:
-   the words after "Yes," or "No," are checked like any claim. One whose only content is
-   keys or code ("C-c C-p") states them: the evidence must write them as they are. A line of
-   code ("x = parse(text);", "\\begin{table}") is said only by a quote that writes the whole line
-   as it is: in code every word is a name.
-2. Its figures are in the evidence, and a figure of a table is the cell whose headings the claim
-   names: the row's label (or, for a row without one, its table's heading) shares a word with what
-   the claim says of that figure (the words next to it, when they name a row and the claim gives
-   several things figures: "a diameter of 6,779 km and 2 moons"), and where the columns
-   are labelled one per cell ("2022 2023") and the claim names a label, the figure is in that
-   column. A table is a grid of cells with headings, whatever it reports; a row without a figure is
-   its column headings, not a row a claim names ("6 in stock" names a column). In prose and lists
-   likewise: no other quote that says more of what the claim says gives another figure of the
-   same unit ("5 days" where the claim says "2 days"). The sentence that holds a figure says what
-   the claim says it is of, the words the claim took from the question included: "bank records
-   ... two years" is not said by "case files ... two years". A claim that is only a figure ("$2.9
-   billion.") says it of what the question asks, or of one of the things it asks ("November 2023,
-   0.05%." to "when does it mature, and what fee applies?"), and the sentence that holds it must
-   say that. A month written before a year is part of that date.
-3. Its names (words written as names: "Seward", "readLines") are in the evidence, whole: a name
-   joined of parts ("CACHE_DIR") is not said by a longer one that holds it ("APP_CACHE_DIR").
+Each principle, with the cases that shaped it, is stated in full in docs/answers.md ("One judge"):
+
+1. It states something: not only the question said back, nor an introduction ("Here is what I
+   found:"). A yes/no reply claims what it says back; keys and lines of code must be written as is.
+2. Its figures are in the evidence, each said of what the claim says it is of: a table's figure is
+   the cell whose row and column headings the claim names (a row without a figure is headings);
+   in prose, the sentence that holds it says what the claim took from the question, and no quote
+   that says more of it gives another figure of the same unit. A claim of figures alone says each
+   of what the question, or one of its parts, asks. A month before a year is part of its date.
+3. Its names (words written as names: "Seward", "readLines") are in the evidence, whole.
 4. Its content is covered: most of its content words are in the quote that covers it best, or its
    meaning is close to that quote's (embedding cosine).
-   In prose, the sentence holding the figure shares at least half of the claim's other content
-   words. A scale written after a figure ("2.5 billion") is the one the evidence gives it.
-5. Negation agrees: a claim that says "not" about what its quote says plainly (or the reverse) is
-   not supported, read in the quote's sentence that says it. A "not" bears on the few words after
-   it, up to where a new clause begins: a claim that says none of them is not what the "not"
-   denies ("28 bytes are added" from "the size without IP fragmentation plus 28 bytes"; "because
-   it needs adjusting" from "it is not often seen, for it needs adjusting"). A word negated by its prefix is a
-   "not" too: a claim that says "asynchronously" or "invalid" where that sentence says
-   "synchronously" or "valid" (or the reverse) says the opposite.
-6. A cause is said as a cause: a claim that gives a reason ("because", "due to", "this is why")
-   rests on a quote that gives one, in words of cause, consequence or purpose. Two facts side by
-   side, or a concession ("Although A, B"), do not make one the cause of the other; "..., for it
-   needs ..." gives one.
+5. Negation agrees, read in the quote's sentence that says the claim: a "not" bears on the few
+   words after it, up to a new clause; a negating prefix ("invalid") is a "not" too.
+6. A cause is said only where a quote gives one, in words of cause, consequence or purpose.
 
 With a support checker (edgechat.core.llm.support_check: a model made to tell whether a document
 supports a claim, such as MiniCheck, on a server the user configured), the checker decides 4 to 6

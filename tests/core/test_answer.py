@@ -312,3 +312,43 @@ def test_a_running_header_or_footer_is_not_evidence_even_on_the_only_page_read(t
             searched = e.parts.store.searched_texts([page.chunk_id])
             kept = select(question, [page], e.embedder.embed, searched=searched)
             assert kept.ranked and not any(frame in q.text for q in kept.ranked)
+
+
+@pytest.fixture(scope="module")
+def said_back(tmp_path_factory, embedder):
+    """A library whose documents open a section with a sentence that says a question back."""
+    root = tmp_path_factory.mktemp("said_back")
+    write(root / "docs" / "notes-app.md", "# Notes app\n\n## Privacy\n\nThe notes app keeps your notes private. "
+          "Everything runs on this computer, and no information is sent over the network.\n")
+    write(root / "docs" / "bread.md", "# Baking\n\n## Keeping bread\n\nThe loaf stays fresh for days. Wrap it in a "
+          "linen cloth and keep it in a cool, dry cupboard. The recipe does not include any sugar.\n")
+    with Engine(root / "lib", embedder=embedder) as e:
+        e.index([root / "docs"])
+        yield e
+
+
+def test_a_quote_that_says_the_question_back_is_not_given_to_the_writer(said_back):
+    """A quote with no word beyond the question's ("The notes app keeps your notes private.") gives
+    the writer nothing to answer with, and a writer given it first says it back: it is left out of
+    the prompt, the quotes that answer are not. Shown on a software page and a kitchen note."""
+    for question, back, answers in (
+            ("How does the notes app keep my notes private?", "The notes app keeps your notes private.",
+             "Everything runs on this computer"),
+            ("How does the loaf stay fresh for days?", "The loaf stays fresh for days.", "Wrap it in a linen cloth")):
+        writer = ScriptedWriter("I do not know.")
+        list(said_back.ask(RagRequest(question), client=writer))
+        prompt = "\n".join(m.content for m in writer.calls[0])
+        assert answers in prompt and back not in prompt, question
+
+
+def test_a_sentence_the_evidence_says_is_shown_whatever_words_of_not_knowing_it_holds(said_back):
+    """"No information is sent" is a claim when the evidence says it; "the sources do not mention
+    it" is not. Shown on a software page and a kitchen note."""
+    _, r = _ask(said_back, "How does the notes app keep my notes private?",
+                ScriptedWriter("Everything runs on this computer, and no information is sent over the network."))
+    assert r.text.startswith("Everything runs on this computer, and no information is sent over the network")
+    _, r = _ask(said_back, "Does the bread recipe call for sugar?", ScriptedWriter("The recipe does not include any sugar."))
+    assert r.text.startswith("The recipe does not include any sugar") and not r.abstained
+    _, r = _ask(said_back, "How does the loaf stay fresh for days?",
+                ScriptedWriter("The sources do not mention how the loaf stays fresh."))
+    assert r.abstained and r.text == MODEL_FOUND_NONE

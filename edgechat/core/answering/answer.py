@@ -8,7 +8,8 @@ select the evidence, write from it, check each sentence, present.
    look-alike document cannot answer for them.
 3. Evidence (evidence.py): the few sentences and table rows that answer, scored. When even the
    best is weak, the documents do not say: "not in your documents", and no model is asked.
-4. Write: the client gets a short prompt of the numbered evidence (prompt.py). When its first
+4. Write: the client gets a short prompt of the numbered evidence (prompt.py), less the quotes
+   that only say the question back, which give it nothing to answer with. When its first
    token makes "I do not know" likely (a threshold calibrated per model), it is not read further.
 5. Check (judge.py): each sentence, as it is completed, against the evidence it cites. Supported
    sentences are shown as they come, with the marker of their source (added when missing, put
@@ -240,7 +241,8 @@ class Answerer:
 
         quotes = selection.quotes
         read = Library.of("\n".join(f"{p.path}\n{p.title}\n{p.content}" for p in passages))
-        evidence = tuple((q.source.ordinal, q.text) for q in _within(quotes, self.tuning.prompt_words))
+        told = [q for q in quotes if terms(q.text) - terms(question)] or quotes  # not the question said back
+        evidence = tuple((q.source.ordinal, q.text) for q in _within(told, self.tuning.prompt_words))
         yield ChatUpdate(sources=list(sources))
         fitted = self._fit(request.query, sources, history, base, evidence)
         call = dataclasses.replace(base, sources=tuple(sources), evidence=evidence, decline_text=DONT_KNOW)
@@ -422,13 +424,14 @@ class Answerer:
                                        markers_written=marker_numbers(sentence))
         if not _FENCE_RE.sub("", MARKER_RE.sub("", sentence)).strip():
             return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="repeats the prompt's markup")
-        if _DONT_KNOW_RE.search(sentence):
-            return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="says the sources do not answer")
         j = judge(sentence, quotes, question, self.embed, naming, self.checker, read)
         if j.support == Support.UNSUPPORTED and marker_numbers(sentence):
             anywhere = judge(MARKER_RE.sub("", sentence), quotes, question, self.embed, naming, self.checker, read)
             if anywhere.support == Support.SUPPORTED:
                 j = anywhere
+        if j.support != Support.SUPPORTED and _DONT_KNOW_RE.search(sentence):
+            # Words of not knowing ("no information is ...") in a sentence the evidence says are a claim.
+            return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="says the sources do not answer")
         return SentenceVerdict(0, 0, j.support, sources=list(dict.fromkeys(q.source.ordinal for q in j.quotes)),
                                evidence=j.evidence(), markers_written=marker_numbers(sentence), reason=j.reason)
 

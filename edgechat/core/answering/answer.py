@@ -241,7 +241,8 @@ class Answerer:
 
         quotes = selection.quotes
         read = Library.of("\n".join(f"{p.path}\n{p.title}\n{p.content}" for p in passages))
-        told = [q for q in quotes if terms(q.text) - terms(question)] or quotes  # not the question said back
+        asked = terms(question)
+        told = [q for q in quotes if terms(q.text) - asked] or quotes  # not the question said back
         evidence = tuple((q.source.ordinal, q.text) for q in _within(told, self.tuning.prompt_words))
         yield ChatUpdate(sources=list(sources))
         fitted = self._fit(request.query, sources, history, base, evidence)

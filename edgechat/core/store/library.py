@@ -709,10 +709,7 @@ class Store:
             if chunk_ids is None:
                 rows = self.db.execute(sql).fetchall()
             else:
-                rows = []
-                for lo in range(0, len(chunk_ids), 500):
-                    part = list(chunk_ids[lo : lo + 500])
-                    rows += self.db.execute(sql + f" WHERE chunk_id IN ({','.join('?' * len(part))})", part).fetchall()
+                rows = self._rows_in(sql + " WHERE chunk_id IN ", chunk_ids)
         if not rows:
             return
         vecs = np.stack([np.frombuffer(r[3], dtype=np.float32) for r in rows])
@@ -801,16 +798,8 @@ class Store:
         """Each chunk's text as it is searched: its text without the lines indexing left out as
         boilerplate (running headers and footers, contents entries). The answerer leaves them out
         of its evidence too."""
-        ids = list(dict.fromkeys(chunk_ids))
-        out: dict[str, str] = {}
-        for lo in range(0, len(ids), 500):
-            part = ids[lo: lo + 500]
-            with self._db_lock:
-                rows = self.db.execute(
-                    "SELECT c.chunk_id, x.text FROM chunks c JOIN chunks_fts x ON x.rowid = c.rowid "
-                    f"WHERE c.chunk_id IN ({','.join('?' * len(part))})", part).fetchall()
-            out.update(rows)
-        return out
+        return dict(self._rows_in("SELECT c.chunk_id, x.text FROM chunks c JOIN chunks_fts x ON x.rowid = c.rowid "
+                                  "WHERE c.chunk_id IN ", list(dict.fromkeys(chunk_ids))))
 
     def lexical_search(
         self,
@@ -928,21 +917,24 @@ class Store:
 
     def chunk_rows(self, chunk_ids: Iterable[str]) -> dict[str, Candidate]:
         """Candidates for chunks of fully indexed files; ids of anything else are dropped."""
-        ids = list(dict.fromkeys(chunk_ids))
+        sql = ("SELECT c.chunk_id, c.file_id, f.path, f.title, c.page, c.start, c.end, c.text, f.metadata, c.text_hash "
+               "FROM chunks c JOIN files f ON f.file_id = c.file_id WHERE f.state IN ('done', 'stale') AND c.chunk_id IN ")
         out: dict[str, Candidate] = {}
-        for lo in range(0, len(ids), 500):
-            part = ids[lo : lo + 500]
-            sql = (
-                "SELECT c.chunk_id, c.file_id, f.path, f.title, c.page, c.start, c.end, c.text, f.metadata, c.text_hash "
-                f"FROM chunks c JOIN files f ON f.file_id = c.file_id WHERE f.state IN ('done', 'stale') AND c.chunk_id IN ({','.join('?' * len(part))})"
-            )
-            with self._db_lock:
-                rows = self.db.execute(sql, part).fetchall()
-            for cid, fid, path, title, page, start, end, text, meta, th in rows:
-                md = json.loads(meta) if meta else {}
-                md["text_hash"] = th
-                out[cid] = Candidate(cid, fid, path, title or Path(path).name, page, start, end, text, metadata=md)
+        for cid, fid, path, title, page, start, end, text, meta, th in self._rows_in(sql, list(dict.fromkeys(chunk_ids))):
+            md = json.loads(meta) if meta else {}
+            md["text_hash"] = th
+            out[cid] = Candidate(cid, fid, path, title or Path(path).name, page, start, end, text, metadata=md)
         return out
+
+    def _rows_in(self, sql: str, ids: Sequence[str]) -> list[Any]:
+        """The rows of `sql`, which ends in "IN ", over `ids`: 500 at a time (SQLite bounds a
+        statement's variables)."""
+        rows: list[Any] = []
+        with self._db_lock:
+            for lo in range(0, len(ids), 500):
+                part = list(ids[lo:lo + 500])
+                rows += self.db.execute(sql + f"({','.join('?' * len(part))})", part).fetchall()
+        return rows
 
     def table_header(self, c: Candidate) -> str:
         """The caption and column headings of the table that chunk `c` starts inside of (in its rows

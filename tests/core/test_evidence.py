@@ -128,6 +128,31 @@ def test_a_name_of_several_words_names_the_document_that_holds_it_in_order():
     assert not named_documents("What did the board approve in May, on the 4th, in 2022?", mcands, minutes)
 
 
+def test_a_document_that_lacks_a_name_the_question_gives_is_not_the_one_it_names():
+    """Two companies' reports of one quarter: one title writes "Q2 2023" in that order, the other's
+    file name "2023 Q2" and its first page the company's name. Asked about the second company's
+    quarter, the report that holds both names is meant, not the one that holds the quarter in
+    order. Shown on quarterly reports and on two societies' minutes."""
+    reports = {
+        "a1": Description("2023 Q1 NWD\nNorthwind Ltd | Q1 2023 Report", "Quarterly report of Northwind Ltd."),
+        "a2": Description("2023 Q2 NWD\nNorthwind Ltd | Q2 2023 Report", "Quarterly report of Northwind Ltd."),
+        "b1": Description("2023 Q1 CTS", "Form 10. Quarterly report. CONTOSO TRADING, INC."),
+        "b2": Description("2023 Q2 CTS", "Form 10. Quarterly report. CONTOSO TRADING, INC."),
+    }
+    cands = [_cand(f, "The board declared a quarterly dividend of $0.24 per share.") for f in reports]
+    assert named_documents("What dividend did Contoso declare in Q2 2023?", cands, reports).file_ids == ["b2"]
+    assert named_documents("What dividend did Northwind declare in Q2 2023?", cands, reports).file_ids == ["a2"]
+    minutes = {
+        "h1": Description("harbour-club-minutes-1", "Harbour Club. Minutes of the meeting of May 4, 2022."),
+        "h2": Description("harbour-club-minutes-2", "Harbour Club. Minutes of the meeting of June 1, 2022."),
+        "r1": Description("riverside-minutes-1", "Riverside Society. Minutes, 4 May 2022."),
+        "r2": Description("riverside-minutes-2", "Riverside Society. Minutes, 1 June 2022."),
+    }
+    mcands = [_cand(f, "The members approved the budget and elected a treasurer.") for f in minutes]
+    assert named_documents("What did the Riverside members approve on May 4, 2022?", mcands,
+                           minutes).file_ids == ["r1"]
+
+
 def test_a_word_names_a_document_only_when_retrieval_finds_that_document_too():
     """A file name that is an ordinary word ("single", "Stock") names its document only when one of
     its passages is among the best few retrieval found, however the question writes it; a figure

@@ -143,3 +143,33 @@ def test_a_library_indexed_before_first_page_titles_gets_them_when_opened(tmp_pa
         assert {c.file_id for c in hits.values()} == {report} and len(hits) == 3
     finally:
         store.close()
+
+
+def test_the_opening_a_document_gives_of_itself_reads_across_its_first_page(tmp_path: Path) -> None:
+    """A cover page's first passage may end before the name it gives (a form's heading, then the
+    registrant): the opening the answerer reads runs on into the page's next passage, and stops
+    at the page's end. Shown on a filing's cover page and on a book's title page."""
+    import numpy as np
+
+    from edgechat.core.records import Chunk
+    from edgechat.core.store import Store
+    from tests.core.test_store import DIM, InMemoryVectorIndex
+
+    store = Store(tmp_path / "library", vector_index_factory=InMemoryVectorIndex)
+    try:
+        opened = {}
+        for name, first, second, later in (
+                ("2023 Q2 NWD", "QUARTERLY REPORT\nFor the quarterly period ended June 30, 2023\nCommission File No.",
+                 "000-1234\nNORTHWIND TRADING, INC.\n(Exact name of registrant)", "Net sales rose."),
+                ("scan-0001", "Project Gutenberg edition.", "THE HARBOUR AT DAWN\nby Anna Reyes", "Chapter I.")):
+            chunks = [Chunk(page=1, start=0, end=len(first), text=first),
+                      Chunk(page=1, start=len(first), end=len(first) + len(second), text=second),
+                      Chunk(page=2, start=0, end=len(later), text=later)]
+            fid = store.begin_file(f"/docs/{name}.pdf", "/docs", 100, 1.0, name.ljust(64, "0"))
+            store.commit_file(fid, chunks, np.ones((3, DIM), dtype=np.float32), title=name, fmt="pdf", pages=2,
+                              metadata={}, sha256=name.ljust(64, "0"))
+            opened[name] = store.describe_files([fid])[fid].opening
+        assert "NORTHWIND TRADING" in opened["2023 Q2 NWD"] and "Net sales" not in opened["2023 Q2 NWD"]
+        assert "Anna Reyes" in opened["scan-0001"] and "Chapter I" not in opened["scan-0001"]
+    finally:
+        store.close()

@@ -11,9 +11,9 @@ The rule, for any kind of document: among the documents retrieval found, a word 
 word that the other documents' passages use as freely (so "data" does not name "R Data
 Import/Export" when every manual's passages talk about data), or that most of the other documents
 use somewhere ("module" does not name the page titled "Modules" when every page speaks of its
-module). Each naming word counts by how
-few descriptions hold it; the documents with the highest total are the subject, when that total
-is clear of the rest. A name of several words ("September 30, 2023") counts as one more word, held
+module). Among the documents that hold the most naming words (one that lacks a name the
+question gives is not the one it names), each naming word counts by how few descriptions hold it;
+the documents with the highest total are the subject, when that total is clear of the rest. A name of several words ("September 30, 2023") counts as one more word, held
 by the descriptions that hold it in order. Documents named by single words alone ("a single call"
 and the page "single-executable-applications.md", "a Word document" and a file called "Word")
 are the subject only when retrieval finds them too: one of their passages is among its best few.
@@ -195,7 +195,12 @@ def named_documents(question: str, candidates: Sequence[Candidate],
         return Subject()
     idf = {w: math.log(n / df[w]) for w in naming}
     scores = {fid: sum(idf[w] for w in naming if holds(fid, w)) for fid in described}
-    ranked = sorted(scores, key=lambda f: -scores[f])
+    # A document that lacks a word naming the question's subject is not the one it names while
+    # another holds more of them ("Q2 2023" of one company is not asked about in a question that
+    # names the other): the documents holding the most naming words are weighed against each other.
+    held = {fid: sum(holds(fid, w) for w in naming if isinstance(w, str)) for fid in described}
+    most = max(held.values())
+    ranked = sorted((f for f in described if held[f] == most), key=lambda f: -scores[f])
     top = scores[ranked[0]]
     if top <= 0:
         return Subject()

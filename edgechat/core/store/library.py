@@ -776,10 +776,11 @@ class Store:
             return []
         return self.open_vectors().query(query_vec, k, file_ids)
 
-    def describe_files(self, file_ids: Sequence[str], head_chars: int = 400) -> dict[str, Description]:
+    def describe_files(self, file_ids: Sequence[str], head_chars: int = 1000) -> dict[str, Description]:
         """What each file says of itself: its identity (file name, title, metadata values) and the
-        opening `head_chars` characters of its first page with text. The answerer reads it to tell
-        which documents a question names (edgechat.core.search.subject)."""
+        opening `head_chars` characters of its first page with text, read across that page's
+        passages (a cover page's first passage may end before the name it gives). The answerer
+        reads it to tell which documents a question names (edgechat.core.search.subject)."""
         out: dict[str, Description] = {}
         with self._db_lock:
             for fid in dict.fromkeys(file_ids):
@@ -787,11 +788,15 @@ class Store:
                 if row is None:
                     continue
                 path, title, meta = row
-                head = self.db.execute("SELECT text FROM chunks WHERE file_id=? ORDER BY page, start LIMIT 1",
-                                       (fid,)).fetchone()
+                opening = ""
+                for (text,) in self.db.execute(
+                        "SELECT text FROM chunks WHERE file_id=? AND page IS (SELECT page FROM chunks "
+                        "WHERE file_id=? ORDER BY page, start LIMIT 1) ORDER BY start", (fid, fid)):
+                    opening += ("\n" if opening else "") + text
+                    if len(opening) >= head_chars:
+                        break
                 values = [str(v) for v in (json.loads(meta) if meta else {}).values() if isinstance(v, str)]
-                out[fid] = Description("\n".join([Path(path).stem, title or "", *values]),
-                                       (head[0] if head else "")[:head_chars])
+                out[fid] = Description("\n".join([Path(path).stem, title or "", *values]), opening[:head_chars])
         return out
 
     def searched_texts(self, chunk_ids: Iterable[str]) -> dict[str, str]:

@@ -542,7 +542,7 @@ class TeamStore(Store):
         hidden = self._hidden()
         return {cid: c for cid, c in super().chunk_rows(chunk_ids).items() if c.file_id not in hidden}
 
-    def describe_files(self, file_ids: Sequence[str], head_chars: int = 400) -> dict[str, Description]:
+    def describe_files(self, file_ids: Sequence[str], head_chars: int = 1000) -> dict[str, Description]:
         hidden = self._hidden()
         return super().describe_files([f for f in file_ids if f not in hidden], head_chars)
 

@@ -295,6 +295,22 @@ def test_a_name_joined_of_parts_is_said_only_whole():
     assert support("Store the samples in the Freezer2 unit at minus 80 degrees [1].", protocol) == Support.UNSUPPORTED
 
 
+
+def test_a_word_with_a_digit_or_written_as_code_is_a_name():
+    """A lower-case word with a digit in it ("plotkit2", "ipv6") and whatever a claim marks as code
+    (`plotkit`) are names: the evidence must write them, code with its spacing aside. Shown on a
+    software FAQ and a network guide."""
+    faq = quotes("A graph with a second axis is possible but not recommended. The basic approach is "
+                 "par(new=TRUE); the function dualplot() in the plotkit package automates it.")
+    assert support("The plotkit2 package automates a graph with a second axis [1].", faq) == Support.UNSUPPORTED
+    assert support("The `plotlib` package automates a graph with a second axis [1].", faq) == Support.UNSUPPORTED
+    assert support("The `plotkit` package automates a graph with a second axis [1].", faq) == Support.SUPPORTED
+    assert support("The basic approach is `par(new = TRUE)` [1].", faq) == Support.SUPPORTED
+    guide = quotes("The interface is configured for ipv4 by default; set the family option to enable "
+                   "dual-stack operation.")
+    assert support("The interface is configured for ipv6 by default [1].", guide) == Support.UNSUPPORTED
+    assert support("The interface is configured for ipv4 by default [1].", guide) == Support.SUPPORTED
+
 def test_negation_is_read_in_the_sentence_that_says_the_claim():
     """A quote that holds two sentences ("... is not necessary. When ...") does not lend one's "not"
     to a claim the other says. Shown on a manual and a field report."""

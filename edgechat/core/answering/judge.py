@@ -15,7 +15,8 @@ Each principle, with the cases that shaped it, is stated in full in docs/answers
    in prose, the sentence that holds it says what the claim took from the question, and no quote
    that says more of it gives another figure of the same unit. A claim of figures alone says each
    of what the question, or one of its parts, asks. A month before a year is part of its date.
-3. Its names (words written as names: "Seward", "readLines") are in the evidence, whole.
+3. Its names (words written as names: "Seward", "readLines", "ggplot2", `code`) are in the
+   evidence, whole (code with its spacing aside).
 4. Its content is covered: most of its content words are in the quote that covers it best, or its
    meaning is close to that quote's (embedding cosine).
 5. Negation agrees, read in the quote's sentence that says the claim: a "not" bears on the few
@@ -428,10 +429,13 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     # 3. names
     evidence_text = " ".join(f"{q.source.title} {q.source.table_header} {q.text}" for q in pool).lower()
     evidence_terms = terms(evidence_text)
+    flat_evidence = "".join(evidence_text.split())
     for name in names(bare) - given.words:
         # A name is written whole: one joined of parts ("cluster_sched_policy") is not said by a
-        # longer one that holds it, nor by its parts spread over the evidence.
-        whole = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", evidence_text)
+        # longer one that holds it, nor by its parts spread over the evidence. Code ("scale(Log,
+        # Log)") is the same with its spacing aside.
+        whole = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", evidence_text) or (
+            not re.fullmatch(r"[\w-]+", name) and "".join(name.split()) in flat_evidence)
         if not whole and not (len(terms(name)) == 1 and terms(name) <= evidence_terms):
             return Judgement(Support.UNSUPPORTED, reason=f"\u201c{name}\u201d is not in the evidence")
 

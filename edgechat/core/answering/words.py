@@ -32,7 +32,8 @@ _NEGATION_RE = re.compile(
     r"\b(?:not|no|never|none|neither|nor|cannot|without|nothing|nobody|nowhere)\b|n['\u2019]t\b", re.IGNORECASE)
 # A word written as a name: capitalised or holding a capital, digit or underscore after its first letter
 # ("Docker", "readLines", "R_LIBS_USER"); at the start of a sentence only when it is not a plain word.
-_NAME_RE = re.compile(r"\b(?:[A-Z][\w-]*[A-Z0-9_][\w-]*|[a-z]+[A-Z_][\w-]*|[A-Z][a-z]+)\b")
+_NAME_RE = re.compile(r"\b(?:[A-Z][\w-]*[A-Z0-9_][\w-]*|[a-z]+[A-Z0-9_][\w-]*|[A-Z][a-z]+)\b")
+_CODE_SPAN_RE = re.compile(r"`([^`\n]*[^\W\d_][^`\n]*)`")  # text marked as code: `ggplot2`, `set rgbmax 1.0`
 
 
 def terms(text: str) -> set[str]:
@@ -87,9 +88,9 @@ def negated_terms(text: str) -> set[str]:
 
 def names(text: str) -> set[str]:
     """The words of `text` written as names, lower case: a capital after the first letter or a
-    digit or underscore inside ("readLines", "GPL", "R_HOME"), or a capitalised word that is not the
-    first of its sentence ("written by Hannah")."""
-    out = set()
+    digit or underscore inside ("readLines", "GPL", "R_HOME", "ggplot2"), a capitalised word that is
+    not the first of its sentence ("written by Hannah"), and what it marks as code (`pkg load`)."""
+    out = {m.group(1).strip().lower() for m in _CODE_SPAN_RE.finditer(text)}
     for m in _NAME_RE.finditer(text):
         word, before = m.group(), text[:m.start()].rstrip()
         sentence_start = not before or before[-1] in ".!?:\n[(\"'\u201c" or before.endswith("]")

@@ -13,8 +13,9 @@ Import/Export" when every manual's passages talk about data), or that most of th
 use somewhere ("module" does not name the page titled "Modules" when every page speaks of its
 module). Among the documents that hold the most naming words (one that lacks a name the
 question gives is not the one it names), each naming word counts by how few descriptions hold it;
-the documents with the highest total are the subject, when that total is clear of the rest. A name of several words ("September 30, 2023") counts as one more word, held
-by the descriptions that hold it in order. Documents named by single words alone ("a single call"
+the documents with the highest total are the subject, when that total is clear of the rest. A
+name of several words ("September 30, 2023") counts as one more word, held by the descriptions
+that hold it in order. Documents named by single words alone ("a single call"
 and the page "single-executable-applications.md", "a Word document" and a file called "Word")
 are the subject only when retrieval finds them too: one of their passages is among its best few.
 A figure or a name of several words needs no such support. No word list of any collection is

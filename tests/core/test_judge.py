@@ -489,3 +489,22 @@ def test_a_table_row_without_figures_is_its_headings_not_a_row_the_claim_names()
     settings = quotes("Setting | Default | Maximum\nretries | 3 | 10\ntimeout | 30 | 120\n")
     assert support("The timeout defaults to 30 and its maximum is 120 [1].", settings) == Support.SUPPORTED
     assert support("The timeout defaults to 30 and its maximum is 10 [1].", settings) == Support.UNSUPPORTED
+
+
+def test_what_a_claim_adds_to_the_question_is_what_the_evidence_must_say():
+    """A sentence that says the question back and adds a basis of its own ("based on a valuation
+    model ...") is not supported by a quote that restates the question: half of what it adds must
+    be there. Shown on a quarterly report and a recipe."""
+    report = quotes("The estimated fair value of the senior notes was approximately $62.4 billion as of March 31, "
+                    "which is based on quoted prices for our debt. The notes bear interest at a fixed rate.")
+    question = "What was the estimated fair value of the senior notes at March 31, and what was it based on?"
+    assert support("The estimated fair value of the senior notes at March 31 was $62.4 billion, based on a "
+                   "valuation model of interest rates, credit ratings and market conditions [1].", report, question) == Support.UNSUPPORTED
+    assert support("The estimated fair value of the senior notes at March 31 was $62.4 billion, based on quoted "
+                   "prices for the debt [1].", report, question) == Support.SUPPORTED
+    recipe = quotes("Bake the loaf for forty minutes at a high heat until the crust is deep brown.")
+    question = "How long should the loaf bake at a high heat, and when is it done?"
+    assert support("The loaf should bake at a high heat for forty minutes until done, covered in tin foil [1].",
+                   recipe, question) == Support.UNSUPPORTED
+    assert support("The loaf should bake at a high heat for forty minutes, until the crust is deep brown [1].",
+                   recipe, question) == Support.SUPPORTED

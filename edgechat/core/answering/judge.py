@@ -18,7 +18,8 @@ Each principle, with the cases that shaped it, is stated in full in docs/answers
 3. Its names (words written as names: "Seward", "readLines", "ggplot2", `code`) are in the
    evidence, whole (code with its spacing aside).
 4. Its content is covered: most of its content words are in the quote that covers it best, or its
-   meaning is close to that quote's (embedding cosine).
+   meaning is close to that quote's (embedding cosine); and at least half of the words it adds to
+   the question are in that quote or the one next to it.
 5. Negation agrees, read in the quote's sentence that says the claim: a "not" bears on the few
    words after it, up to a new clause; a negating prefix ("invalid") is a "not" too.
 6. A cause is said only where a quote gives one, in words of cause, consequence or purpose.
@@ -471,6 +472,13 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     if best_cover < MIN_COVERAGE and meaning < MIN_MEANING:
         unsaid = sorted(target - terms(best.reading))[:3]
         return Judgement(Support.UNSUPPORTED, reason="the evidence does not say " + ", ".join(unsaid))
+    # What it adds to the question is what the evidence must say: a sentence that says the question
+    # back and adds a basis of its own passes the count above on the question's words alone.
+    added = own - named - set(figures(bare))
+    near = terms(best.reading).union(terms(best.source.title), *(terms(o.reading) for o in _next_to(best, pool)))
+    if len(added) >= 2 and len(added & near) * 2 < len(added):
+        return Judgement(Support.UNSUPPORTED,
+                         reason="the evidence does not say what it adds: " + ", ".join(sorted(added - near)[:3]))
 
     # 5. negation: the quotes that say most of it must say it the same way
     overlap = {id(q): len(target & terms(q.reading)) for q in pool}

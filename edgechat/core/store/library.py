@@ -788,13 +788,14 @@ class Store:
                 if row is None:
                     continue
                 path, title, meta = row
-                opening = ""
-                for (text,) in self.db.execute(
-                        "SELECT text FROM chunks WHERE file_id=? AND page IS (SELECT page FROM chunks "
-                        "WHERE file_id=? ORDER BY page, start LIMIT 1) ORDER BY start", (fid, fid)):
-                    opening += ("\n" if opening else "") + text
-                    if len(opening) >= head_chars:
+                opening, first = "", ()
+                for page, text in self.db.execute("SELECT page, text FROM chunks WHERE file_id=? ORDER BY page, start",
+                                                  (fid,)):  # one sort of the file's rows, read until the page ends
+                    if first == ():
+                        first = page
+                    if page != first or len(opening) >= head_chars:
                         break
+                    opening += ("\n" if opening else "") + text
                 values = [str(v) for v in (json.loads(meta) if meta else {}).values() if isinstance(v, str)]
                 out[fid] = Description("\n".join([Path(path).stem, title or "", *values]), opening[:head_chars])
         return out

@@ -446,9 +446,11 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     # document are left out, since quotes rarely repeat them.
     target = (claim_terms - named) or claim_terms
 
+    def said_near(q: Quote) -> set[str]:  # what `q` says, with its source's title and its neighbours
+        return terms(q.reading).union(terms(q.source.title), *(terms(o.reading) for o in _next_to(q, pool)))
+
     def coverage(q: Quote) -> float:
-        have = terms(q.reading).union(terms(q.source.title), *(terms(o.reading) for o in _next_to(q, pool)))
-        return len(target & have) / len(target)
+        return len(target & said_near(q)) / len(target)
 
     # the quote that covers it best with its neighbour; of those, the one that says most alone
     scored = sorted(pool, key=lambda q: (-coverage(q), -len(target & terms(q.reading))))
@@ -475,7 +477,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     # What it adds to the question is what the evidence must say: a sentence that says the question
     # back and adds a basis of its own passes the count above on the question's words alone.
     added = own - named - set(figures(bare))
-    near = terms(best.reading).union(terms(best.source.title), *(terms(o.reading) for o in _next_to(best, pool)))
+    near = said_near(best)
     if len(added) >= 2 and len(added & near) * 2 < len(added):
         return Judgement(Support.UNSUPPORTED,
                          reason="the evidence does not say what it adds: " + ", ".join(sorted(added - near)[:3]))

@@ -154,7 +154,8 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     # The opening of a page holds common words as well as names: from it, only what the question
     # writes as a name or a figure counts.
     names = _names(question) & q_words
-    described = {fid: (_words(identity[fid]) | (_words(opening[fid]) & names)) & q_words for fid in descriptions}
+    described = {fid: (_words(identity[fid]) | (_words(opening[fid]) & names if names else set())) & q_words
+                 for fid in descriptions}
     if len(described) < 2 or not q_words:
         return Subject()
     n = len(described)

@@ -3,6 +3,7 @@ stemmer. Shared by retrieval, the subject rule and the answer's checks."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["STOPWORDS", "keywords_of", "stem"]
@@ -29,6 +30,7 @@ def keywords_of(text: str) -> list[str]:
     return list(seen)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the same few thousand words recur in every passage read
 def stem(word: str) -> str:
     """A light English stemmer (plurals, -ing, -ed, -ly, a few derivations): enough to match
     "packages" with "package" and "installing" with "install", as FTS5's Porter stemmer does for

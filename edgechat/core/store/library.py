@@ -83,7 +83,10 @@ CREATE TABLE IF NOT EXISTS chunks (
     text_hash TEXT NOT NULL,
     vector BLOB
 );
-CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+-- A file's passages in reading order: its rows by file_id, and its opening read without a sort
+-- (describe_files). It serves every lookup by file_id, so the older index on file_id alone goes.
+CREATE INDEX IF NOT EXISTS chunks_order ON chunks(file_id, page, start);
+DROP INDEX IF EXISTS chunks_file;
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     text, title, name, context, tokenize='porter unicode61 remove_diacritics 2'
 );
@@ -790,7 +793,7 @@ class Store:
                 path, title, meta = row
                 opening, first = "", ()
                 for page, text in self.db.execute("SELECT page, text FROM chunks WHERE file_id=? ORDER BY page, start",
-                                                  (fid,)):  # one sort of the file's rows, read until the page ends
+                                                  (fid,)):  # in the index's order, read until the page ends
                     if first == ():
                         first = page
                     if page != first or len(opening) >= head_chars:

@@ -501,3 +501,23 @@ def test_taking_back_vectors_put_ahead_keeps_those_of_versions_that_committed(tm
         store.drop_vectors_ahead()
         store.flush_vectors()
         assert index.ids() == _sqlite_ids(store) and index.count() == 2
+
+
+def test_a_files_passages_are_read_in_order_from_an_index_in_an_older_library_too(tmp_path):
+    """A file's opening (describe_files) is read in page and offset order from an index, not
+    sorted per question: on a large library a sort per candidate file slowed every search. A
+    library made before the index gets it when opened, and drops the narrower one it replaces."""
+    store = Store(tmp_path / "library", vector_index_factory=InMemoryVectorIndex)
+    fid = _put(store, "notes", np.ones((3, DIM), dtype=np.float32), "a", defer=False)
+    store.db.executescript("DROP INDEX chunks_order; CREATE INDEX chunks_file ON chunks(file_id);")
+    store.close()
+    store = Store(tmp_path / "library", vector_index_factory=InMemoryVectorIndex)
+    try:
+        indexes = {r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        assert "chunks_order" in indexes and "chunks_file" not in indexes
+        plan = " ".join(str(r[-1]) for r in store.db.execute(
+            "EXPLAIN QUERY PLAN SELECT page, text FROM chunks WHERE file_id=? ORDER BY page, start", (fid,)))
+        assert "chunks_order" in plan and "TEMP B-TREE" not in plan
+        assert store.describe_files([fid])[fid].opening.startswith("notes a passage 0")
+    finally:
+        store.close()

@@ -352,3 +352,47 @@ def test_a_sentence_the_evidence_says_is_shown_whatever_words_of_not_knowing_it_
     _, r = _ask(said_back, "How does the loaf stay fresh for days?",
                 ScriptedWriter("The sources do not mention how the loaf stays fresh."))
     assert r.abstained and r.text == MODEL_FOUND_NONE
+
+
+@pytest.fixture(scope="module")
+def two_things(tmp_path_factory, embedder):
+    """A library whose pages answer questions that ask two things, each in a sentence of its own."""
+    root = tmp_path_factory.mktemp("two_things")
+    write(root / "docs" / "garden.md", "# Vegetable garden\n\n## Tomatoes\n\nTomato seedlings are planted outside "
+          "after the last frost of spring. Water them deeply at the roots twice a week. Mulch keeps the soil "
+          "moist during long dry spells in summer. Each plant is tied to a wooden stake one and a half metres "
+          "tall.\n")
+    write(root / "docs" / "backup.md", "# Backup tool\n\n## Schedule\n\nThe backup tool copies the whole library "
+          "folder every night at two. A copy is compressed before it is written. The copies go to the drive "
+          "chosen in the settings. Old copies are kept for thirty days before they are removed.\n")
+    with Engine(root / "lib", embedder=embedder) as e:
+        e.index([root / "docs"])
+        yield e
+
+
+def test_a_question_that_asks_two_things_is_given_more_evidence_than_one_that_asks_one(two_things):
+    """The quote that says the second thing a question asks is the one a prompt sized for one
+    thing leaves out: each further thing asked brings a third more words of evidence. Shown on a
+    garden page and a software page."""
+    from edgechat.core.answering.answer import Answerer, Tuning
+    from edgechat.core.answering.prompt import CLOSE_FENCE, OPEN_FENCE
+
+    def prompt_evidence(question: str) -> str:
+        writer = ScriptedWriter("I do not know.")
+        answerer = Answerer(two_things._pipeline(writer), writer, embed=two_things.embedder.embed)
+        answerer.tuning = Tuning(prompt_words=30, min_evidence=0.0)
+        list(answerer.stream(RagRequest(question)))
+        context = next(m.content for m in writer.calls[0] if m.content.startswith(OPEN_FENCE))
+        return context.split(OPEN_FENCE)[1].split(CLOSE_FENCE)[0]
+
+    for first, second, says_second in (
+            ("When are tomato seedlings planted outside", "how tall is the stake each plant is tied to?",
+             "one and a half metres"),
+            ("When does the backup tool copy the library folder", "how long are old copies kept?", "thirty days")):
+        both = prompt_evidence(f"{first}, and {second}")
+        assert says_second in both, both
+        quoted = [line for line in both.splitlines() if line.strip() and not line.startswith("[")]
+        assert sum(len(line.split()) for line in quoted) > 30, both  # more than one thing's budget
+        alone = prompt_evidence(f"{first}?")
+        quoted = [line for line in alone.splitlines() if line.strip() and not line.startswith("[")]
+        assert sum(len(line.split()) for line in quoted) <= 30 or len(quoted) == 1, alone

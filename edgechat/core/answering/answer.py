@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from edgechat.core.answering.citations import MARKER_RE, build_citations, sentence_spans
-from edgechat.core.answering.evidence import Quote, Selection, select
+from edgechat.core.answering.evidence import Quote, Selection, question_parts, select
 from edgechat.core.answering.history import ReducedHistory
 from edgechat.core.answering.judge import Judgement, Library, judge, marker_numbers
 from edgechat.core.answering.prompt import CLOSE_FENCE, DONT_KNOW, OPEN_FENCE, fit_messages
@@ -86,7 +86,8 @@ SHOWN_QUOTES = 3  # quotes shown under an answer (or as the extractive client's,
 @dataclasses.dataclass(frozen=True)
 class Tuning:
     """What is calibrated per client on the tuning halves of the question sets (docs/answers.md):
-    the words of evidence it is given at most (fewer: a sooner first token); the best evidence score
+    the words of evidence it is given at most for a question that asks one thing (fewer: a sooner
+    first token; each further thing a question asks adds a third); the best evidence score
     below which the documents are taken not to answer and it is not asked (`benchmarks/answers.py
     --calibrate`; lower for a model that declines well by itself); and the probability of its first
     token beginning "I do not know" at or above which it is taken to decline (`--calibrate-decline`;
@@ -243,7 +244,10 @@ class Answerer:
         read = Library.of("\n".join(f"{p.path}\n{p.title}\n{p.content}" for p in passages))
         asked = terms(question)
         told = [q for q in quotes if terms(q.text) - asked] or quotes  # not the question said back
-        evidence = tuple((q.source.ordinal, q.text) for q in _within(told, self.tuning.prompt_words))
+        # Each further thing the question asks brings a third more words of evidence: the quote that
+        # says the second thing is the one a budget for one leaves out.
+        words = self.tuning.prompt_words * (2 + len(question_parts(question))) // 3
+        evidence = tuple((q.source.ordinal, q.text) for q in _within(told, words))
         yield ChatUpdate(sources=list(sources))
         fitted = self._fit(request.query, sources, history, base, evidence)
         call = dataclasses.replace(base, sources=tuple(sources), evidence=evidence, decline_text=DONT_KNOW)

@@ -34,7 +34,8 @@ def keywords_of(text: str) -> list[str]:
 def stem(word: str) -> str:
     """A light English stemmer (plurals, -ing, -ed, -ly, a few derivations): enough to match
     "packages" with "package" and "installing" with "install", as FTS5's Porter stemmer does for
-    the lexical leg. Retrieval itself does not use it: the follow-up rewriter compares words with it."""
+    the lexical leg. The subject step, the follow-up rewriter and the answer's checks compare words
+    with it; FTS5 does its own stemming."""
     w = word.lower()
     if len(w) <= 3 or not w.isalpha():
         return w

@@ -1,37 +1,25 @@
 """One support judge: does the evidence say what a sentence of the answer says?
 
-`judge(claim, quotes)` compares one sentence with the quotes it was written from, by principles that
-hold for any document. Where the sentence says it comes from ("According to the manual, ...") is
-taken off first, and what the question writes (its figures, its names however cased) is given
-where the passages read for it write it too: a name no passage holds ("on the Lisbon ferry" asked of
-a book that never mentions one) is the question's premise, which the evidence cannot support.
+`judge(claim, quotes)` compares one sentence with the quotes it may lean on (those of the sources
+it cites when it cites any that hold evidence, else all of them) by principles that hold for any
+document; docs/answers.md ("One judge") states each with the measurements that decided it. Where
+the sentence says it comes from ("According to the manual, ...") is taken off first, and what the
+question writes is given only where the passages read for it write it too: a name no passage
+holds is the question's premise, which the evidence cannot support.
 
-Each principle, with the cases that shaped it, is stated in full in docs/answers.md ("One judge"):
+1. It states something (not the question said back, nor an introduction); a yes/no reply claims
+   what it says back; keys and lines of code are written as they are.
+2. Its figures are in the evidence, each said of what the claim says it is of (in a table, the
+   cell under the row and column headings the claim names).
+3. Its names are in the evidence, whole.
+4. Its content is covered by one quote (with its neighbour), in words or in meaning, and so is
+   most of what it adds to the question.
+5. Negation agrees.
+6. A cause is said only where a quote gives one.
 
-1. It states something: not only the question said back, nor an introduction ("Here is what I
-   found:"). A yes/no reply claims what it says back; keys and lines of code must be written as is.
-2. Its figures are in the evidence, each said of what the claim says it is of: a table's figure is
-   the cell whose row and column headings the claim names (a row without a figure is headings);
-   in prose, the sentence that holds it says what the claim took from the question, and no quote
-   that says more of it gives another figure of the same unit. A claim of figures alone says each
-   of what the question, or one of its parts, asks. A month before a year is part of its date.
-3. Its names (words written as names: "Seward", "readLines", "ggplot2", `code`) are in the
-   evidence, whole (code with its spacing aside).
-4. Its content is covered: most of its content words are in the quote that covers it best, or its
-   meaning is close to that quote's (embedding cosine); and at least half of the words it adds to
-   the question are in that quote or the one next to it.
-5. Negation agrees, read in the quote's sentence that says the claim: a "not" bears on the few
-   words after it, up to a new clause; a negating prefix ("invalid") is a "not" too.
-6. A cause is said only where a quote gives one, in words of cause, consequence or purpose.
-
-With a support checker (edgechat.core.llm.support_check: a model made to tell whether a document
-supports a claim, such as MiniCheck, on a server the user configured), the checker decides 4 to 6
-instead: it reads the quotes the claim may lean on and says whether they support it. Principles 1-3
-still apply first. When the checker fails, the principles decide, as without one.
-
-Only the quotes the sentence can lean on are read: those of the sources it cites when it cites any
-that hold evidence, else all the evidence. The result is a `SentenceVerdict` whose `evidence` names
-the supporting quotes, so the window can highlight them.
+A support checker the user configured (edgechat.core.llm.support_check) decides 4-6 instead; when
+it fails, the principles decide. The verdict's `evidence` names the supporting quotes, which the
+window highlights.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ load before the run (benchmarks.common.with_provenance).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -184,6 +185,22 @@ def summarise(rows: list[dict]) -> dict:
 
 
 # ----------------------------------------------------------------------------- running
+
+
+@contextlib.contextmanager
+def keeping_active_model(manager=None):
+    """Asking with a named model makes it the active one (the front ends' rule,
+    `choose_chat_client`); a run of several models puts the user's choice back when it ends."""
+    from edgechat.core.llm.manager import ModelManager
+
+    manager = manager or ModelManager()
+    before = manager.active_model() or manager.active_server()
+    try:
+        yield
+    finally:
+        now = manager.active_model() or manager.active_server()
+        if before is not None and (now is None or now.name != before.name):
+            manager.use(before.name)
 
 
 def open_library(name: str):
@@ -473,25 +490,26 @@ def main(argv: list[str] | None = None) -> int:
             if args.limit:
                 questions = questions[: args.limit]
             engine = open_library(name)
-            try:
-                for label in args.model.split(","):
-                    choice = engine.choose_client("" if label == "active" else label)
-                    client = choice.client
-                    label = client.name
-                    rows = []
-                    for q in questions:
-                        try:
-                            row = ask_one(engine, client, q)
-                        except Exception as e:  # noqa: BLE001 - one failing question is recorded, the run goes on
-                            row = {"set": name, "id": q.id, "answerable": q.answerable, "error": repr(e)}
-                        row["client"] = label
-                        rows.append(row)
-                        print(json.dumps({k: row.get(k) for k in ("id", "class", "first_shown_s", "shown")},
-                                         ensure_ascii=False)[:300], file=sys.stderr, flush=True)
-                    out["results"][f"{name}/{label}"] = summarise(rows)
-                    out["rows"] += rows
-            finally:
-                engine.close()
+            with keeping_active_model():
+                try:
+                    for label in args.model.split(","):
+                        choice = engine.choose_client("" if label == "active" else label)
+                        client = choice.client
+                        label = client.name
+                        rows = []
+                        for q in questions:
+                            try:
+                                row = ask_one(engine, client, q)
+                            except Exception as e:  # noqa: BLE001 - one failing question is recorded, the run goes on
+                                row = {"set": name, "id": q.id, "answerable": q.answerable, "error": repr(e)}
+                            row["client"] = label
+                            rows.append(row)
+                            print(json.dumps({k: row.get(k) for k in ("id", "class", "first_shown_s", "shown")},
+                                             ensure_ascii=False)[:300], file=sys.stderr, flush=True)
+                        out["results"][f"{name}/{label}"] = summarise(rows)
+                        out["rows"] += rows
+                finally:
+                    engine.close()
     text = json.dumps(out, indent=1, ensure_ascii=False, default=str)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

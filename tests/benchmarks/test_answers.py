@@ -135,3 +135,24 @@ def test_the_decline_threshold_is_calibrated_on_one_model_s_answers(tmp_path):
     assert calibrate_decline([run], "large")["questions"] == 40
     with pytest.raises(SystemExit, match="several models"):
         calibrate_decline([run])
+
+
+def test_a_run_of_several_models_puts_the_users_choice_of_model_back(tmp_path):
+    """Asking with a named model makes it the active one; a benchmark run must not leave the user
+    answering with the last model it asked."""
+    from benchmarks.answers import keeping_active_model
+    from edgechat.core.llm.manager import ModelManager
+    from edgechat.core.llm.servers import ServerConfig, normalize_url
+
+    mm = ModelManager(tmp_path / "models")
+    for name in ("office", "laptop"):
+        mm.add_server(ServerConfig(name, normalize_url("localhost:8080"), "m"))
+    mm.use("office")
+    with keeping_active_model(mm):
+        mm.use("laptop")
+        assert mm.active_server().name == "laptop"
+    assert mm.active_server().name == "office"
+    with pytest.raises(RuntimeError), keeping_active_model(mm):  # also when the run fails
+        mm.use("laptop")
+        raise RuntimeError("a failed run")
+    assert mm.active_server().name == "office"

@@ -508,3 +508,31 @@ def test_what_a_claim_adds_to_the_question_is_what_the_evidence_must_say():
                    recipe, question) == Support.UNSUPPORTED
     assert support("The loaf should bake at a high heat for forty minutes, until the crust is deep brown [1].",
                    recipe, question) == Support.SUPPORTED
+
+
+def test_code_is_read_as_written_between_signs_and_as_the_question_writes_it():
+    """Text between two spans marked as code is not code ("`#` and `?` must be ..."), and a token the
+    question writes as it is ("wasi.start(instance)", "=SUM(B2:B9)") is the question's, given where
+    the passages read for it write it too. Shown on a software page and a spreadsheet guide."""
+    from edgechat.core.answering.judge import Library
+
+    page = quotes("Special characters such as # and ? must be percent-encoded: write # as %23 and ? as %3F.")
+    assert support("Characters like `#` and `?` must be percent-encoded, such as `#` as `%23` [1].", page,
+                   "How must # and ? be written?") == Support.SUPPORTED
+    sheet = quotes("In a formula, a $ fixes the reference that follows it, and a : joins two cells into a range.")
+    assert support("In a formula, `$` fixes the reference after it and `:` joins two cells into a range [1].", sheet,
+                   "What do $ and : do in a formula?") == Support.SUPPORTED
+
+    for question, claim, evidence, passage in (
+            ("When does wasi.start(instance) throw an exception?",
+             "When `wasi.start(instance)` is called more than once, an exception is thrown [1].",
+             "If start() is called more than once, an exception is thrown.",
+             "## wasi.start(instance)\nAttempt to begin execution of instance as a command."),
+            ("What does =SUM(B2:B9) return when a cell holds text?",
+             "`=SUM(B2:B9)` skips the cells that hold text and adds the numbers [1].",
+             "The sum skips the cells that hold text and adds the numbers.",
+             "Type =SUM(B2:B9) in the cell below the column.")):
+        read = Library.of(f"{evidence}\n{passage}")
+        assert judge(claim, quotes(evidence), question, read=read).support == Support.SUPPORTED, claim
+        unread = Library.of(evidence)  # a token no passage writes is the question's premise
+        assert judge(claim, quotes(evidence), question, read=unread).support == Support.UNSUPPORTED, claim

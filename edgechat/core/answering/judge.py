@@ -60,14 +60,19 @@ CHECKER_CHARS = 4000  # at most this much evidence is sent to a support checker 
 @dataclass(frozen=True)
 class Library:
     """What the passages read for a question write (with their file names and titles): its words
-    and names however cased, and its figures. Read once per question, for every sentence judged."""
+    and names however cased, its tokens as written ("wasi.start(instance)"), and its figures. Read
+    once per question, for every sentence judged."""
 
     words: frozenset[str]
     figures: frozenset[str]
 
     @classmethod
     def of(cls, text: str) -> Library:
-        return cls(frozenset(names(text) | set(re.findall(r"\w+", text.lower()))), frozenset(figures(text)))
+        tokens = {t.strip(_TOKEN_EDGES) for t in text.lower().split()}
+        return cls(frozenset(names(text) | tokens | set(re.findall(r"\w+", text.lower()))), frozenset(figures(text)))
+
+
+_TOKEN_EDGES = ".,;:!?\"'`\u201c\u201d\u2018\u2019"  # around a token as written: punctuation and quotes
 
 
 @dataclass

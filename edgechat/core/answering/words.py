@@ -33,7 +33,8 @@ _NEGATION_RE = re.compile(
 # A word written as a name: capitalised or holding a capital, digit or underscore after its first letter
 # ("Docker", "readLines", "R_LIBS_USER"); at the start of a sentence only when it is not a plain word.
 _NAME_RE = re.compile(r"\b(?:[A-Z][\w-]*[A-Z0-9_][\w-]*|[a-z]+[A-Z0-9_][\w-]*|[A-Z][a-z]+)\b")
-_CODE_SPAN_RE = re.compile(r"`([^`\n]*[^\W\d_][^`\n]*)`")  # text marked as code: `ggplot2`, `set rgbmax 1.0`
+_CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")  # text marked as code: `ggplot2`, `set rgbmax 1.0`, `#`
+_LETTER_RE = re.compile(r"[^\W\d_]")
 
 
 def terms(text: str) -> set[str]:
@@ -90,7 +91,7 @@ def names(text: str) -> set[str]:
     """The words of `text` written as names, lower case: a capital after the first letter or a
     digit or underscore inside ("readLines", "GPL", "R_HOME", "ggplot2"), a capitalised word that is
     not the first of its sentence ("written by Hannah"), and what it marks as code (`pkg load`)."""
-    out = {m.group(1).strip().lower() for m in _CODE_SPAN_RE.finditer(text)}
+    out = {m.group(1).strip().lower() for m in _CODE_SPAN_RE.finditer(text) if _LETTER_RE.search(m.group(1))}
     for m in _NAME_RE.finditer(text):
         word, before = m.group(), text[:m.start()].rstrip()
         sentence_start = not before or before[-1] in ".!?:\n[(\"'\u201c" or before.endswith("]")

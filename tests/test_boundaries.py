@@ -145,3 +145,35 @@ def test_no_import_circles():
 def test_the_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_the_answer_pass_keeps_no_state_between_questions():
+    """The answer's steps keep nothing at module level that one question could change for the
+    next: a module-level name bound to a mutable container (a set, a list, a dict) is a constant
+    only when it is written in capitals (a table such as TUNED), never written to afterwards."""
+    mutable = (ast.Set, ast.List, ast.Dict, ast.SetComp, ast.ListComp, ast.DictComp)
+    found = []
+    for path in sorted((PKG / "core" / "answering").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        constants = set()
+        for node in tree.body:
+            target, value = None, None
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                target, value = node.targets[0].id, node.value
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                target, value = node.target.id, node.value
+            if target is None or value is None or target == "__all__":
+                continue
+            made = isinstance(value, mutable) or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                                                  and value.func.id in {"set", "list", "dict"})
+            if made and not target.lstrip("_").isupper():
+                found.append(f"{path.name}: {target}")
+            elif made:
+                constants.add(target)
+        functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for node in (n for f in functions for n in ast.walk(f)):  # a table written to while answering is state too
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id in constants
+                    and node.func.attr in {"add", "append", "update", "setdefault", "pop", "clear", "extend"}):
+                found.append(f"{path.name}: {node.func.value.id}.{node.func.attr}")
+    assert not found, found

@@ -504,7 +504,6 @@ def _with_neighbour(best: Quote, pool: Sequence[Quote], target: set[str]) -> lis
 
 
 _SPACE_BEFORE_STOP_RE = re.compile(r"\s+([.,;:!?])")
-_checker_failed: set[str] = set()  # checkers whose failure was logged (once each)
 
 
 def _ask_checker(checker: SupportChecker, claim: str, quotes: Sequence[Quote]) -> SupportVerdict | None:
@@ -525,7 +524,5 @@ def _ask_checker(checker: SupportChecker, claim: str, quotes: Sequence[Quote]) -
     try:
         return checker.check("\n\n".join(parts), _SPACE_BEFORE_STOP_RE.sub(r"\1", claim).strip())
     except Exception as e:  # noqa: BLE001 - a checker that fails leaves the principles to decide
-        if checker.name not in _checker_failed:
-            _checker_failed.add(checker.name)
-            log.warning("the support checker %s failed (%s): the answer check's principles decide", checker.name, e)
+        log.warning("the support checker %s failed (%s): the answer check's principles decide", checker.name, e)
         return None

@@ -68,8 +68,9 @@ class Library:
 
     @classmethod
     def of(cls, text: str) -> Library:
-        tokens = {t.strip(_TOKEN_EDGES) for t in text.lower().split()}
-        return cls(frozenset(names(text) | tokens | set(re.findall(r"\w+", text.lower()))), frozenset(figures(text)))
+        lower = text.lower()
+        tokens = {t.strip(_TOKEN_EDGES) for t in lower.split()}
+        return cls(frozenset(names(text) | tokens | set(re.findall(r"\w+", lower))), frozenset(figures(text)))
 
 
 _TOKEN_EDGES = ".,;:!?\"'`\u201c\u201d\u2018\u2019"  # around a token as written: punctuation and quotes

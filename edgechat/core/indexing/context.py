@@ -109,13 +109,6 @@ def running_lines(pages: Sequence[str], edge: int = 2) -> frozenset[str]:
     return frozenset(k for k, n in counts.items() if n >= need)
 
 
-def boilerplate_line(line: str, running: frozenset[str] = frozenset()) -> bool:
-    s = line.strip()
-    if not s:
-        return False
-    return norm_line(s) in running or is_contents_line(s)
-
-
 # --------------------------------------------------------------------------- document label
 
 def _clean(s: str) -> str:
@@ -222,10 +215,6 @@ def heading_level(line: str, markdown: bool = False) -> int | None:
 
 _NUM_TOKEN = re.compile(r"^\(?[$\u20ac\u00a3]?\(?[-\u2013\u2014]?\d[\d,]*(?:\.\d+)?\)?%?\)?$|^[\u2014\u2013-]$|^\$$|^%$")
 _SENTENCE_END = re.compile(r"[.!?]$")
-
-
-def _numbers(line: str) -> int:
-    return sum(1 for t in line.split() if _NUM_TOKEN.match(t) and t not in ("$", "%"))
 
 
 _MONTH_RE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b", re.IGNORECASE)
@@ -365,31 +354,11 @@ def document_context(path: str, title: str, pages: Sequence[tuple[int, str]], ma
     return ctx
 
 
-def boilerplate_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the contents/index lines of a passage: leader lines always, other
-    contents entries where they are at least a third of its lines. The extractive answerer
-    never quotes from them."""
-    spans: list[tuple[int, int, bool, bool]] = []
-    pos = 0
-    for ln in text.splitlines(keepends=True):
-        if ln.strip():
-            spans.append((pos, pos + len(ln), bool(_LEADER.search(ln)), is_contents_line(ln)))
-        pos += len(ln)
-    many = sum(c for *_, c in spans) >= max(1, len(spans)) / 3
-    return [(a, b) for a, b, leader, contents in spans if leader or (contents and many)]
-
-
-def retrieval_text(text: str, running: frozenset[str]) -> tuple[str, float]:
-    """The chunk text as embedded and indexed, and the share of its non-blank lines that are
-    boilerplate. Running headers/footers and leader lines are always left out; contents and
-    index entries only where they are at least a third of the lines (a prose line may end in
-    "see Note 5" too)."""
-    kept, share = retrieval_lines(text, running)
-    return "\n".join(text[a:b] for a, b in kept), share
-
-
 def retrieval_lines(text: str, running: frozenset[str]) -> tuple[list[tuple[int, int]], float]:
-    """retrieval_text's lines as spans of `text` (line ends left out), and the share."""
+    """The lines of a chunk's text that are embedded and indexed, as spans of `text` (line ends
+    left out), and the share of its non-blank lines that are boilerplate. Running headers and
+    footers and leader lines are always left out; contents and index entries only where they are
+    at least a third of the lines (a prose line may end in "see Note 5" too)."""
     spans: list[tuple[int, int]] = []
     pos = 0
     for piece in text.splitlines(keepends=True):

@@ -133,10 +133,6 @@ class TeamAddress:
         return paths.data_root() / "team" / f"{host}-{self.port}-{self.name}" / who
 
 
-def is_team_library(text: str | Path | None) -> bool:
-    return str(text or "").strip().startswith("chroma:")
-
-
 @dataclass(frozen=True)
 class TeamProbe:
     """What `probe` found at a team library's address: `message` is one line for a person when
@@ -485,11 +481,6 @@ class TeamStore(Store):
         indexes: the collections of passages a search may need to ask."""
         with self._db_lock:
             return [r[0] for r in self.db.execute("SELECT readers FROM team_files UNION SELECT readers FROM team_roots")]
-
-    def readers_of(self, root: str) -> Readers:
-        with self._db_lock:
-            row = self.db.execute("SELECT readers FROM team_roots WHERE path=?", (root,)).fetchone()
-        return Readers.parse(row[0] if row else None)
 
     def _hidden(self) -> frozenset[str]:
         """The files of the cache the identity may not read. The cache of a desktop that did not

@@ -22,7 +22,8 @@ The system message is read once: every prompt is read in two steps, the system m
 and then the rest, and the client keeps its last generator; the next prompt with the same system
 message rewinds it to the end of that message and reads only the rest. Both ways do the same
 arithmetic, so the answer does not depend on what was asked before; the first token comes sooner
-by the time the system message took to read. The kept generator is made for KEEP_LENGTH tokens
+by the time the system message took to read. A generation its caller stops reading (an answer
+judged off course, a first token that says "I do not know") keeps its generator too. The kept generator is made for KEEP_LENGTH tokens
 (its cache is allocated at once); a longer call gets a new one.
 
 One generation at a time per client (a lock); a second caller waits for the first to finish.
@@ -327,6 +328,8 @@ class GenaiChatClient:
                     stats["new_tokens"] = n_new
                     if t_first is not None and t_last is not None and n_new > 1:
                         stats["tokens_per_second"] = (n_new - 1) / max(t_last - t_first, 1e-9)
+            except GeneratorExit:
+                raise  # the caller stopped reading between two tokens: the generator is whole, and kept
             except BaseException:
                 self._kept = None  # a generator a failure left behind is not read again
                 raise

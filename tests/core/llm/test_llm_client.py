@@ -304,6 +304,26 @@ def test_the_system_message_is_read_once_and_the_answer_does_not_depend_on_the_l
         fresh.close()
 
 
+def test_a_generation_its_caller_stops_reading_keeps_the_system_message_read(client, smollm2_dir):
+    """A stream closed after its first update (the answerer stops reading a draft that went off
+    course) leaves the generator whole: the next prompt is read from the end of the system message,
+    and its answer is a new client's."""
+    greedy = ChatOptions(temperature=0.0, max_new_tokens=24)
+    stream = client.stream([SYSTEM, QUESTION], ChatOptions(temperature=0.0, max_new_tokens=60))
+    assert next(u for u in stream if u.delta).delta
+    stream.close()
+    ask = ChatMessage(Role.USER, "Name three colours of the rainbow.")
+    _, reused = run(client, [SYSTEM, ask], greedy)
+    assert client.last_stats["reused_prompt_tokens"] >= client.count_tokens(SYSTEM.content)
+    fresh = GenaiChatClient(smollm2_dir)
+    try:
+        _, new = run(fresh, [SYSTEM, ask], greedy)
+        assert fresh.last_stats["reused_prompt_tokens"] == 0
+        assert reused.text == new.text and reused.text
+    finally:
+        fresh.close()
+
+
 def test_other_search_options_or_a_longer_call_start_a_new_generator(client):
     run(client, [SYSTEM, QUESTION], ChatOptions(temperature=0.0, max_new_tokens=8))
     run(client, [SYSTEM, QUESTION], ChatOptions(temperature=1.0, top_p=0.9, max_new_tokens=8))

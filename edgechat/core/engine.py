@@ -334,7 +334,7 @@ class Engine:
     def choose_client(self, setting: str = "") -> ClientChoice:
         """The chat client for a model setting: "" = the installed model marked active (else the
         first installed one), "extractive", or a model's name. The one rule both front ends use."""
-        return choose_chat_client(setting, embedder=self.embedder)
+        return choose_chat_client(setting)
 
     @property
     def chat_client(self) -> ChatClient:
@@ -471,13 +471,13 @@ class Engine:
         self.close()
 
 
-def _extractive(embedder: Embedder | None) -> ChatClient:
+def _extractive() -> ChatClient:
     from edgechat.core.answering.extractive import ExtractiveClient
 
-    return ExtractiveClient(embedder)
+    return ExtractiveClient()
 
 
-def choose_chat_client(setting: str = "", embedder: Embedder | None = None) -> ClientChoice:
+def choose_chat_client(setting: str = "") -> ClientChoice:
     """The rule that picks who writes answers, for the window and the command line alike:
 
     - "extractive": no language model; sentences of the sources are quoted;
@@ -489,7 +489,7 @@ def choose_chat_client(setting: str = "", embedder: Embedder | None = None) -> C
     says why. A model server that is not on this computer gets a note saying where answers are
     written (servers.privacy_note)."""
     if setting == EXTRACTIVE:
-        return ClientChoice(_extractive(embedder))
+        return ClientChoice(_extractive())
     if setting.startswith(SERVER_PREFIX):
         return _one_off_server(setting)
     try:
@@ -509,11 +509,11 @@ def choose_chat_client(setting: str = "", embedder: Embedder | None = None) -> C
         server = manager.active_server()
     except Exception as e:  # noqa: BLE001 - a broken model must not stop answering
         log.warning("the language model could not be loaded: %s", e)
-        return ClientChoice(_extractive(embedder),
+        return ClientChoice(_extractive(),
                             f"The language model could not be loaded ({describe_error(e)}): answers quote your "
                             "documents.")
     if client is None:
-        return ClientChoice(_extractive(embedder), "No language model is installed: answers quote your documents.")
+        return ClientChoice(_extractive(), "No language model is installed: answers quote your documents.")
     if server is not None and where(server):
         return ClientChoice(client, privacy_note(server))
     return ClientChoice(client)

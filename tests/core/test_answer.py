@@ -255,13 +255,14 @@ def test_under_the_answer_the_evidence_it_was_written_from_that_it_does_not_say(
 def test_a_model_likely_to_say_it_does_not_know_is_not_read_further(engine, smollm2_dir):
     """The model's probability of beginning "I do not know" is read from its first token; at or
     above the threshold the answer is a decline at once, and nothing it began is shown."""
-    from edgechat.core.answering.answer import Answerer
+    from edgechat.core.answering.answer import Answerer, Tuning
 
     client = GenaiChatClient(smollm2_dir, name="smollm2")
 
     def ask(threshold: float):
         answerer = Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
-                            describe=engine.parts.store.describe_files, max_p_decline=threshold)
+                            describe=engine.parts.store.describe_files)
+        answerer.tuning = Tuning(decline_at=threshold)
         updates = list(answerer.stream(RagRequest("How long is a year on Mercury?")))
         return updates, updates[-1].response
 

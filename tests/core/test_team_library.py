@@ -21,7 +21,7 @@ ALICE = Identity("alice", frozenset({"staff"}))
 
 def _answer(engine: Engine, question: str):
     response = None
-    for upd in engine.ask(RagRequest(query=question, max_results=4), client=ExtractiveClient(engine.embedder)):
+    for upd in engine.ask(RagRequest(query=question, max_results=4), client=ExtractiveClient()):
         if upd.done:
             response = upd.response
     assert response is not None

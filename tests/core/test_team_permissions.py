@@ -111,7 +111,7 @@ def test_restricted_text_never_reaches_an_output(tmp_path: Path, embedder, chrom
                     seen_allowed += 1
                 response = None
                 request = RagRequest(query=question, max_results=4, recent_messages=history)
-                for upd in engine.ask(request, client=ExtractiveClient(engine.embedder)):
+                for upd in engine.ask(request, client=ExtractiveClient()):
                     outputs.append(upd.delta or "")
                     if upd.done:
                         response = upd.response

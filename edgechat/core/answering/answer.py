@@ -1,26 +1,18 @@
-"""One pass from a question to what the person sees: retrieve, find the documents it names,
-select the evidence, write from it, check each sentence, present.
+"""One pass from a question to what the person sees (docs/answers.md explains each step):
 
-1. Retrieve (edgechat.core.search.pipeline): the passages closest to the question, more than are
-   shown, since the answer is in the top ten more often than in the top five.
-2. Subject (edgechat.core.search.subject): when the question names some documents by what
-   they say of themselves, only their passages are read (a search within them adds more), so a
-   look-alike document cannot answer for them.
-3. Evidence (evidence.py): the few sentences and table rows that answer, scored. When even the
-   best is weak, the documents do not say: "not in your documents", and no model is asked.
-4. Write: the client gets a short prompt of the numbered evidence (prompt.py), less the quotes
-   that only say the question back, which give it nothing to answer with. When its first
-   token makes "I do not know" likely (a threshold calibrated per model), it is not read further.
-5. Check (judge.py): each sentence, as it is completed, against the evidence it cites. Supported
-   sentences are shown as they come, with the marker of their source (added when missing, put
-   right when wrong). The first sentence that does not hold ends the answer: a writer that says
-   what its evidence does not has lost the thread, and what it writes next is not read (the
-   draft is kept, to that sentence).
+1. Retrieve (search.pipeline) more passages than are shown: the answer is in the top ten more
+   often than in the top five.
+2. Subject (search.subject): a question that names documents by what they say of themselves is
+   read from their passages alone (a search within them adds more).
+3. Evidence (evidence.py): the sentences and table rows that answer, scored. When even the best
+   is weak, the documents do not say, and no model is asked.
+4. Write: the client gets the numbered evidence (prompt.py). A first token that makes "I do not
+   know" likely (a threshold per model) ends it there.
+5. Check (judge.py): each sentence, as it is completed, against the evidence it cites; a supported
+   one is shown at once with its source's marker. The first that does not hold ends the answer.
 6. Present: under the checked sentences, the quotes they were written from that they do not
-   already say ("Your documents say: ..."). When the model's first sentence does not hold, no
-   answer is shown, and the passages stay listed. Nothing is shown and then taken back.
-
-The pass keeps no state between questions.
+   already say ("Your documents say: ..."). Nothing is shown and then taken back, and nothing is
+   kept between questions.
 """
 
 from __future__ import annotations
@@ -85,13 +77,10 @@ SHOWN_QUOTES = 3  # quotes shown under an answer (or as the extractive client's,
 
 @dataclasses.dataclass(frozen=True)
 class Tuning:
-    """What is calibrated per client on the tuning halves of the question sets (docs/answers.md):
-    the words of evidence it is given at most for a question that asks one thing (fewer: a sooner
-    first token; each further thing a question asks adds a third); the best evidence score
-    below which the documents are taken not to answer and it is not asked (`benchmarks/answers.py
-    --calibrate`; lower for a model that declines well by itself); and the probability of its first
-    token beginning "I do not know" at or above which it is taken to decline (`--calibrate-decline`;
-    never, for a client that reads no token probabilities)."""
+    """What is calibrated per client on the tuning halves (docs/answers.md): the words of evidence
+    it reads for a question that asks one thing (each further thing adds a third); the best evidence
+    score below which it is not asked (`benchmarks.answers --calibrate`); and the probability of a
+    first token beginning "I do not know" at which it is taken to decline (`--calibrate-decline`)."""
 
     prompt_words: int = 100
     min_evidence: float = 0.49
@@ -189,7 +178,7 @@ class Answerer:
                  embed: Callable[[list[str]], Any] | None = None,
                  describe: Callable[[Sequence[str]], Mapping[str, Description]] | None = None,
                  searched: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
-                 max_p_decline: float | None = None, checker: SupportChecker | None = None) -> None:
+                 checker: SupportChecker | None = None) -> None:
         """`embed` (the embedder's: normalised rows) scores evidence and claims by meaning as well
         as words. `describe` (the store's `describe_files`) says what each file says of itself, so
         a question that names its documents is answered from them alone. `searched` (the store's
@@ -203,8 +192,6 @@ class Answerer:
         self.describe = describe
         self.searched = searched
         self.tuning = TUNED.get(client.name, Tuning())
-        if max_p_decline is not None:
-            self.tuning = dataclasses.replace(self.tuning, decline_at=max_p_decline)
         self.checker = checker
 
     # ------------------------------------------------------------------ the pass

@@ -1,40 +1,19 @@
-"""Turning the [n] markers of an answer into citations of numbered sources.
+"""Turning the [n] markers of an answer into citations of numbered sources. Everything here is
+pure and total: any `str` gives a result (anything else reads as the empty answer); nothing raises.
 
-Everything here is pure and total: any `str` (and, defensively, anything else, which is read
-as the empty answer) gives a result; nothing raises.
+A marker is a bracket group of source numbers in ASCII digits, each 1 to 999999 with no leading
+zero: ``[1]``; ``[1,2]``, ``[1 ,2]`` and ``[1; 2]`` (a comma or semicolon, spaces or tabs around
+it, never a newline); ``[1][2]`` is two markers. Not markers, left alone and counted nowhere:
+``[0]``, ``[01]``, ``[-1]``, digit runs too long to be a number, ranges (``[1-3]``: the numbers in
+between would have no text of their own), ``[ 3 ]``, Markdown links (``[1](https://...)``) and
+footnotes (``[^1]``). ``[12]`` with ten sources names none: it is counted in
+`CitationResult.unmatched` (each occurrence) and `unmatched_numbers` (each number once), and never
+re-read as ``[1][2]``.
 
-Marker rules
-------------
-A *marker* is a bracket group of one or more source numbers, written with ASCII digits:
-
-- ``[1]`` cites source 1.
-- ``[1,2]``, ``[1, 2]``, ``[1 ,2]`` and ``[1; 2]`` cite 1 and 2: numbers are separated by a
-  comma or semicolon, with optional spaces or tabs around the separator (never a newline).
-- ``[1][2]`` is two markers, one after the other.
-- A number is 1 to 999999, with no leading zero. So ``[0]``, ``[01]``, ``[-1]`` and huge
-  digit runs such as ``[99999999999999999999]`` are not markers (they are left alone and are
-  not counted anywhere; nothing is ever converted to an int beyond six digits).
-- ``[12]`` is marker 12. With ten sources it names no source: it is counted in
-  `CitationResult.unmatched` / `unmatched_numbers` and never turned into a citation -- in
-  particular it is never re-read as ``[1][2]``.
-- Ranges (``[1-3]``, ``[1–3]``) are not markers and are not expanded: a range's middle
-  numbers would have no text of their own in the answer, and a model that writes ranges is
-  better told off by an uncounted marker than credited with sources it never named.
-- Whitespace just inside the brackets (``[ 3 ]``) is not a marker.
-- Markdown links (``[1](https://...)``, ``[text](url)``) and footnotes (``[^1]``) are not
-  markers.
-
-Spans
------
-`Citation.spans` holds one ``(start, end)`` per occurrence of the number, in order. For a
-marker that holds that one number alone (``[3]``) the span is the whole bracket
-(``answer[start:end] == "[3]"``); for a number inside a group (``[1, 3]``) it is the span of
-that number's own digits (``answer[start:end] == "3"``). Either way the slice contains the
-number, and spans of different numbers never overlap. `marker_spans` gives the whole bracket
-groups (what the UI draws as chips).
-
-`unmatched` counts every occurrence of a number that names no source (``[12] ... [12]``
-counts 2); `unmatched_numbers` lists those numbers once each, in order of first occurrence.
+`Citation.spans` holds one ``(start, end)`` per occurrence of its number: the whole bracket for a
+marker of that number alone (``"[3]"``), the number's digits inside a group (``"3"`` of
+``"[1, 3]"``), so spans of different numbers never overlap. `marker_spans` gives the whole groups
+(what the window draws as chips).
 """
 
 from __future__ import annotations

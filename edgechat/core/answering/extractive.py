@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from edgechat.core.records import ChatMessage, ChatOptions, ChatUpdate, ClientKind, StopReason
 
@@ -25,9 +24,6 @@ class ExtractiveClient:
     name = "extractive"
     kind = ClientKind.EXTRACTIVE
     context_length = 1_000_000
-
-    def __init__(self, embedder: Any | None = None) -> None:
-        """`embedder` is accepted for the callers that pass one; the evidence comes chosen."""
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())

@@ -1,25 +1,16 @@
-"""Fitting a conversation into a model's context window.
+"""Fitting a conversation into a model's context window. `reduce_history` is pure: it returns new
+lists and never changes its inputs. Its rules, in order:
 
-`reduce_history` is pure: it never mutates its inputs and returns new lists. Its priorities,
-highest first:
-
-1. Every system message, every pinned message (the retrieved context) and the newest
-   non-pinned user message (the question) are *protected*: never evicted.
-2. Whole turns are evicted, oldest first, until the rest fits. A turn is a non-pinned user
-   message plus the assistant messages that follow it (assistant messages before the first
-   user message form a turn of their own). A turn is never split.
-3. If the protected messages alone still do not fit, the lowest-ranked sources of the pinned
-   context are dropped: `trim_context(keep)` rebuilds the context text with the `keep`
-   best-ranked sources (prompt.py supplies it), and the largest `keep` that fits is used. The
-   question is never trimmed. Any room left over is then given back to the newest evicted
-   turns that fit (so evicted turns are still the oldest ones).
-4. If even zero sources do not fit (or there is no pinned context, or it cannot be rebuilt),
-   the result has ``fits=False`` and ``diagnostics["reason"]`` says why; the messages
-   returned are the smallest set reachable (all turns evicted, context at zero sources when
-   it can be rebuilt).
-
-Only the *last* pinned message is taken to be the rebuildable context; other pinned messages
-are kept as they are.
+1. System messages, pinned messages (the evidence) and the newest non-pinned user message (the
+   question) are protected: never evicted. The last pinned message is the evidence; other pinned
+   messages are kept as they are.
+2. Whole turns are evicted, oldest first, until the rest fits. A turn is a user message and the
+   assistant messages after it (those before the first user message are a turn of their own).
+3. When the protected messages alone do not fit, the evidence is rebuilt with fewer sources
+   (`trim_context(keep)` keeps the `keep` best; the largest that fits is used), and room left over
+   goes back to the newest evicted turns. The question is never trimmed.
+4. When nothing fits, the result has ``fits=False`` and ``diagnostics["reason"]`` says why, with
+   the smallest set of messages reachable.
 """
 
 from __future__ import annotations

@@ -111,7 +111,6 @@ def _unattributed(text: str) -> str:
 # A token written as code or a key ("C-c", "^A", "x86_64"): letters or digits joined by a sign.
 _CODE_RE = re.compile(r"(?<!\S)[\^~]?[\w]+(?:[-^_+./:~][\w^]+)+(?=[\s.,;:!?)]|$)|(?<!\S)\^\w(?=[\s.,;:!?)]|$)")
 
-
 # A line of code: a statement ended by ";", "{" or "}", or a call alone ("print(x)").
 _CODE_LINE_RE = re.compile(r"[;{}]$|^[\w.$]+\(.*\)$")
 
@@ -147,7 +146,6 @@ def _code_said(claim: str, question: str, pool: Sequence[Quote]) -> Judgement | 
 # Cut at every stop before a capital, initials too: citations.sentence_spans keeps "use R. When"
 # whole, and a quote already holds what that splitter left together.
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\d\"\u201c(])")
-
 
 _ENDED_RE = re.compile(r"[.!?][\"'\u201d)\]]*\s*$")  # text that ends a sentence
 _PRONOUN_START_RE = re.compile(r"^(?:it|its|they|their|this|these|that|those|he|she|his|her|there)\b", re.IGNORECASE)
@@ -203,7 +201,6 @@ def _opposed(claim_terms: set[str], sentence: str) -> tuple[str, str] | None:
 
 _CELL_RE = re.compile(r"\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?")
 _LABEL_RE = re.compile(r"(?<![\w.,])\d[\d.]*(?![\w,])(?!\s*,)")
-
 
 _SCALE_RE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion|trillion)s?\b", re.IGNORECASE)
 _SCALE_OF_TABLE_RE = re.compile(r"\bin (thousand|million|billion|trillion)s\b", re.IGNORECASE)
@@ -261,7 +258,6 @@ def _said_of(claim: str, figure: str, skip: frozenset[str]) -> set[str]:
 
 
 _UNIT_RE = re.compile(r"\s?(%|[^\W\d_]+)")
-
 
 # A month written before a day or year: it is part of that date, not what the date is of.
 _MONTH_BEFORE_RE = re.compile(r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
@@ -323,7 +319,6 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
 
 # A reply to a question asked yes or no: "Yes," or "No," before what it claims.
 _REPLY_RE = re.compile(r"^(?:yes|no)\s*[,.!;:]\s+(?=\S)", re.IGNORECASE)  # "Yes [1], ..." too
-
 
 # A claim that gives a reason, and the words in which evidence gives one (cause, consequence, purpose).
 _GIVES_CAUSE_RE = re.compile(

@@ -536,3 +536,30 @@ def test_code_is_read_as_written_between_signs_and_as_the_question_writes_it():
         assert judge(claim, quotes(evidence), question, read=read).support == Support.SUPPORTED, claim
         unread = Library.of(evidence)  # a token no passage writes is the question's premise
         assert judge(claim, quotes(evidence), question, read=unread).support == Support.UNSUPPORTED, claim
+
+
+def test_the_words_after_a_break_belong_to_the_next_figure():
+    # "7,020 for income taxes and 2,590 for interest": where the words between two figures break
+    # ("and", a comma), those before the break say the first figure and those after it the second.
+    cash = ("Supplemental cash flow disclosure\n2022 2023\n"
+            "Cash paid for income taxes, net 12,251 7,020\n"
+            "Cash paid for interest 1,910 2,590\n")
+    fin = [q for q in quotes(cash, header="Supplemental cash flow disclosure 2022 2023") if q.row]
+    assert support("It paid 7,020 for income taxes and 2,590 for interest in 2023 [1].", fin) == Support.SUPPORTED
+    assert support("It paid 2,590 for income taxes and 7,020 for interest in 2023 [1].", fin) == Support.UNSUPPORTED
+    farm = ("Farm costs\n2022 2023\n"
+            "Seed for wheat 1,100 1,200\n"
+            "Fuel 900 800\n")
+    costs = [q for q in quotes(farm, header="Farm costs 2022 2023") if q.row]
+    assert support("The farm spent 1,200 on seed for wheat, and 800 on fuel [1].", costs) == Support.SUPPORTED
+    assert support("The farm spent 1,200 on fuel, and 800 on seed for wheat [1].", costs) == Support.UNSUPPORTED
+
+
+def test_a_bound_written_with_a_negation_is_not_a_negation():
+    # "not less than seven years" says "at least seven years"; what is negated stays negated.
+    records = quotes("Bank statements must be retained for a period of not less than seven years.")
+    assert support("Bank statements must be retained for at least seven years [1].", records) == Support.SUPPORTED
+    flight = quotes("Each pilot must have logged no fewer than 500 hours of flight time. "
+                    "The pilot did not obtain a weather briefing before the flight.")
+    assert support("Each pilot must have logged at least 500 hours of flight time [1].", flight) == Support.SUPPORTED
+    assert support("The pilot obtained a weather briefing before the flight [1].", flight) == Support.UNSUPPORTED

@@ -243,17 +243,27 @@ def _row_label_terms(quote: Quote) -> set[str]:
     return terms(quote.text) - set(figures(quote.text))
 
 
+# Where a sentence moves from one thing to the next: a comma, a semicolon, or "and"/"while"/"but".
+_CLAUSE_BREAK_RE = re.compile(r"[,;]|\b(?:and|while|whereas|but)\b", re.IGNORECASE)
+
+
 def _said_of(claim: str, figure: str, skip: frozenset[str]) -> set[str]:
     """The claim's words about one of its figures: those between the figures either side of it. A
-    sentence that gives two things two figures ("a length of 12 km and a depth of 40 m",
-    "a diameter of 6,779 km and 2 moons") says each of the words next to it. Figures in `skip` (the
-    question's own, such as its dates) do not divide the sentence. Empty when no other figure does."""
+    sentence that gives two things two figures ("a length of 12 km and a depth of 40 m", "$7,020
+    for taxes and $2,590 for interest") says each of them in its own clause: where the words
+    between two figures break ("and", a comma), those before the break are the first figure's and
+    those after it the second's. Figures in `skip` (the question's own, such as its dates) do not
+    divide the sentence. Empty when no other figure does."""
     spans = [(f, b, e) for f, b, e in figure_spans(claim) if f not in skip]
     at = next((i for i, (f, _, _) in enumerate(spans) if f == figure), None)
     if at is None or len(spans) < 2:
         return set()
     before = claim[spans[at - 1][2] if at else 0:spans[at][1]]
     after = claim[spans[at][2]:spans[at + 1][1] if at + 1 < len(spans) else len(claim)]
+    if at:  # the words after the last break before it
+        before = _CLAUSE_BREAK_RE.split(before)[-1]
+    if at + 1 < len(spans):  # the words before the first break after it
+        after = _CLAUSE_BREAK_RE.split(after)[0]
     return terms(f"{before} {after}")
 
 

@@ -64,9 +64,15 @@ def figure_spans(text: str) -> list[tuple[str, int, int]]:
             for m in _FIGURE_RE.finditer(text)]  # each holds a digit: never empty
 
 
+# A bound written with a negation ("not less than seven years", "no more than 5") says "at least"
+# or "at most": a limit, not that something is not so.
+_NEGATED_BOUND_RE = re.compile(r"\b(?:not|no)\s+(?=(?:less|fewer|more|greater|later|earlier)\s+than\b)",
+                               re.IGNORECASE)
+
+
 def has_negation(text: str) -> bool:
     """Does `text` say something is not so ("not", "no", "never", "cannot", "n't", "without")?"""
-    return bool(_NEGATION_RE.search(text))
+    return bool(_NEGATION_RE.search(_NEGATED_BOUND_RE.sub("", text)))
 
 
 # Words that end what a negation governs: a new clause begins ("not often seen, for it requires ...").
@@ -80,6 +86,7 @@ def negated_terms(text: str) -> set[str]:
     where a new clause begins ("size without IP fragmentation plus 28 bytes" -> ip, fragmentation,
     plus; "it is not, in Switzerland, often seen, for it requires ..." -> switzerland, often, seen)."""
     out: set[str] = set()
+    text = _NEGATED_BOUND_RE.sub("", text)
     for m in _NEGATION_RE.finditer(text):
         after = text[m.end():]
         stop = _CLAUSE_BREAK_RE.search(after)

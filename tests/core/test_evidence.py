@@ -353,3 +353,37 @@ def test_what_a_page_hides_from_its_reader_is_not_evidence(embedder):
         assert all(q.text.split()[0] in text[q.start:q.end] for q in sel.ranked)
     shown = select("What does the limit option limit?", [src(1, reference, "api.pdf")], embedder.embed)
     assert any("history" in q.text for q in shown.ranked)
+
+
+def test_a_row_is_read_with_the_headings_its_passage_holds_above_it(embedder):
+    """A table whose column headings are in the same passage, above its rows: each row is read
+    with them, so the judge tells a row's columns apart and the prompt shows them."""
+    from edgechat.core.answering.answer import Answerer
+    from edgechat.core.answering.judge import judge
+    from edgechat.core.answering.prompt import render_context
+    from edgechat.core.records import Support
+
+    cash = ("The following table reconciles cash to the statement of cash flows (in millions):\n"
+            "December 31, 2022 March 31, 2023\n"
+            "Cash and cash equivalents 53,888 49,343\n"
+            "Restricted cash 358 377\n"
+            "Total cash and restricted cash 54,253 49,734\n")
+    weather = ("Monthly rainfall at the station, in millimetres.\n"
+               "Station 2019 2020\n"
+               "January rainfall 88 102\n"
+               "February rainfall 64 71\n"
+               "March rainfall 59 45\n")
+    for text, question, right, wrong in (
+            (cash, "What was total cash and restricted cash at March 31, 2023?",
+             "Total cash and restricted cash at March 31, 2023 was 49,734 [1].",
+             "Total cash and restricted cash at March 31, 2023 was 54,253 [1]."),
+            (weather, "How much rain fell in March 2020?",
+             "March rainfall in 2020 was 45 [1].", "March rainfall in 2020 was 59 [1].")):
+        sel = select(question, [src(1, text, "report")], embedder.embed)
+        rows = [q for q in sel.quotes if q.row]
+        assert rows and all(q.headings and q.headings in q.reading for q in rows)
+        assert judge(right, sel.quotes, question).support == Support.SUPPORTED
+        assert judge(wrong, sel.quotes, question).support == Support.UNSUPPORTED
+        numbered = Answerer._numbered(sel, [src(1, text, "report")])  # as the answer pass numbers them
+        shown = render_context(numbered, [(q.source.ordinal, q.text) for q in rows])
+        assert "table: " + rows[0].headings in shown

@@ -563,3 +563,13 @@ def test_a_bound_written_with_a_negation_is_not_a_negation():
                     "The pilot did not obtain a weather briefing before the flight.")
     assert support("Each pilot must have logged at least 500 hours of flight time [1].", flight) == Support.SUPPORTED
     assert support("The pilot obtained a weather briefing before the flight [1].", flight) == Support.UNSUPPORTED
+
+
+def test_a_row_s_headings_hold_only_the_figures_they_write_in_digits():
+    # "Three Months Ended" names a period: it does not hold the figure 3 ("three times").
+    fin = [q for q in quotes(FINANCE, header="Three Months Ended March 31, 2022 2023") if q.row]
+    assert support("Operating income grew three times [1].", fin) == Support.UNSUPPORTED
+    assert support("Operating income in 2023 was 4,774 [1].", fin) == Support.SUPPORTED
+    sport = [q for q in quotes(SPORTS, header="Two seasons of results 2019 2020") if q.row]
+    assert support("The team won two matches [1].", sport) == Support.UNSUPPORTED
+    assert support("Matches won in 2020 came to 18 [1].", sport) == Support.SUPPORTED

@@ -365,12 +365,15 @@ class Answerer:
     @staticmethod
     def _numbered(selection: Selection, passages: Sequence[Source]) -> list[Source]:
         """The passages that hold chosen quotes, numbered 1..n in the order of their best quote; the
-        quotes are moved onto the numbered copies."""
+        quotes are moved onto the numbered copies. A copy carries the table headings its first quoted
+        row is read with, so the model reads the rows under them (prompt.py)."""
         numbered: dict[str, Source] = {}
         for q in selection.quotes:
             key = q.source.chunk_id or str(id(q.source))
             if key not in numbered:
                 numbered[key] = dataclasses.replace(q.source, ordinal=len(numbered) + 1)
+            if q.row and not numbered[key].table_header:
+                numbered[key].table_header = q.headings
             q.source = numbered[key]
         return list(numbered.values())
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE, ends_abbreviation, trimmed
 from edgechat.core.answering.words import figures, terms
+from edgechat.core.indexing.context import HEADING_CHARS, HEADING_LINES, find_tables
 from edgechat.core.records import Source
 
 __all__ = ["Quote", "Selection", "is_row", "quote_text", "select", "split_quotes"]
@@ -159,15 +160,22 @@ class Quote:
     end: int
     text: str  # quote_text of the span
     rank: int  # the passage's rank among those read, from 0
-    row: bool = False  # a table row: read with its table's headings (`source.table_header`)
+    row: bool = False  # a table row: read with its table's headings (`headings`)
+    header: str = ""  # a row's table headings where its passage holds them (above the rows)
     score: float = 0.0
     meaning: float = 0.0
     term_share: float = 0.0
 
     @property
+    def headings(self) -> str:
+        """A row's table headings: those its passage holds above the rows, else those above the
+        passage on its page (`Source.table_header`)."""
+        return self.header or self.source.table_header
+
+    @property
     def reading(self) -> str:
         """What the quote says, with its table's headings when it is a row."""
-        return f"{self.source.table_header} {self.text}".strip() if self.row else self.text
+        return f"{self.headings} {self.text}".strip() if self.row else self.text
 
 
 @dataclass
@@ -216,6 +224,9 @@ def _quotes_of(sources: Sequence[Source], searched: Mapping[str, str] | None = N
     out: list[Quote] = []
     for rank, (src, text, spans) in enumerate(split):
         left_out = _left_out(text, (searched or {}).get(src.chunk_id))
+        # A table whose headings are in the passage, above its rows: each row is read with them.
+        headed = [t for t in find_tables(text, head_lines=HEADING_LINES, max_chars=HEADING_CHARS)
+                  if t.start < t.body and t.header]
         for s, e, key in spans:
             if (len(pages_of[src.path, key]) > 1 and len(key.split()) <= FRAME_WORDS
                     and src.path.lower().endswith(_PAGINATED)):
@@ -223,7 +234,9 @@ def _quotes_of(sources: Sequence[Source], searched: Mapping[str, str] | None = N
             if any(a <= s and e <= b for a, b in left_out):
                 continue
             if _worth_reading(said := quote_text(text[s:e])):
-                out.append(Quote(src, s, e, said, rank, row=is_row(text[s:e])))
+                row = is_row(text[s:e])
+                header = next((t.header for t in headed if t.body <= s < t.end), "") if row else ""
+                out.append(Quote(src, s, e, said, rank, row=row, header=header))
     return out
 
 

@@ -221,7 +221,7 @@ def _scale_agrees(claim: str, figure: str, holders: Sequence[Quote]) -> bool:
     for q in holders:
         said = _scales(q.text).get(figure)
         if said is None:
-            m = _SCALE_OF_TABLE_RE.search(f"{q.source.table_header} {q.source.content[:q.start]}")
+            m = _SCALE_OF_TABLE_RE.search(f"{q.headings} {q.source.content[:q.start]}")
             said = m.group(1).lower() if m else None
         if said is None or said == wanted:
             return True
@@ -313,12 +313,12 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
         return True
     label = _row_label_terms(quote)
     overlap = len(label & claim_terms)
-    if overlap == 0 and (label or not (terms(quote.source.table_header) - {figure}) & claim_terms):
+    if overlap == 0 and (label or not (terms(quote.headings) - {figure}) & claim_terms):
         return False  # the row names something the claim does not (or, unlabelled, its table does)
     if any(len(_row_label_terms(r) & claim_terms) > overlap for r in rows if r.source is quote.source):
         return False
     cells = _cells(quote.text)
-    columns = _LABEL_RE.findall(quote.source.table_header)
+    columns = _LABEL_RE.findall(quote.headings)
     if len(cells) < 2 or len(columns) != len(cells) or figure not in cells:
         return True
     named = {c for c in columns if re.search(rf"(?<![\d.]){re.escape(c)}(?![\d])", claim)}
@@ -383,7 +383,9 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     for f in figures(bare):
         if f in given.figures:
             continue  # the question's own figure ("the top-20 accuracy", "its report for 2023") is given
-        holders = [q for q in pool if f in figures(q.text) or f in figures(q.source.table_header)]
+        # A row's headings hold a figure they write in digits (a column's label, "2023"), not a
+        # word that reads as one ("Three Months Ended" names a period, not a count).
+        holders = [q for q in pool if f in figures(q.text) or any(f == g for g, _, _ in figure_spans(q.headings))]
         if not holders:
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the evidence")
         if not _scale_agrees(bare, f, holders):
@@ -427,7 +429,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
             return Judgement(Support.UNSUPPORTED, reason=f"the evidence gives {other}, not {f}, where it says more of it")
 
     # 3. names
-    evidence_text = " ".join(f"{q.source.title} {q.source.table_header} {q.text}" for q in pool).lower()
+    evidence_text = " ".join(f"{q.source.title} {q.headings} {q.text}" for q in pool).lower()
     evidence_terms = terms(evidence_text)
     flat_evidence = "".join(evidence_text.split())
     for name in names(bare) - given.words:

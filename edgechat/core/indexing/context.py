@@ -40,6 +40,10 @@ MAX_LABEL_CHARS = 160
 LABEL_KEY = "retrieval_label"
 MAX_SECTION_CHARS = 90
 MAX_TABLE_CHARS = 160
+# The most lines above a table's first row read as its headings at question time, and their
+# characters (a chunk's context header takes fewer).
+HEADING_LINES = 12
+HEADING_CHARS = 300
 
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")

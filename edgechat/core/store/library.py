@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from edgechat.core.documents.titles import page_title
-from edgechat.core.indexing.context import find_tables
+from edgechat.core.indexing.context import HEADING_CHARS, HEADING_LINES, find_tables
 from edgechat.core.records import Candidate, Chunk, FileState, WordBox
 from edgechat.core.search.subject import Description
 from edgechat.core.store.lock import WriteLock
@@ -45,10 +45,6 @@ from edgechat.core.store.vectors import ChromaVectorIndex, VectorIndex
 
 log = logging.getLogger(__name__)
 
-# The most lines above a table's first row read as its headings at question time, and their
-# characters (a chunk's context header takes fewer).
-HEADING_LINES = 12
-HEADING_CHARS = 300
 # Formats whose title may come from the first page (the parsers that call documents.titles.page_title).
 FIRST_PAGE_TITLE_FORMATS = ("pdf", "text", "docx", "odt")
 SCHEMA_VERSION = 2  # 2: chunks_fts gained the columns name and context (migrated on open)

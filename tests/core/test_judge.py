@@ -573,3 +573,20 @@ def test_a_row_s_headings_hold_only_the_figures_they_write_in_digits():
     sport = [q for q in quotes(SPORTS, header="Two seasons of results 2019 2020") if q.row]
     assert support("The team won two matches [1].", sport) == Support.UNSUPPORTED
     assert support("Matches won in 2020 came to 18 [1].", sport) == Support.SUPPORTED
+
+
+def test_a_footnote_mark_after_a_row_s_label_is_not_a_cell():
+    # "Garden tools (2) 4,591 4,895" under "2022 2023": the mark refers to a note, and the
+    # columns are the two figures after it.
+    sales = ("Net sales\n2022 2023\n"
+             "Catalogue sales (1) 51,129 51,096\n"
+             "Garden tools (2) 4,591 4,895\n")
+    fin = [q for q in quotes(sales, header="Three Months Ended March 31, 2022 2023") if q.row]
+    assert support("Garden tools sales in 2023 were 4,895 [1].", fin) == Support.SUPPORTED
+    assert support("Garden tools sales in 2023 were 4,591 [1].", fin) == Support.UNSUPPORTED
+    rain = ("Rainfall (mm)\n2019 2020\n"
+            "January rainfall (1) 88 102\n"
+            "March rainfall (2) 59 45\n")
+    wet = [q for q in quotes(rain, header="Station 2019 2020") if q.row]
+    assert support("March rainfall in 2020 was 45 [1].", wet) == Support.SUPPORTED
+    assert support("March rainfall in 2020 was 59 [1].", wet) == Support.UNSUPPORTED

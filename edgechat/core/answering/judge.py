@@ -199,6 +199,8 @@ def _opposed(claim_terms: set[str], sentence: str) -> tuple[str, str] | None:
     return None
 
 
+# A footnote's mark written after a row's label, before its cells ("Garden tools (2) 4,591").
+_FOOTNOTE_MARK_RE = re.compile(r"[^\W\d_]\s*\(\d{1,2}\)\s+[-\u2212$\u20ac\u00a3(]?\d")
 _CELL_RE = re.compile(r"\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?")
 _LABEL_RE = re.compile(r"(?<![\w.,])\d[\d.]*(?![\w,])(?!\s*,)")
 
@@ -319,6 +321,8 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
         return False
     cells = _cells(quote.text)
     columns = _LABEL_RE.findall(quote.headings)
+    if len(cells) == len(columns) + 1 and _FOOTNOTE_MARK_RE.search(quote.text):
+        cells = cells[1:]  # "Garden tools (2) 4,591 4,895": the mark refers to a note, the cells follow it
     if len(cells) < 2 or len(columns) != len(cells) or figure not in cells:
         return True
     named = {c for c in columns if re.search(rf"(?<![\d.]){re.escape(c)}(?![\d])", claim)}
@@ -384,7 +388,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         if f in given.figures:
             continue  # the question's own figure ("the top-20 accuracy", "its report for 2023") is given
         # A row's headings hold a figure they write in digits (a column's label, "2023"), not a
-        # word that reads as one ("Three Months Ended" names a period, not a count).
+        # word that reads as one ("Two seasons of results" names a period, not a count).
         holders = [q for q in pool if f in figures(q.text) or any(f == g for g, _, _ in figure_spans(q.headings))]
         if not holders:
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the evidence")

@@ -26,6 +26,11 @@ def quotes(text: str, number: int = 1, title: str = "doc", header: str = "") -> 
     return [Quote(src, s, e, quote_text(text[s:e]), 0, row=is_row(text[s:e])) for s, e in split_quotes(text)]
 
 
+def rows(text: str, header: str) -> list[Quote]:
+    """The table rows of `text`, read under `header`."""
+    return [q for q in quotes(text, header=header) if q.row]
+
+
 def support(claim: str, qs: list[Quote], question: str = "", embed=None) -> Support:
     return judge(claim, qs, question, embed).support
 
@@ -72,8 +77,8 @@ def test_a_count_written_as_a_word_is_the_same_figure_as_its_digits():
 
 def test_a_table_figure_is_the_cell_of_the_row_and_column_the_claim_names():
     header_f, header_s = "Three Months Ended March 31, 2022 2023", "Season results 2019 2020"
-    fin = [q for q in quotes(FINANCE, header=header_f) if q.row]
-    sport = [q for q in quotes(SPORTS, header=header_s) if q.row]
+    fin = rows(FINANCE, header_f)
+    sport = rows(SPORTS, header_s)
     assert support("Operating income in 2023 was 4,774 [1].", fin) == Support.SUPPORTED
     assert support("Operating income in 2023 was 3,669 [1].", fin) == Support.UNSUPPORTED  # 2022's column
     assert support("Net income in 2023 was 4,774 [1].", fin) == Support.UNSUPPORTED  # another row's cell
@@ -132,14 +137,14 @@ def test_each_figure_is_the_cell_of_the_thing_named_just_before_it():
                 "Operating income 2,418 3,031\n"
                 "International 12 11\n")
     header = "Segment results 2022 2023"
-    fin = [q for q in quotes(segments, header=header) if q.row]
+    fin = rows(segments, header)
     assert support("The segment had net sales of 5,446 and operating income of 2,418 [1].", fin) == Support.SUPPORTED
     assert support("The segment had net sales of 5,446 and operating income of 6,464 [1].", fin) == Support.UNSUPPORTED
     assert support("Online stores sales were 12 [1].", fin) == Support.UNSUPPORTED  # the International row
     planets = ("Planet facts\nMars Venus\n"
                "Diameter (km) 6,779 12,104\n"
                "Moons 2 0\n")
-    space = [q for q in quotes(planets, header="Planet facts Mars Venus") if q.row]
+    space = rows(planets, "Planet facts Mars Venus")
     assert support("Mars has a diameter of 6,779 km and 2 moons [1].", space) == Support.SUPPORTED
     assert support("Mars has a diameter of 2 km and 6,779 moons [1].", space) == Support.UNSUPPORTED
     assert support("Its rings number 2 [1].", space) == Support.UNSUPPORTED  # the Moons row
@@ -148,10 +153,10 @@ def test_each_figure_is_the_cell_of_the_thing_named_just_before_it():
 def test_a_column_label_beside_a_figure_does_not_take_its_words():
     # "in 2023 was 4,774": the year is a column's label, and the words between it and the figure
     # name no row, so the whole claim says what the figure is of.
-    fin = [q for q in quotes(FINANCE, header="Three Months Ended March 31, 2022 2023") if q.row]
+    fin = rows(FINANCE, "Three Months Ended March 31, 2022 2023")
     assert support("Operating income in 2023 was 4,774 [1].", fin) == Support.SUPPORTED
     assert support("Net income in 2023 was 4,774 [1].", fin) == Support.UNSUPPORTED
-    sport = [q for q in quotes(SPORTS, header="Season results 2019 2020") if q.row]
+    sport = rows(SPORTS, "Season results 2019 2020")
     assert support("Goals scored in 2020 came to 57 [1].", sport) == Support.SUPPORTED
     assert support("Matches won in 2020 came to 57 [1].", sport) == Support.UNSUPPORTED
 
@@ -544,13 +549,13 @@ def test_the_words_after_a_break_belong_to_the_next_figure():
     cash = ("Supplemental cash flow disclosure\n2022 2023\n"
             "Cash paid for income taxes, net 12,251 7,020\n"
             "Cash paid for interest 1,910 2,590\n")
-    fin = [q for q in quotes(cash, header="Supplemental cash flow disclosure 2022 2023") if q.row]
+    fin = rows(cash, "Supplemental cash flow disclosure 2022 2023")
     assert support("It paid 7,020 for income taxes and 2,590 for interest in 2023 [1].", fin) == Support.SUPPORTED
     assert support("It paid 2,590 for income taxes and 7,020 for interest in 2023 [1].", fin) == Support.UNSUPPORTED
     farm = ("Farm costs\n2022 2023\n"
             "Seed for wheat 1,100 1,200\n"
             "Fuel 900 800\n")
-    costs = [q for q in quotes(farm, header="Farm costs 2022 2023") if q.row]
+    costs = rows(farm, "Farm costs 2022 2023")
     assert support("The farm spent 1,200 on seed for wheat, and 800 on fuel [1].", costs) == Support.SUPPORTED
     assert support("The farm spent 1,200 on fuel, and 800 on seed for wheat [1].", costs) == Support.UNSUPPORTED
 
@@ -567,10 +572,10 @@ def test_a_bound_written_with_a_negation_is_not_a_negation():
 
 def test_a_row_s_headings_hold_only_the_figures_they_write_in_digits():
     # "Three Months Ended" names a period: it does not hold the figure 3 ("three times").
-    fin = [q for q in quotes(FINANCE, header="Three Months Ended March 31, 2022 2023") if q.row]
+    fin = rows(FINANCE, "Three Months Ended March 31, 2022 2023")
     assert support("Operating income grew three times [1].", fin) == Support.UNSUPPORTED
     assert support("Operating income in 2023 was 4,774 [1].", fin) == Support.SUPPORTED
-    sport = [q for q in quotes(SPORTS, header="Two seasons of results 2019 2020") if q.row]
+    sport = rows(SPORTS, "Two seasons of results 2019 2020")
     assert support("The team won two matches [1].", sport) == Support.UNSUPPORTED
     assert support("Matches won in 2020 came to 18 [1].", sport) == Support.SUPPORTED
 
@@ -581,12 +586,12 @@ def test_a_footnote_mark_after_a_row_s_label_is_not_a_cell():
     sales = ("Net sales\n2022 2023\n"
              "Catalogue sales (1) 51,129 51,096\n"
              "Garden tools (2) 4,591 4,895\n")
-    fin = [q for q in quotes(sales, header="Three Months Ended March 31, 2022 2023") if q.row]
+    fin = rows(sales, "Three Months Ended March 31, 2022 2023")
     assert support("Garden tools sales in 2023 were 4,895 [1].", fin) == Support.SUPPORTED
     assert support("Garden tools sales in 2023 were 4,591 [1].", fin) == Support.UNSUPPORTED
     rain = ("Rainfall (mm)\n2019 2020\n"
             "January rainfall (1) 88 102\n"
             "March rainfall (2) 59 45\n")
-    wet = [q for q in quotes(rain, header="Station 2019 2020") if q.row]
+    wet = rows(rain, "Station 2019 2020")
     assert support("March rainfall in 2020 was 45 [1].", wet) == Support.SUPPORTED
     assert support("March rainfall in 2020 was 59 [1].", wet) == Support.UNSUPPORTED

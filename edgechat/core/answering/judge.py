@@ -246,7 +246,7 @@ def _row_label_terms(quote: Quote) -> set[str]:
 
 
 # Where a sentence moves from one thing to the next: a comma, a semicolon, or "and"/"while"/"but".
-_CLAUSE_BREAK_RE = re.compile(r"[,;]|\b(?:and|while|whereas|but)\b", re.IGNORECASE)
+_NEXT_THING_RE = re.compile(r"[,;]|\b(?:and|while|whereas|but)\b", re.IGNORECASE)
 
 
 def _said_of(claim: str, figure: str, skip: frozenset[str]) -> set[str]:
@@ -263,9 +263,9 @@ def _said_of(claim: str, figure: str, skip: frozenset[str]) -> set[str]:
     before = claim[spans[at - 1][2] if at else 0:spans[at][1]]
     after = claim[spans[at][2]:spans[at + 1][1] if at + 1 < len(spans) else len(claim)]
     if at:  # the words after the last break before it
-        before = _CLAUSE_BREAK_RE.split(before)[-1]
+        before = _NEXT_THING_RE.split(before)[-1]
     if at + 1 < len(spans):  # the words before the first break after it
-        after = _CLAUSE_BREAK_RE.split(after)[0]
+        after = _NEXT_THING_RE.split(after)[0]
     return terms(f"{before} {after}")
 
 

@@ -23,8 +23,9 @@ and then the rest, and the client keeps its last generator; the next prompt with
 message rewinds it to the end of that message and reads only the rest. Both ways do the same
 arithmetic, so the answer does not depend on what was asked before; the first token comes sooner
 by the time the system message took to read. A generation its caller stops reading (an answer
-judged off course, a first token that says "I do not know") keeps its generator too. The kept generator is made for KEEP_LENGTH tokens
-(its cache is allocated at once); a longer call gets a new one.
+judged off course, a first token that says "I do not know") keeps its generator too. The kept
+generator is made for KEEP_LENGTH tokens (its cache is allocated at once); a longer call gets a
+new one.
 
 One generation at a time per client (a lock); a second caller waits for the first to finish.
 Stopping: the cancel event is checked before every new token (so at most the token already

@@ -1,18 +1,11 @@
-"""One pass from a question to what the person sees (docs/answers.md explains each step):
+"""One pass from a question to what the person sees; docs/answers.md explains each step.
 
-1. Retrieve (search.pipeline) more passages than are shown: the answer is in the top ten more
-   often than in the top five.
-2. Subject (search.subject): a question that names documents by what they say of themselves is
-   read from their passages alone (a search within them adds more).
-3. Evidence (evidence.py): the sentences and table rows that answer, scored. When even the best
-   is weak, the documents do not say, and no model is asked.
-4. Write: the client gets the numbered evidence (prompt.py). A first token that makes "I do not
-   know" likely (a threshold per model) ends it there.
-5. Check (judge.py): each sentence, as it is completed, against the evidence it cites; a supported
-   one is shown at once with its source's marker. The first that does not hold ends the answer.
-6. Present: under the checked sentences, the quotes they were written from that they do not
-   already say ("Your documents say: ..."). Nothing is shown and then taken back, and nothing is
-   kept between questions.
+retrieve (search.pipeline) -> subject (search.subject: the documents the question names) ->
+evidence (evidence.py; too weak: "not in your documents", no model asked) -> write (prompt.py; a
+first token likely to begin "I do not know" ends it) -> check (judge.py: each sentence as it is
+completed; the first that does not hold ends the answer) -> present (the checked sentences with
+chips, and under them the quotes they were written from). Nothing is shown and then taken back,
+and nothing is kept between questions.
 """
 
 from __future__ import annotations
@@ -53,8 +46,8 @@ from edgechat.core.search.subject import Description, Subject, named_documents
 if TYPE_CHECKING:
     from edgechat.core.llm.support_check import SupportChecker
 
-__all__ = ["MODEL_FOUND_NONE", "MODEL_NOT_CHECKED", "NOTHING_FOUND", "NOT_IN_DOCUMENTS", "NO_SEARCH_EXTRACTIVE", "YOUR_DOCUMENTS_SAY", "Answerer",
-           "Gathered"]
+__all__ = ["MODEL_FOUND_NONE", "MODEL_NOT_CHECKED", "NOTHING_FOUND", "NOT_IN_DOCUMENTS", "NO_SEARCH_EXTRACTIVE",
+           "YOUR_DOCUMENTS_SAY", "Answerer", "Gathered"]
 
 NOTHING_FOUND = "Nothing in your library matched this question, so there is nothing to cite."
 NO_SEARCH_EXTRACTIVE = (
@@ -123,13 +116,16 @@ class _Shown:
     verdicts: list[SentenceVerdict] = dataclasses.field(default_factory=list)
     added_at: set[int] = dataclasses.field(default_factory=set)  # starts of markers EdgeChat added
 
-    def add(self, sentence: str, verdict: SentenceVerdict, gap: str) -> str:
-        """Append `sentence` (its verdict's span made relative to the shown text); the delta."""
+    def add(self, sentence: str, verdict: SentenceVerdict, gap: str, added: str = "") -> str:
+        """Append `sentence` (its verdict's span made relative to the shown text), which ends with
+        `added` when that is a marker EdgeChat added; the delta."""
         delta = (gap if self.text else "") + sentence
         start = len(self.text) + len(delta) - len(sentence)
         self.text += delta
         verdict.start, verdict.end = start, start + len(sentence)
         self.verdicts.append(verdict)
+        if added:
+            self.added_at.add(len(self.text) - len(added))
         return delta
 
 
@@ -199,7 +195,6 @@ class Answerer:
     def stream(self, request: RagRequest, *, history: Sequence[ChatMessage] = (), options: ChatOptions | None = None,
                cancel: threading.Event | None = None) -> Iterator[ChatUpdate]:
         """Yield the shown answer's deltas; the last update (done=True) carries the response.
-
         `history` is the saved conversation; the evidence is added for this call only."""
         t0 = time.perf_counter()
         base = options or self.options
@@ -404,10 +399,8 @@ class Answerer:
                 continue
             text, added, wrong = _with_marker(draft[s:e], verdict.sources)
             gap = "\n" if "\n" in draft[max(0, s - 3):s] else " "
-            delta = shown.add(text, dataclasses.replace(verdict, markers_added=added, wrong_markers=wrong), gap)
-            if added:
-                shown.added_at.add(len(shown.text) - len(f"[{added[0]}]"))
-            yield delta
+            yield shown.add(text, dataclasses.replace(verdict, markers_added=added, wrong_markers=wrong), gap,
+                            f"[{added[0]}]" if added else "")
 
     def _verdict(self, sentence: str, quotes: Sequence[Quote], question: str,
                  naming: Sequence[str] = (), read: Library | None = None) -> SentenceVerdict:
@@ -432,11 +425,9 @@ class Answerer:
 
     @staticmethod
     def _quote_evidence(shown: _Shown, quotes: Sequence[Quote], question: str) -> str:
-        """The evidence under the answer: the quotes it was written from that it does not already say
-        word for word, those its sentences rest on first, then the best of the others that bear on
-        the question (share a content word with it): an answer that says one part of what was
-        asked leaves the rest to them. As the answer, when nothing else is shown: the best quotes.
-        Each with its source's marker. Returns the delta ("" when there is nothing to add)."""
+        """Under the answer, with their markers, the quotes it does not already say: those its
+        sentences rest on, then the best others that share a content word with the question (an
+        answer that says one part leaves the rest to them); with no answer, the best. The delta."""
         if shown.text:
             used = {(e.number, e.start) for v in shown.verdicts for e in v.evidence}
             said = _said(shown.text)
@@ -454,8 +445,7 @@ class Answerer:
             verdict = SentenceVerdict(0, 0, Support.SUPPORTED, sources=[q.source.ordinal],
                                       evidence=Judgement(Support.SUPPORTED, [q]).evidence())
             marker = f"[{q.source.ordinal}]"
-            shown.add(f"{q.text} {marker}", verdict, "\n")
-            shown.added_at.add(len(shown.text) - len(marker))  # EdgeChat's marker, not the model's
+            shown.add(f"{q.text} {marker}", verdict, "\n", marker)  # EdgeChat's marker, not the model's
         return shown.text[before:]
 
     def _small_talk(self, request: RagRequest, pq: ProcessedQuery, history: Sequence[ChatMessage],

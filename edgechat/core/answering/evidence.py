@@ -1,17 +1,12 @@
 """Evidence first: the few sentences and table rows of the retrieved passages that answer the
-question, scored. They are what the model is given to write from, what the answer's sentences are
-checked against, and what the user sees highlighted under the answer.
+question, scored. They are what the model is given, what the answer is checked against, and what
+the user sees highlighted under it.
 
-Every passage is cut into quotes (`split_quotes`: sentences, list items, headings and table rows,
-a table row read with its table's headings), each scored against the question by its meaning
-(embedding cosine), the question's terms it holds (weighted by rarity among the quotes) and its
-passage's rank; a quote next to one that matches gains a share of its score, and a question that
-asks for an amount or a date prefers quotes with a figure. `select` keeps the best few, each with
-the quote after it, plus each part's best for a question that asks several things, and says how
-strong the best is: that score decides whether the documents say anything about the question at
-all. What a document's reader never sees as its content is not quoted: Markdown and HTML
-comments, running headers and footers, contents entries. docs/answers.md ("Evidence first")
-gives the reasons and the measurements.
+Every passage is cut into quotes (`split_quotes`; a table row is read with its table's headings),
+each scored by meaning, the question's terms and its passage's rank; `select` keeps the best few,
+each with the quote after it, and says how strong the best is (whether the documents say anything
+about the question at all). What a reader never sees as content (comments, running headers and
+footers, contents entries) is not quoted. docs/answers.md ("Evidence first") gives the reasons.
 """
 
 from __future__ import annotations

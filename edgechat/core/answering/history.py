@@ -1,16 +1,10 @@
-"""Fitting a conversation into a model's context window. `reduce_history` is pure: it returns new
-lists and never changes its inputs. Its rules, in order:
-
-1. System messages, pinned messages (the evidence) and the newest non-pinned user message (the
-   question) are protected: never evicted. The last pinned message is the evidence; other pinned
-   messages are kept as they are.
-2. Whole turns are evicted, oldest first, until the rest fits. A turn is a user message and the
-   assistant messages after it (those before the first user message are a turn of their own).
-3. When the protected messages alone do not fit, the evidence is rebuilt with fewer sources
-   (`trim_context(keep)` keeps the `keep` best; the largest that fits is used), and room left over
-   goes back to the newest evicted turns. The question is never trimmed.
-4. When nothing fits, the result has ``fits=False`` and ``diagnostics["reason"]`` says why, with
-   the smallest set of messages reachable.
+"""Fitting a conversation into a model's context window. `reduce_history` is pure (it never
+changes its inputs) and, in order: (1) never evicts system messages, pinned messages (the last
+is the evidence) or the newest non-pinned user message (the question); (2) evicts whole turns (a
+user message and the assistant messages after it), oldest first, until the rest fits; (3) when
+the protected messages alone do not fit, rebuilds the evidence with fewer sources
+(`trim_context(keep)` keeps the `keep` best) and gives room left over back to the newest evicted
+turns; (4) when nothing fits, returns ``fits=False`` with ``diagnostics["reason"]``.
 """
 
 from __future__ import annotations

@@ -1,25 +1,15 @@
 """One support judge: does the evidence say what a sentence of the answer says?
 
-`judge(claim, quotes)` compares one sentence with the quotes it may lean on (those of the sources
-it cites when it cites any that hold evidence, else all of them) by principles that hold for any
-document; docs/answers.md ("One judge") states each with the measurements that decided it. Where
-the sentence says it comes from ("According to the manual, ...") is taken off first, and what the
-question writes is given only where the passages read for it write it too: a name no passage
-holds is the question's premise, which the evidence cannot support.
-
-1. It states something (not the question said back, nor an introduction); a yes/no reply claims
-   what it says back; keys and lines of code are written as they are.
-2. Its figures are in the evidence, each said of what the claim says it is of (in a table, the
-   cell under the row and column headings the claim names).
-3. Its names are in the evidence, whole.
-4. Its content is covered by one quote (with its neighbour), in words or in meaning, and so is
-   most of what it adds to the question.
-5. Negation agrees.
-6. A cause is said only where a quote gives one.
-
-A support checker the user configured (edgechat.core.llm.support_check) decides 4-6 instead; when
-it fails, the principles decide. The verdict's `evidence` names the supporting quotes, which the
-window highlights.
+`judge(claim, quotes)` compares one sentence with the quotes of the sources it cites (all of them
+when it cites none that hold evidence) by principles that hold for any document, each stated with
+its measurements in docs/answers.md ("One judge"): 1. it states something; 2. its figures are in
+the evidence, each said of what the claim says it is of (in a table, the cell under the row and
+column headings the claim names); 3. its names are in the evidence, whole; 4. one quote (with its
+neighbour) covers its content, and most of what it adds to the question; 5. negation agrees; 6. a
+cause is said only where a quote gives one. Where the sentence says it comes from is taken off
+first; what the question writes is given only where the passages read write it too. A support
+checker the user configured (edgechat.core.llm.support_check) decides 4-6 instead; when it fails,
+the principles decide.
 """
 
 from __future__ import annotations

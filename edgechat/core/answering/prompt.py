@@ -11,13 +11,10 @@ from, so that [n] names a passage the window can open::
     Aurora 10 2019
     SOURCES>>>
 
-A short prompt is the point: the model reads every token of it before it writes the first one
-(about 80 tokens a second on two laptop cores). Look-alikes of the fences inside a document are
-neutralised so that a document can never close the block early and speak as the user.
-
-`build_messages` returns ``[system, *history, context (pinned user message), question]``; the
-context message is omitted when there is no evidence. System and pinned messages found in
-`history` are dropped: this call's replace them.
+A short prompt is the point: the model reads all of it before it writes. Look-alikes of the
+fences inside a document are neutralised, so a document can never close the block and speak as
+the user. Messages: ``[system, *history, context (pinned), question]``; the system and pinned
+messages of `history` are dropped, as this call's replace them.
 """
 
 from __future__ import annotations
@@ -107,11 +104,8 @@ def render_context(sources: Sequence[Source], evidence: Sequence[tuple[int, str]
 
 def build_messages(question: str, sources: Sequence[Source], history: Sequence[ChatMessage],
                    system_prompt: str = SYSTEM_PROMPT, evidence: Sequence[tuple[int, str]] = ()) -> list[ChatMessage]:
-    """``[system, *history, context, question]`` as new messages; inputs are not mutated.
-
-    The context is a pinned user message (omitted when there are no sources). System and
-    pinned messages in `history` are dropped (see the module docstring).
-    """
+    """``[system, *history, context, question]`` as new messages (the context, a pinned user
+    message, only when there are sources); the inputs are not changed."""
     messages = [ChatMessage(Role.SYSTEM, system_prompt)]
     messages.extend(m for m in history if m.role != Role.SYSTEM and not m.pinned)
     if sources:

@@ -264,8 +264,8 @@ class Citation:
     start: int  # character span of the cited passage in its page's text
     end: int
     spans: list[tuple[int, int]]  # every occurrence of the marker in the answer text
-    # True when EdgeChat's attribution put every occurrence of this marker in the answer after
-    # the model finished (edgechat.core.answering.verify); False when the writer wrote it.
+    # True when EdgeChat added every occurrence of this marker (edgechat.core.answering.answer: a
+    # checked sentence's supporting source, or a quote under the answer); False when the writer did.
     added: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -414,7 +414,7 @@ class ChatUpdate:
 
 
 class Support(TextEnum):
-    """What the sources say about one sentence of an answer (edgechat.core.answering.verify)."""
+    """What the sources say about one sentence of an answer (edgechat.core.answering.judge)."""
 
     SUPPORTED = "supported"  # a source sentence (or two adjacent ones) says it
     UNSUPPORTED = "unsupported"  # no source says it, or it holds a figure or name no source has

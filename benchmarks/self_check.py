@@ -1,0 +1,138 @@
+"""Could the local model check its own sentences? The issue's suggestion, measured before it is built.
+
+For each draft a saved answers run holds (`benchmarks.answers --out`), its first sentence is put to
+the same local model as a yes/no question ("Document: <the chosen quotes> / Claim: <sentence>",
+with an instruction to answer Yes or No), and P(Yes) is read from the first token's logits
+(against P(No)). Beside it: the judge's verdict on the same sentence and quotes, and how many of
+the question's key facts the sentence holds. The summary says whether P(Yes) tells sentences that
+hold a key fact from those that hold none or answer an unanswerable question (AUC), what a veto on
+the judge's passes would withhold, and what a check costs.
+
+    python -m benchmarks.self_check --runs docs/results/answers-heldout38.json,... \
+        [--model qwen2.5-coder-1.5b-instruct-int4] --out FILE.json
+
+The evidence is gathered again at this commit (`Answerer.gather`), so it may differ from the run's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.answers import facts_found, load_set, open_library
+from benchmarks.common import with_provenance
+
+SETS = ["manuals", "filings", "markdown", "books", "papers"]
+INSTRUCTION = "Answer Yes if the document supports the claim, and No if it does not. Answer with one word."
+
+
+def auc(pos: list[float], neg: list[float]) -> float | None:
+    """The chance that a positive scores above a negative (ties count half)."""
+    if not pos or not neg:
+        return None
+    return sum((p > n) + 0.5 * (p == n) for p in pos for n in neg) / (len(pos) * len(neg))
+
+
+def p_yes(client, messages) -> tuple[float, int]:
+    """P(Yes) / (P(Yes) + P(No)) of the first token after `messages`, and the prompt's tokens."""
+    import onnxruntime_genai as og
+
+    tok = client._tokenizer
+    ids = tok.encode(client.format_prompt(messages))
+    params = og.GeneratorParams(client._model)
+    params.set_search_options(max_length=len(ids) + 2, do_sample=False)
+    generator = og.Generator(client._model, params)
+    generator.append_tokens(ids)
+    logits = np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1)
+    weights = np.exp(logits - logits.max())
+    first = {w: int(tok.encode(w)[0]) for w in ("Yes", "yes", " Yes", "No", "no", " No")}
+    yes = sum(weights[first[w]] for w in ("Yes", "yes", " Yes"))
+    no = sum(weights[first[w]] for w in ("No", "no", " No"))
+    return float(yes / (yes + no)), len(ids)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", required=True, help="saved answers runs, with commas")
+    ap.add_argument("--model", default="qwen2.5-coder-1.5b-instruct-int4")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+
+    from edgechat.core.answering.answer import Answerer
+    from edgechat.core.answering.citations import MARKER_RE, sentence_spans
+    from edgechat.core.answering.judge import Library, judge
+    from edgechat.core.llm import manager
+    from edgechat.core.llm.genai_client import GenaiChatClient
+    from edgechat.core.records import ChatMessage, RagRequest, Role
+
+    drafts: dict[str, dict] = {}
+    splits: list[str] = []
+    for path in args.runs.split(","):
+        run = json.loads(Path(path).read_text(encoding="utf-8"))
+        splits.append(run["split"])
+        drafts.update({r["id"]: r for r in run["rows"] if r["client"] == args.model and (r.get("draft") or "").strip()})
+    model = next(m for m in manager.list_models() if m.name == args.model)
+    client = GenaiChatClient(model.path)
+    rows: list[dict] = []
+    for name in SETS:
+        engine = open_library(name)
+        try:
+            extractive = engine.choose_client("extractive").client
+            answerer = Answerer(engine._pipeline(extractive), extractive, embed=engine.embedder.embed,
+                                describe=engine.parts.store.describe_files, searched=engine.parts.store.searched_texts)
+            for split in splits:
+                for q in load_set(name, split):
+                    saved = drafts.get(q.id)
+                    spans = sentence_spans(saved["draft"]) if saved else []
+                    if not spans:
+                        continue
+                    g = answerer.gather(RagRequest(q.question))
+                    if not g.selection.quotes:
+                        continue
+                    claim = saved["draft"][spans[0][0]:spans[0][1]]
+                    bare = " ".join(MARKER_RE.sub(" ", claim).split())
+                    document = "\n".join(x.reading for x in g.selection.quotes)
+                    t = time.perf_counter()
+                    p, tokens = p_yes(client, [ChatMessage(Role.SYSTEM, INSTRUCTION),
+                                               ChatMessage(Role.USER, f"Document: {document}\nClaim: {bare}")])
+                    seconds = time.perf_counter() - t
+                    read = Library.of("\n".join(f"{s.path}\n{s.title}\n{s.content}" for s in g.passages))
+                    verdict = judge(claim, g.selection.quotes, q.question, engine.embedder.embed, g.subject.words,
+                                    None, read)
+                    rows.append({"id": q.id, "answerable": q.answerable, "class": saved["class"], "claim": bare,
+                                 "key_facts": len(q.key_facts) if q.answerable else 0,
+                                 "facts_in_claim": len(facts_found(bare, q.key_facts)) if q.answerable else 0,
+                                 "p_yes": round(p, 4), "judge": str(verdict.support), "seconds": round(seconds, 3),
+                                 "prompt_tokens": tokens})
+                    print(json.dumps({k: rows[-1][k] for k in ("id", "facts_in_claim", "p_yes", "judge")}),
+                          file=sys.stderr, flush=True)
+        finally:
+            engine.close()
+    client.close()
+
+    holds = [r["p_yes"] for r in rows if r["facts_in_claim"]]
+    holds_none = [r["p_yes"] for r in rows if not r["facts_in_claim"]]
+    unanswerable = [r["p_yes"] for r in rows if not r["answerable"]]
+    passed = [r for r in rows if r["judge"] == "supported"]
+    veto = {str(t): {"withheld": sum(r["p_yes"] < t for r in passed),
+                     "withheld_counted_correct": sum(r["p_yes"] < t and r["class"] == "correct" for r in passed)}
+            for t in (0.5, 0.6, 0.7)}
+    summary = {"sentences": len(rows), "auc_key_fact_vs_none": auc(holds, holds_none),
+               "auc_key_fact_vs_unanswerable": auc(holds, unanswerable),
+               "judge_passed": len(passed), "veto_below": veto,
+               "median_seconds": statistics.median(r["seconds"] for r in rows) if rows else None,
+               "median_prompt_tokens": statistics.median(r["prompt_tokens"] for r in rows) if rows else None}
+    out = with_provenance({"runs": args.runs.split(","), "model": args.model, "summary": summary, "rows": rows})
+    Path(args.out).write_text(json.dumps(out, indent=1), encoding="utf-8")
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

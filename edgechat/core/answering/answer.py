@@ -22,7 +22,7 @@ from edgechat.core.answering.citations import MARKER_RE, build_citations, senten
 from edgechat.core.answering.evidence import Quote, Selection, question_parts, select
 from edgechat.core.answering.history import ReducedHistory
 from edgechat.core.answering.judge import Judgement, Library, judge, marker_numbers
-from edgechat.core.answering.prompt import CLOSE_FENCE, DONT_KNOW, OPEN_FENCE, fit_messages
+from edgechat.core.answering.prompt import CLOSE_FENCE, DONT_KNOW, OPEN_FENCE, fit_messages, support_question
 from edgechat.core.answering.words import terms
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.records import (
@@ -78,10 +78,12 @@ class Tuning:
     prompt_words: int = 100
     min_evidence: float = 0.49
     decline_at: float = math.inf
+    self_check: bool = False  # asks the model whether the evidence supports each sentence (judge.py, 7)
 
 
 TUNED = {"qwen2.5-coder-0.5b-instruct-int4": Tuning(decline_at=0.14),
-         "qwen2.5-coder-1.5b-instruct-int4": Tuning(prompt_words=60, min_evidence=0.45, decline_at=0.06)}
+         "qwen2.5-coder-1.5b-instruct-int4": Tuning(prompt_words=60, min_evidence=0.45, decline_at=0.06,
+                                                     self_check=True)}
 
 # The model saying it cannot answer, in the prompt's words or its own.
 _DONT_KNOW_RE = re.compile(
@@ -242,6 +244,7 @@ class Answerer:
         stop_reason = StopReason.EOS
         p_decline: float | None = None
         declined_early = False
+        confirm = self._confirmer()
         stream = self.client.stream(fitted.messages, call, cancel)
         for upd in stream:
             if upd.p_decline is not None:
@@ -253,7 +256,7 @@ class Answerer:
                 first_token = first_token or time.perf_counter()
                 draft += upd.delta
                 for delta in self._judge_completed(draft, done_upto, False, quotes, question, shown, draft_verdicts,
-                                                   subject.words, read):
+                                                   subject.words, read, confirm):
                     first_shown = first_shown or time.perf_counter()
                     yield ChatUpdate(delta=delta, text=shown.text)
                 done_upto = draft_verdicts[-1].end if draft_verdicts else 0
@@ -265,7 +268,7 @@ class Answerer:
         getattr(stream, "close", lambda: None)()  # a generation left early frees the model at once
         if stop_reason != StopReason.CANCELLED and not _derailed(draft_verdicts):
             for delta in self._judge_completed(draft, done_upto, True, quotes, question, shown, draft_verdicts,
-                                               subject.words, read):
+                                               subject.words, read, confirm):
                 first_shown = first_shown or time.perf_counter()
                 yield ChatUpdate(delta=delta, text=shown.text)
         derailed = _derailed(draft_verdicts)  # the final sentences judged included
@@ -380,7 +383,7 @@ class Answerer:
 
     def _judge_completed(self, draft: str, done_upto: int, final: bool, quotes: Sequence[Quote], question: str,
                          shown: _Shown, draft_verdicts: list[SentenceVerdict], naming: Sequence[str],
-                         read: Library) -> Iterator[str]:
+                         read: Library, confirm: Callable[[str, str], float] | None = None) -> Iterator[str]:
         """Judge the draft's sentences completed since `done_upto` (all of them when `final`); yield
         the delta of each one shown."""
         spans = [(s, e) for s, e in sentence_spans(draft) if s >= done_upto]
@@ -390,7 +393,7 @@ class Answerer:
             if shown.text and _said(draft[s:e]) in _said(shown.text):  # already shown: says nothing more
                 draft_verdicts.append(SentenceVerdict(s, e, Support.NO_CLAIM, reason="repeats a sentence shown"))
                 continue
-            verdict = self._verdict(draft[s:e], quotes, question, naming, read)
+            verdict = self._verdict(draft[s:e], quotes, question, naming, read, confirm)
             verdict.start, verdict.end = s, e
             draft_verdicts.append(verdict)
             if verdict.support == Support.UNSUPPORTED:
@@ -402,8 +405,8 @@ class Answerer:
             yield shown.add(text, dataclasses.replace(verdict, markers_added=added, wrong_markers=wrong), gap,
                             f"[{added[0]}]" if added else "")
 
-    def _verdict(self, sentence: str, quotes: Sequence[Quote], question: str,
-                 naming: Sequence[str] = (), read: Library | None = None) -> SentenceVerdict:
+    def _verdict(self, sentence: str, quotes: Sequence[Quote], question: str, naming: Sequence[str] = (),
+                 read: Library | None = None, confirm: Callable[[str, str], float] | None = None) -> SentenceVerdict:
         if self.client.kind == ClientKind.EXTRACTIVE:  # its lines are the evidence, quoted
             said = [q for q in quotes if q.text in sentence]
             if said:
@@ -412,9 +415,10 @@ class Answerer:
                                        markers_written=marker_numbers(sentence))
         if not _FENCE_RE.sub("", MARKER_RE.sub("", sentence)).strip():
             return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="repeats the prompt's markup")
-        j = judge(sentence, quotes, question, self.embed, naming, self.checker, read)
+        j = judge(sentence, quotes, question, self.embed, naming, self.checker, read, confirm)
         if j.support == Support.UNSUPPORTED and marker_numbers(sentence):
-            anywhere = judge(MARKER_RE.sub("", sentence), quotes, question, self.embed, naming, self.checker, read)
+            anywhere = judge(MARKER_RE.sub("", sentence), quotes, question, self.embed, naming, self.checker, read,
+                             confirm)
             if anywhere.support == Support.SUPPORTED:
                 j = anywhere
         if j.support != Support.SUPPORTED and _DONT_KNOW_RE.search(sentence):
@@ -422,6 +426,20 @@ class Answerer:
             return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="says the sources do not answer")
         return SentenceVerdict(0, 0, j.support, sources=list(dict.fromkeys(q.source.ordinal for q in j.quotes)),
                                evidence=j.evidence(), markers_written=marker_numbers(sentence), reason=j.reason)
+
+    def _confirmer(self) -> Callable[[str, str], float] | None:
+        """For this question, the local model's P(Yes) that the evidence supports a claim, asked once
+        per (evidence, claim); None when the client is not tuned to be asked (`Tuning.self_check`)."""
+        p_yes = getattr(self.client, "p_yes", None)
+        if not self.tuning.self_check or p_yes is None:
+            return None
+        asked: dict[tuple[str, str], float] = {}
+
+        def confirm(evidence: str, claim: str) -> float:
+            if (evidence, claim) not in asked:
+                asked[evidence, claim] = p_yes(support_question(evidence, claim))
+            return asked[evidence, claim]
+        return confirm
 
     @staticmethod
     def _quote_evidence(shown: _Shown, quotes: Sequence[Quote], question: str) -> str:

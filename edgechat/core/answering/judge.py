@@ -6,7 +6,8 @@ its measurements in docs/answers.md ("One judge"): 1. it states something; 2. it
 the evidence, each said of what the claim says it is of (in a table, the cell under the row and
 column headings the claim names); 3. its names are in the evidence, whole; 4. one quote (with its
 neighbour) covers its content, and most of what it adds to the question; 5. negation agrees; 6. a
-cause is said only where a quote gives one. Where the sentence says it comes from is taken off
+cause is said only where a quote gives one; 7. asked, the local model does not say the evidence
+fails to support it (`confirm`). Where the sentence says it comes from is taken off
 first; what the question writes is given only where the passages read write it too. A support
 checker the user configured (edgechat.core.llm.support_check) decides 4-6 instead; when it fails,
 the principles decide.
@@ -45,6 +46,7 @@ __all__ = ["Judgement", "Library", "judge", "marker_numbers"]
 MIN_COVERAGE = 0.6  # share of the claim's own content words one quote (or two of one passage) must hold
 MIN_MEANING = 0.72  # or the cosine of claim and quote, for a paraphrase
 CHECKER_CHARS = 4000  # at most this much evidence is sent to a support checker with a claim
+CONFIRM_AT = 0.5  # P(Yes) below which the model's answer to "does the evidence support it?" is no
 
 
 @dataclass(frozen=True)
@@ -344,11 +346,13 @@ def _next_to(q: Quote, pool: Sequence[Quote]) -> list[Quote]:
 
 
 def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callable[[list[str]], Any] | None = None,
-          naming: Sequence[str] = (), checker: SupportChecker | None = None, read: Library | None = None) -> Judgement:
+          naming: Sequence[str] = (), checker: SupportChecker | None = None, read: Library | None = None,
+          confirm: Callable[[str, str], float] | None = None) -> Judgement:
     """The verdict on one sentence of an answer (see the module docstring). `naming`: the
     question's words that name its documents (edgechat.core.search.subject); `checker`: a
     support checker that decides instead of the coverage and negation principles; `read`: what
-    the passages read for the question write (None: not known)."""
+    the passages read for the question write (None: not known); `confirm(evidence, claim)`: the
+    local model's P(Yes) that the evidence supports the claim, asked once the principles pass."""
     bare = _unattributed(" ".join(MARKER_RE.sub(" ", claim).split()))
     reply = _REPLY_RE.match(bare) if asks_yes_or_no(question) else None
     if reply:
@@ -496,6 +500,13 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     supporting = _with_neighbour(best, pool, target)
     if _GIVES_CAUSE_RE.search(bare) and not any(_CAUSE_WORDS_RE.search(q.text) for q in supporting):
         return Judgement(Support.UNSUPPORTED, reason="the evidence does not give this as a cause")
+
+    # 7. the model, asked whether all the evidence supports the sentence, does not say no
+    if confirm is not None:
+        p = confirm("\n".join(q.reading for q in quotes), " ".join(MARKER_RE.sub(" ", claim).split()))
+        if p < CONFIRM_AT:
+            return Judgement(Support.UNSUPPORTED, reason=f"asked, the model says the evidence does not support it "
+                                                         f"(P(yes) {p:.2f})")
     return Judgement(Support.SUPPORTED, supporting)
 
 

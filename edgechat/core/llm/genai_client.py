@@ -194,7 +194,8 @@ class GenaiChatClient:
             self._eos_ids = self._eos_ids | frozenset(int(t) for t in self._tokenizer.eos_token_ids)
         except (AttributeError, RuntimeError):  # pragma: no cover - a tokenizer without eos_token_ids
             pass
-        self._lock = threading.Lock()
+        # Re-entrant: the answer pass asks `p_yes` between two tokens of a stream on the same thread.
+        self._lock = threading.RLock()
         self._kept: _Kept | None = None
         self.last_stats: dict[str, Any] = {}
 
@@ -231,6 +232,23 @@ class GenaiChatClient:
         t_call = time.perf_counter()
         prompt, ids = self._encoded(messages)
         return self._generate(ids, options, cancel, t_call, self._system_tokens(prompt, messages, ids))
+
+    def p_yes(self, messages: Sequence[ChatMessage]) -> float:
+        """The probability that the reply to `messages` begins "Yes" rather than "No" (P(Yes) /
+        (P(Yes) + P(No)) over the first token's logits), read with a generator of its own: a
+        stream of this client paused between two tokens is left as it was."""
+        with self._lock:
+            ids = self._encoded(messages)[1]
+            params = og.GeneratorParams(self._model)
+            params.set_search_options(max_length=len(ids) + 1, do_sample=False)
+            generator = og.Generator(self._model, params)
+            generator.append_tokens(ids)
+            weights = _softmax(np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1))
+            del generator
+            yes, no = ({int(self._tokenizer.encode(w)[0]) for w in words}
+                       for words in (("Yes", "yes", " Yes"), ("No", "no", " No")))
+            p_yes, p_no = float(weights[list(yes)].sum()), float(weights[list(no)].sum())
+        return p_yes / (p_yes + p_no) if p_yes + p_no > 0 else 0.5
 
     # ------------------------------------------------------------------ internals
 

@@ -595,3 +595,28 @@ def test_a_footnote_mark_after_a_row_s_label_is_not_a_cell():
     wet = rows(rain, "Station 2019 2020")
     assert support("March rainfall in 2020 was 45 [1].", wet) == Support.SUPPORTED
     assert support("March rainfall in 2020 was 59 [1].", wet) == Support.UNSUPPORTED
+
+
+def test_a_sentence_the_principles_pass_is_withheld_when_the_model_asked_says_no():
+    """Principle 7: once 1-6 pass, the model's P(Yes) that the evidence supports the sentence is
+    asked (a fake model here; the real one is asked in tests/core/llm); under one half it is
+    withheld. A sentence the principles reject is never put to the model."""
+    for text, claim in ((MANUAL, "read.csv reads a comma separated file and returns a data frame [1]."),
+                        (REPORT, "The pilot did not obtain a weather briefing before the flight [1].")):
+        asked: list[tuple[str, str]] = []
+
+        def fake_model(p_yes: float):
+            def confirm(evidence: str, sentence: str) -> float:
+                asked.append((evidence, sentence))
+                return p_yes
+            return confirm
+
+        qs = quotes(text)
+        assert judge(claim, qs, confirm=fake_model(0.8)).support == Support.SUPPORTED
+        evidence, sentence = asked[-1]
+        assert sentence == " ".join(claim.replace("[1]", "").split()) and all(q.text in evidence for q in qs)
+        no = judge(claim, qs, confirm=fake_model(0.3))
+        assert no.support == Support.UNSUPPORTED and "model" in no.reason and "0.30" in no.reason
+        asked.clear()
+        assert judge("The file holds 4,096 rows [1].", qs, confirm=fake_model(0.9)).support == Support.UNSUPPORTED
+        assert not asked  # rejected by the figures principle: the model is not asked

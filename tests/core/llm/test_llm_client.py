@@ -346,3 +346,23 @@ def test_the_probability_of_a_given_beginning_is_read_from_the_first_token(clien
     assert 0.0 < p_other < p_own <= 1.0
     assert all(u.p_decline is None for u in own[1:])  # on the first update only
     assert "".join(u.delta for u in own) == last.text  # reading it changes nothing of the answer
+
+
+def test_p_yes_between_two_tokens_leaves_the_stream_as_it_was(client, smollm2_dir):
+    """The answer pass asks the model a yes/no question between two tokens of its own stream: the
+    answer is a probability, the second question's differs from the first's, and the stream goes
+    on as if it had not been asked."""
+    greedy = ChatOptions(temperature=0.0, max_new_tokens=24)
+    ask = ChatMessage(Role.USER, "Name three colours of the rainbow.")
+    _, plain = run(client, [SYSTEM, ask], greedy)
+    supported = [ChatMessage(Role.SYSTEM, "Answer Yes or No."),
+                 ChatMessage(Role.USER, "Document: Paris is the capital of France.\nClaim: Paris is the capital of France.")]
+    other = [supported[0], ChatMessage(Role.USER, "Document: Paris is the capital of France.\nClaim: The moon is a cheese.")]
+    text = ""
+    answers = []
+    for u in client.stream([SYSTEM, ask], greedy):
+        if u.delta and not answers:
+            answers = [client.p_yes(supported), client.p_yes(other)]
+        text += u.delta
+    assert all(0.0 < p < 1.0 for p in answers) and answers[0] != answers[1]
+    assert text == plain.text and text

@@ -9,7 +9,10 @@ hold a key fact from those that hold none or answer an unanswerable question (AU
 the judge's passes would withhold, and what a check costs.
 
     python -m benchmarks.self_check --runs docs/results/answers-heldout38.json,... \
-        [--model qwen2.5-coder-1.5b-instruct-int4] --out FILE.json
+        [--model qwen2.5-coder-1.5b-instruct-int4] [--evidence chosen|supporting] --out FILE.json
+
+`--evidence supporting` gives the model only the quotes the judge's verdict rests on (a shorter
+prompt), and asks only about the sentences the judge lets through.
 
 The evidence is gathered again at this commit (`Answerer.gather`), so it may differ from the run's.
 """
@@ -61,6 +64,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", required=True, help="saved answers runs, with commas")
     ap.add_argument("--model", default="qwen2.5-coder-1.5b-instruct-int4")
+    ap.add_argument("--evidence", choices=("chosen", "supporting"), default="chosen")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
 
@@ -97,14 +101,17 @@ def main() -> int:
                         continue
                     claim = saved["draft"][spans[0][0]:spans[0][1]]
                     bare = " ".join(MARKER_RE.sub(" ", claim).split())
-                    document = "\n".join(x.reading for x in g.selection.quotes)
+                    read = Library.of("\n".join(f"{s.path}\n{s.title}\n{s.content}" for s in g.passages))
+                    verdict = judge(claim, g.selection.quotes, q.question, engine.embedder.embed, g.subject.words,
+                                    None, read)
+                    evidence = g.selection.quotes if args.evidence == "chosen" else verdict.quotes
+                    if not evidence:
+                        continue
+                    document = "\n".join(x.reading for x in evidence)
                     t = time.perf_counter()
                     p, tokens = p_yes(client, [ChatMessage(Role.SYSTEM, INSTRUCTION),
                                                ChatMessage(Role.USER, f"Document: {document}\nClaim: {bare}")])
                     seconds = time.perf_counter() - t
-                    read = Library.of("\n".join(f"{s.path}\n{s.title}\n{s.content}" for s in g.passages))
-                    verdict = judge(claim, g.selection.quotes, q.question, engine.embedder.embed, g.subject.words,
-                                    None, read)
                     rows.append({"id": q.id, "answerable": q.answerable, "class": saved["class"], "claim": bare,
                                  "key_facts": len(q.key_facts) if q.answerable else 0,
                                  "facts_in_claim": len(facts_found(bare, q.key_facts)) if q.answerable else 0,
@@ -128,7 +135,8 @@ def main() -> int:
                "judge_passed": len(passed), "veto_below": veto,
                "median_seconds": statistics.median(r["seconds"] for r in rows) if rows else None,
                "median_prompt_tokens": statistics.median(r["prompt_tokens"] for r in rows) if rows else None}
-    out = with_provenance({"runs": args.runs.split(","), "model": args.model, "summary": summary, "rows": rows})
+    out = with_provenance({"runs": args.runs.split(","), "model": args.model, "evidence": args.evidence,
+                           "summary": summary, "rows": rows})
     Path(args.out).write_text(json.dumps(out, indent=1), encoding="utf-8")
     print(json.dumps(summary, indent=1))
     return 0

@@ -91,6 +91,40 @@ def test_a_supported_answer_is_shown_with_the_marker_of_its_source(engine):
     assert "[1]" in context and "88 Earth days" in context and "Sourdough" not in context
 
 
+class WriterWithOpinion(ScriptedWriter):
+    """A fake model that also answers the judge's yes/no question with a set P(Yes), counting it."""
+
+    def __init__(self, text: str, p_yes: float) -> None:
+        super().__init__(text)
+        self.answer, self.asked = p_yes, []
+
+    def p_yes(self, messages: Sequence[ChatMessage]) -> float:
+        self.asked.append(messages[-1].content)
+        return self.answer
+
+
+def test_a_model_tuned_to_be_asked_is_asked_once_per_sentence_and_its_no_withholds_it(engine):
+    """Tuning.self_check: each sentence the principles pass is put to the model once, with the
+    evidence; its yes shows the sentence, its no withholds it (principle 7, judge.py)."""
+    from edgechat.core.answering.answer import Answerer, Tuning
+
+    def ask(p_yes: float):
+        writer = WriterWithOpinion("A year on Mercury lasts 88 Earth days [2]. It is the closest planet to the Sun.",
+                                   p_yes)
+        answerer = Answerer(engine._pipeline(writer), writer, embed=engine.embedder.embed,
+                            describe=engine.parts.store.describe_files)
+        answerer.tuning = Tuning(self_check=True)
+        return writer, list(answerer.stream(RagRequest("How long is a year on Mercury?")))[-1].response
+
+    writer, yes = ask(0.9)
+    assert yes.text.startswith("A year on Mercury lasts 88 Earth days.") and not yes.abstained
+    assert len(writer.asked) == 2 and len(set(writer.asked)) == 2  # two sentences, each asked once
+    assert writer.asked[0].startswith("Document: ") and "Claim: A year on Mercury lasts 88 Earth days" in writer.asked[0]
+    writer, no = ask(0.1)
+    assert no.text == MODEL_NOT_CHECKED and no.abstained and len(writer.asked) == 1
+    assert "model" in no.draft_verdicts[0].reason
+
+
 @pytest.mark.parametrize(("question", "sentence"), [
     ("How long is a year on Mercury?", "A year on Mercury lasts 88 Earth days [1]."),
     ("At what temperature is the sourdough loaf baked?", "The loaf is baked at 250 degrees Celsius [1]."),

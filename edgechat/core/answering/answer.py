@@ -16,15 +16,16 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from edgechat.core.answering.citations import MARKER_RE, build_citations, sentence_spans
 from edgechat.core.answering.evidence import Quote, Selection, question_parts, select
 from edgechat.core.answering.history import ReducedHistory
 from edgechat.core.answering.judge import Judgement, Library, judge, marker_numbers
-from edgechat.core.answering.prompt import CLOSE_FENCE, DONT_KNOW, OPEN_FENCE, fit_messages, support_question
+from edgechat.core.answering.prompt import CLOSE_FENCE, DONT_KNOW, OPEN_FENCE, fit_messages
 from edgechat.core.answering.words import terms
 from edgechat.core.llm.client import ChatClient
+from edgechat.core.llm.support_check import SelfCheck, SupportChecker
 from edgechat.core.records import (
     ChatMessage,
     ChatOptions,
@@ -42,9 +43,6 @@ from edgechat.core.records import (
 )
 from edgechat.core.search.pipeline import RagPipeline
 from edgechat.core.search.subject import Description, Subject, named_documents
-
-if TYPE_CHECKING:
-    from edgechat.core.llm.support_check import SupportChecker
 
 __all__ = ["MODEL_FOUND_NONE", "MODEL_NOT_CHECKED", "NOTHING_FOUND", "NOT_IN_DOCUMENTS", "NO_SEARCH_EXTRACTIVE",
            "YOUR_DOCUMENTS_SAY", "Answerer", "Gathered"]
@@ -244,7 +242,7 @@ class Answerer:
         stop_reason = StopReason.EOS
         p_decline: float | None = None
         declined_early = False
-        confirm = self._confirmer()
+        confirm = SelfCheck(self.client) if self.tuning.self_check and hasattr(self.client, "p_yes") else None
         stream = self.client.stream(fitted.messages, call, cancel)
         for upd in stream:
             if upd.p_decline is not None:
@@ -426,20 +424,6 @@ class Answerer:
             return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="says the sources do not answer")
         return SentenceVerdict(0, 0, j.support, sources=list(dict.fromkeys(q.source.ordinal for q in j.quotes)),
                                evidence=j.evidence(), markers_written=marker_numbers(sentence), reason=j.reason)
-
-    def _confirmer(self) -> Callable[[str, str], float] | None:
-        """For this question, the local model's P(Yes) that the evidence supports a claim, asked once
-        per (evidence, claim); None when the client is not tuned to be asked (`Tuning.self_check`)."""
-        p_yes = getattr(self.client, "p_yes", None)
-        if not self.tuning.self_check or p_yes is None:
-            return None
-        asked: dict[tuple[str, str], float] = {}
-
-        def confirm(evidence: str, claim: str) -> float:
-            if (evidence, claim) not in asked:
-                asked[evidence, claim] = p_yes(support_question(evidence, claim))
-            return asked[evidence, claim]
-        return confirm
 
     @staticmethod
     def _quote_evidence(shown: _Shown, quotes: Sequence[Quote], question: str) -> str:

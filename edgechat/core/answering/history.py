@@ -55,19 +55,6 @@ def split_turns(messages: Sequence[ChatMessage]) -> list[list[int]]:
     return turns
 
 
-def _largest_context(trim_context: Callable[[int], str], available: int, cost_of: Callable[[str], int],
-                     room: int) -> tuple[int, str, int] | None:
-    """The pinned context rebuilt with the most sources (fewer than `available`: all of them
-    did not fit) whose cost is within `room`, as (sources kept, text, cost); when none is, the
-    one with no sources; None when there are no sources to drop."""
-    for keep in range(available - 1, -1, -1):
-        text = trim_context(keep)
-        cost = cost_of(text)
-        if cost <= room or keep == 0:
-            return keep, text, cost
-    return None
-
-
 def reduce_history(messages: Sequence[ChatMessage], budget: int, count_tokens: Callable[[str], int],
                    per_message_overhead: int = 4, trim_context: Callable[[int], str] | None = None,
                    context_sources: int = 0) -> ReducedHistory:
@@ -111,8 +98,13 @@ def reduce_history(messages: Sequence[ChatMessage], budget: int, count_tokens: C
         others = protected_cost - costs[ctx]
         available = max(0, context_sources)
         diagnostics["context_sources"] = available
-        found = _largest_context(trim_context, available, lambda t: count_tokens(t) + per_message_overhead,
-                                 budget - others)
+        found = None  # the context rebuilt with the most sources that fit (with none, when none do)
+        for keep in range(available - 1, -1, -1):
+            text = trim_context(keep)
+            cost = count_tokens(text) + per_message_overhead
+            if cost <= budget - others or keep == 0:
+                found = keep, text, cost
+                break
         if found is not None:
             keep, text, cost = found
             trimmed = available - keep

@@ -15,6 +15,7 @@ the principles decide.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -521,15 +522,10 @@ _SPACE_BEFORE_STOP_RE = re.compile(r"\s+([.,;:!?])")
 
 def _ask_checker(checker: SupportChecker, claim: str, quotes: Sequence[Quote]) -> SupportVerdict | None:
     """The checker's verdict on `claim` against the quotes (best first, as many as CHECKER_CHARS
-    holds), read as a document: each source's title, then its quotes in their order. None when it
-    fails."""
-    chosen: list[Quote] = []
-    size = 0
-    for q in quotes:
-        if chosen and size + len(q.reading) > CHECKER_CHARS:
-            break
-        chosen.append(q)
-        size += len(q.reading) + 1
+    holds, at least one), read as a document: each source's title, then its quotes in their order.
+    None when it fails."""
+    sizes = itertools.accumulate(len(q.reading) + 1 for q in quotes)
+    chosen = [q for q, size in zip(quotes, sizes) if size <= CHECKER_CHARS + 1] or list(quotes[:1])
     parts: list[str] = []
     for source in {id(q.source): q.source for q in chosen}.values():
         said = " ".join(q.reading for q in sorted(chosen, key=lambda q: q.start) if q.source is source)

@@ -24,11 +24,10 @@ from collections.abc import Callable, Sequence
 
 from edgechat.core.answering.evidence import is_row
 from edgechat.core.answering.history import ReducedHistory, reduce_history
-from edgechat.core.llm.support_check import GENERAL_INSTRUCTION
 from edgechat.core.records import ChatMessage, Role, Source
 
 __all__ = ["CLOSE_FENCE", "DONT_KNOW", "OPEN_FENCE", "SYSTEM_PROMPT", "build_messages", "fit_messages",
-           "neutralise_fences", "render_context", "support_question"]
+           "neutralise_fences", "render_context"]
 
 OPEN_FENCE = "<<<SOURCES"
 CLOSE_FENCE = "SOURCES>>>"
@@ -101,11 +100,6 @@ def render_context(sources: Sequence[Source], evidence: Sequence[tuple[int, str]
         parts.extend(neutralise_fences(_clip(q)) for q in quotes)
     parts.append(CLOSE_FENCE)
     return "\n".join(parts)
-
-
-def support_question(evidence: str, claim: str) -> list[ChatMessage]:
-    """The yes/no question put to the local model about one sentence of its answer (judge.py, 7)."""
-    return [ChatMessage(Role.SYSTEM, GENERAL_INSTRUCTION), ChatMessage(Role.USER, f"Document: {evidence}\nClaim: {claim}")]
 
 
 def build_messages(question: str, sources: Sequence[Source], history: Sequence[ChatMessage],

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from edgechat.core.llm.server_client import ServerChatClient, ServerError
+from edgechat.core.records import ChatMessage, Role
 
 GENERAL_INSTRUCTION = ("Answer Yes if the document supports the claim, and No if it does not. "
                        "Answer with one word.")
@@ -77,6 +78,22 @@ class ServedSupportChecker:
 
     def close(self) -> None:
         self.client.close()
+
+
+class SelfCheck:
+    """The local model asked the same question of its own sentences: P(Yes) from its first token
+    (`GenaiChatClient.p_yes`) that the document supports the claim, asked once per (document,
+    claim). Made for one question: it remembers that question's answers only."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self._asked: dict[tuple[str, str], float] = {}
+
+    def __call__(self, document: str, claim: str) -> float:
+        if (document, claim) not in self._asked:
+            self._asked[document, claim] = self.client.p_yes(
+                [ChatMessage(Role.SYSTEM, GENERAL_INSTRUCTION), ChatMessage(Role.USER, f"Document: {document}\nClaim: {claim}")])
+        return self._asked[document, claim]
 
 
 def _p_yes(logprobs: Any) -> float | None:

@@ -7,10 +7,10 @@ the evidence, each said of what the claim says it is of (in a table, the cell un
 column headings the claim names); 3. its names are in the evidence, whole; 4. one quote (with its
 neighbour) covers its content, and most of what it adds to the question; 5. negation agrees; 6. a
 cause is said only where a quote gives one; 7. asked, the local model does not say the evidence
-fails to support it (`confirm`). Where the sentence says it comes from is taken off
-first; what the question writes is given only where the passages read write it too. A support
-checker the user configured (edgechat.core.llm.support_check) decides 4-6 instead; when it fails,
-the principles decide.
+fails to support it (`confirm`). Where the sentence says it comes from is taken off first; what
+the question writes is given only where the passages read write it too. A support checker the
+user configured (edgechat.core.llm.support_check) decides 4-7 instead; when it fails, the
+principles decide.
 """
 
 from __future__ import annotations

@@ -612,11 +612,9 @@ def test_a_sentence_the_principles_pass_is_withheld_when_the_model_asked_says_no
             return confirm
 
         qs = quotes(text)
-        yes = judge(claim, qs, confirm=fake_model(0.8))
-        assert yes.support == Support.SUPPORTED
-        evidence, sentence = asked[-1]  # the quotes the verdict rests on, not all of them
-        assert sentence == " ".join(claim.replace("[1]", "").split())
-        assert evidence == "\n".join(q.reading for q in yes.quotes) and len(yes.quotes) < len(qs)
+        assert judge(claim, qs, confirm=fake_model(0.8)).support == Support.SUPPORTED
+        evidence, sentence = asked[-1]
+        assert sentence == " ".join(claim.replace("[1]", "").split()) and all(q.text in evidence for q in qs)
         no = judge(claim, qs, confirm=fake_model(0.3))
         assert no.support == Support.UNSUPPORTED and "model" in no.reason and "0.30" in no.reason
         asked.clear()

@@ -502,9 +502,9 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     if _GIVES_CAUSE_RE.search(bare) and not any(_CAUSE_WORDS_RE.search(q.text) for q in supporting):
         return Judgement(Support.UNSUPPORTED, reason="the evidence does not give this as a cause")
 
-    # 7. the model, asked whether the quotes it rests on support the sentence, does not say no
+    # 7. the model, asked whether all the evidence supports the sentence, does not say no
     if confirm is not None:
-        p = confirm("\n".join(q.reading for q in supporting), " ".join(MARKER_RE.sub(" ", claim).split()))
+        p = confirm("\n".join(q.reading for q in quotes), " ".join(MARKER_RE.sub(" ", claim).split()))
         if p < CONFIRM_AT:
             return Judgement(Support.UNSUPPORTED, reason=f"asked, the model says the evidence does not support it "
                                                          f"(P(yes) {p:.2f})")

@@ -210,6 +210,10 @@ def open_library(name: str):
 
     lib = paths.cache_dir() / "eval-libraries" / name
     folders = CORPORA[name]
+    missing = [str(f) for f in folders if not Path(f).is_dir()]
+    if missing:  # else an empty library would be made, kept, and every answer counted as declined
+        raise SystemExit(f"the {name} set's documents are not at {', '.join(missing)}: the benchmarks read "
+                         f"../shared next to the checkout (a worktree elsewhere needs it linked there)")
     if not (lib / "library.sqlite3").exists():
         print(f"indexing {', '.join(map(str, folders))} into {lib} (once)...", file=sys.stderr, flush=True)
         t = time.perf_counter()

@@ -103,3 +103,29 @@ def test_a_served_checker_decides_end_to_end(llama_server):
         if not verdict.supported:
             assert f"{checker.name} found it unsupported" in j.reason
     assert len(checker.said) == 2
+
+
+class ModelThatFails:
+    """A stand-in local model whose yes/no question fails (a prompt too long for it, say)."""
+
+    name = "failing-model"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def p_yes(self, messages) -> float:
+        self.asked += 1
+        raise ValueError("The prompt is 9000 tokens but failing-model sees at most 8192 tokens")
+
+
+def test_a_self_check_that_fails_has_not_said_no_and_is_logged(caplog):
+    from edgechat.core.llm.support_check import SelfCheck
+
+    model = ModelThatFails()
+    check = SelfCheck(model)
+    for text, _, claim in CLAIMS:
+        with caplog.at_level("WARNING"):
+            assert judge(claim, quotes(text), confirm=check).support == Support.SUPPORTED
+        assert "failing-model could not be asked" in caplog.text and "9000 tokens" in caplog.text
+    assert check("a document", "a claim") == 1.0 and check("a document", "a claim") == 1.0
+    assert model.asked == 3  # once per (document, claim)

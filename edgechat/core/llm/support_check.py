@@ -17,19 +17,23 @@ the word.
     verdict = checker.check(document="The museum opens at 9 am.", claim="It opens at nine.")
     verdict.supported, verdict.probability
 
-It is not the answer check's default: edgechat.core.answering.judge keeps its local principles,
-and a checker, when one is configured, is asked only about the sentences they let through (see
-docs/model-servers.md). Failures are ServerError, one line, as for answers.
+A served checker is not the answer check's default: edgechat.core.answering.judge keeps its local
+principles, and a checker, when one is configured, is asked only about the sentences they let
+through (see docs/model-servers.md). Failures are ServerError, one line, as for answers.
+`SelfCheck` puts the same question to the local model that wrote the answer (judge principle 7).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from edgechat.core.llm.server_client import ServerChatClient, ServerError
 from edgechat.core.records import ChatMessage, Role
+
+log = logging.getLogger(__name__)
 
 GENERAL_INSTRUCTION = ("Answer Yes if the document supports the claim, and No if it does not. "
                        "Answer with one word.")
@@ -83,7 +87,8 @@ class ServedSupportChecker:
 class SelfCheck:
     """The local model asked the same question of its own sentences: P(Yes) from its first token
     (`GenaiChatClient.p_yes`) that the document supports the claim, asked once per (document,
-    claim). Made for one question: it remembers that question's answers only."""
+    claim). Made for one question: it remembers that question's answers only. A model that cannot
+    be asked (a prompt too long for it, a failure) has not said no: 1.0, and the failure logged."""
 
     def __init__(self, client: Any) -> None:
         self.client = client
@@ -91,8 +96,14 @@ class SelfCheck:
 
     def __call__(self, document: str, claim: str) -> float:
         if (document, claim) not in self._asked:
-            self._asked[document, claim] = self.client.p_yes(
-                [ChatMessage(Role.SYSTEM, GENERAL_INSTRUCTION), ChatMessage(Role.USER, f"Document: {document}\nClaim: {claim}")])
+            messages = [ChatMessage(Role.SYSTEM, GENERAL_INSTRUCTION),
+                        ChatMessage(Role.USER, f"Document: {document}\nClaim: {claim}")]
+            try:
+                self._asked[document, claim] = self.client.p_yes(messages)
+            except Exception as e:  # noqa: BLE001 - a check that fails leaves the other principles to decide
+                log.warning("%s could not be asked whether its evidence supports a sentence (%s)",
+                            getattr(self.client, "name", "the model"), e)
+                self._asked[document, claim] = 1.0
         return self._asked[document, claim]
 
 

@@ -98,7 +98,7 @@ class WriterWithOpinion(ScriptedWriter):
         super().__init__(text)
         self.answer, self.asked = p_yes, []
 
-    def p_yes(self, messages: Sequence[ChatMessage]) -> float:
+    def p_yes(self, messages: Sequence[ChatMessage], kept: str = "") -> float:
         self.asked.append(messages[-1].content)
         return self.answer
 

@@ -113,7 +113,7 @@ class ModelThatFails:
     def __init__(self) -> None:
         self.asked = 0
 
-    def p_yes(self, messages) -> float:
+    def p_yes(self, messages, kept: str = "") -> float:
         self.asked += 1
         raise ValueError("The prompt is 9000 tokens but failing-model sees at most 8192 tokens")
 

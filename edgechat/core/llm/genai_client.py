@@ -142,6 +142,7 @@ def _render_jinja(template: str, messages: Sequence[dict[str, str]], specials: d
 
 
 KEEP_LENGTH = 4096  # tokens a kept generator is made for (its cache is allocated at once)
+CHECK_LENGTH = 1024  # and the generator `p_yes` keeps
 
 
 def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -197,7 +198,9 @@ class GenaiChatClient:
         # Re-entrant: the answer pass asks `p_yes` between two tokens of a stream on the same thread.
         self._lock = threading.RLock()
         self._kept: _Kept | None = None
+        self._kept_check: _Kept | None = None  # p_yes's, read to the end of its `kept` text
         self.last_stats: dict[str, Any] = {}
+        self.last_check_stats: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ ChatClient
 
@@ -233,18 +236,36 @@ class GenaiChatClient:
         prompt, ids = self._encoded(messages)
         return self._generate(ids, options, cancel, t_call, self._system_tokens(prompt, messages, ids))
 
-    def p_yes(self, messages: Sequence[ChatMessage]) -> float:
+    def p_yes(self, messages: Sequence[ChatMessage], kept: str = "") -> float:
         """The probability that the reply to `messages` begins "Yes" rather than "No" (P(Yes) /
         (P(Yes) + P(No)) over the first token's logits), read with a generator of its own: a
-        stream of this client paused between two tokens is left as it was."""
+        stream of this client paused between two tokens is left as it was. `kept`: a beginning of
+        the last message that the next call is likely to share (a document asked about again with
+        another claim); the prompt is read in two steps, up to its end and then the rest, and the
+        next call with the same beginning reads only the rest. Both ways do the same arithmetic."""
         with self._lock:
-            ids = self._encoded(messages)[1]
-            params = og.GeneratorParams(self._model)
-            params.set_search_options(max_length=len(ids) + 1, do_sample=False)
-            generator = og.Generator(self._model, params)
-            generator.append_tokens(ids)
-            weights = _softmax(np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1))
-            del generator
+            prompt, ids = self._encoded(messages)
+            at = prompt.rfind(kept) if kept else -1
+            first = 0 if at < 0 else min(shared_prefix(self._tokenizer.encode(prompt[: at + len(kept)]), ids),
+                                         len(ids) - 1)
+            prefix = tuple(int(t) for t in ids[:first])
+            check, self._kept_check = self._kept_check, None  # a failure below leaves none to read again
+            if not (first and check is not None and check.prefix == prefix and check.max_length > len(ids)):
+                check = None  # its cache is freed before the new one is allocated
+            reused = first if check is not None else 0
+            if check is not None:
+                check.generator.rewind_to(first)
+            else:
+                length = min(self.context_length, max(len(ids) + 1, CHECK_LENGTH))
+                params = og.GeneratorParams(self._model)
+                params.set_search_options(max_length=length, do_sample=False)
+                check = _Kept(og.Generator(self._model, params), (), length, prefix)
+                if first:
+                    check.generator.append_tokens(ids[:first])
+            check.generator.append_tokens(ids[first:])
+            weights = _softmax(np.asarray(check.generator.get_logits(), dtype=np.float64).reshape(-1))
+            self._kept_check = check if first else None
+            self.last_check_stats = {"prompt_tokens": len(ids), "reused_prompt_tokens": reused}
             yes, no = ({int(self._tokenizer.encode(w)[0]) for w in words}
                        for words in (("Yes", "yes", " Yes"), ("No", "no", " No")))
             p_yes, p_no = float(weights[list(yes)].sum()), float(weights[list(no)].sum())
@@ -419,7 +440,7 @@ class GenaiChatClient:
     def close(self) -> None:
         """Free the model now rather than when the client is garbage-collected."""
         with self._lock:
-            self._kept = None
+            self._kept = self._kept_check = None
             self._tokenizer = None
             self._model = None
 

@@ -96,10 +96,10 @@ class SelfCheck:
 
     def __call__(self, document: str, claim: str) -> float:
         if (document, claim) not in self._asked:
-            messages = [ChatMessage(Role.SYSTEM, GENERAL_INSTRUCTION),
-                        ChatMessage(Role.USER, f"Document: {document}\nClaim: {claim}")]
+            asked = f"Document: {document}\nClaim:"  # the same for each sentence of one answer: read once
+            messages = [ChatMessage(Role.SYSTEM, GENERAL_INSTRUCTION), ChatMessage(Role.USER, f"{asked} {claim}")]
             try:
-                self._asked[document, claim] = self.client.p_yes(messages)
+                self._asked[document, claim] = self.client.p_yes(messages, kept=asked)
             except Exception as e:  # noqa: BLE001 - a check that fails leaves the other principles to decide
                 log.warning("%s could not be asked whether its evidence supports a sentence (%s)",
                             getattr(self.client, "name", "the model"), e)

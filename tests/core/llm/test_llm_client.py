@@ -366,3 +366,25 @@ def test_p_yes_between_two_tokens_leaves_the_stream_as_it_was(client, smollm2_di
         text += u.delta
     assert all(0.0 < p < 1.0 for p in answers) and answers[0] != answers[1]
     assert text == plain.text and text
+
+
+def test_p_yes_reads_a_shared_beginning_once_and_answers_as_a_new_client(client, smollm2_dir):
+    """Asked of one document again with another claim, the document is not read again, and the
+    answer is a new client's to the digit (both read the prompt in the same two steps)."""
+    system = ChatMessage(Role.SYSTEM, "Answer Yes or No.")
+    document = "Document: Paris is the capital of France. The Seine flows through it.\nClaim:"
+    first = [system, ChatMessage(Role.USER, f"{document} Paris is the capital of France.")]
+    second = [system, ChatMessage(Role.USER, f"{document} The moon is made of cheese.")]
+    client.p_yes(first, kept=document)
+    assert client.last_check_stats["reused_prompt_tokens"] == 0
+    again = client.p_yes(second, kept=document)
+    reused = client.last_check_stats["reused_prompt_tokens"]
+    assert reused >= client.count_tokens(document) - 2 and reused < client.last_check_stats["prompt_tokens"]
+    fresh = GenaiChatClient(smollm2_dir)
+    try:
+        assert fresh.p_yes(second, kept=document) == again
+        assert fresh.last_check_stats["reused_prompt_tokens"] == 0
+    finally:
+        fresh.close()
+    client.p_yes(second)  # without a beginning to keep: read whole, nothing kept
+    assert client.last_check_stats["reused_prompt_tokens"] == 0 and client._kept_check is None

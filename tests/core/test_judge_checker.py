@@ -129,3 +129,34 @@ def test_a_self_check_that_fails_has_not_said_no_and_is_logged(caplog):
         assert "failing-model could not be asked" in caplog.text and "9000 tokens" in caplog.text
     assert check("a document", "a claim") == 1.0 and check("a document", "a claim") == 1.0
     assert model.asked == 3  # once per (document, claim)
+
+
+class ModelWithOpinion:
+    """A stand-in local model that answers every yes/no question with P(Yes) 0.1, counting them."""
+
+    name = "stand-in-model"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def p_yes(self, messages, kept: str = "") -> float:
+        self.asked += 1
+        return 0.1
+
+
+def test_a_stopped_answer_asks_the_model_nothing_more():
+    """Once the person stops the answer, a sentence judged meanwhile is not put to the model (a
+    check takes seconds): it is not withheld for it either."""
+    import threading
+
+    from edgechat.core.llm.support_check import SelfCheck
+
+    for text, _, claim in CLAIMS:
+        cancel = threading.Event()
+        model = ModelWithOpinion()
+        check = SelfCheck(model, cancel)
+        assert judge(claim, quotes(text), confirm=check).support == Support.UNSUPPORTED and model.asked == 1
+        cancel.set()
+        assert judge(claim.replace("[1]", "").rstrip(" .") + ", it says [1].", quotes(text),
+                     confirm=check).support == Support.SUPPORTED
+        assert model.asked == 1

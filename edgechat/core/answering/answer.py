@@ -242,7 +242,7 @@ class Answerer:
         stop_reason = StopReason.EOS
         p_decline: float | None = None
         declined_early = False
-        confirm = SelfCheck(self.client) if self.tuning.self_check and hasattr(self.client, "p_yes") else None
+        confirm = SelfCheck(self.client, cancel) if self.tuning.self_check and hasattr(self.client, "p_yes") else None
         stream = self.client.stream(fitted.messages, call, cancel)
         for upd in stream:
             if upd.p_decline is not None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -88,13 +89,17 @@ class SelfCheck:
     """The local model asked the same question of its own sentences: P(Yes) from its first token
     (`GenaiChatClient.p_yes`) that the document supports the claim, asked once per (document,
     claim). Made for one question: it remembers that question's answers only. A model that cannot
-    be asked (a prompt too long for it, a failure) has not said no: 1.0, and the failure logged."""
+    be asked (a prompt too long for it, a failure) has not said no: 1.0, and the failure logged.
+    Once `cancel` is set (the person stopped the answer) the model is not asked again: 1.0."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, cancel: threading.Event | None = None) -> None:
         self.client = client
+        self.cancel = cancel
         self._asked: dict[tuple[str, str], float] = {}
 
     def __call__(self, document: str, claim: str) -> float:
+        if self.cancel is not None and self.cancel.is_set():
+            return 1.0
         if (document, claim) not in self._asked:
             asked = f"Document: {document}\nClaim:"  # the same for each sentence of one answer: read once
             messages = [ChatMessage(Role.SYSTEM, GENERAL_INSTRUCTION), ChatMessage(Role.USER, f"{asked} {claim}")]

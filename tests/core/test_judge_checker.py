@@ -105,23 +105,28 @@ def test_a_served_checker_decides_end_to_end(llama_server):
     assert len(checker.said) == 2
 
 
-class ModelThatFails:
-    """A stand-in local model whose yes/no question fails (a prompt too long for it, say)."""
+@dataclass
+class StandInModel:
+    """A stand-in local model: answers every yes/no question with `p_yes` (or raises `error`),
+    counting them."""
 
-    name = "failing-model"
-
-    def __init__(self) -> None:
-        self.asked = 0
+    p: float = 0.1
+    error: Exception | None = None
+    name: str = "stand-in-model"
+    asked: int = 0
 
     def p_yes(self, messages, kept: str = "") -> float:
         self.asked += 1
-        raise ValueError("The prompt is 9000 tokens but failing-model sees at most 8192 tokens")
+        if self.error is not None:
+            raise self.error
+        return self.p
 
 
 def test_a_self_check_that_fails_has_not_said_no_and_is_logged(caplog):
     from edgechat.core.llm.support_check import SelfCheck
 
-    model = ModelThatFails()
+    model = StandInModel(error=ValueError("The prompt is 9000 tokens but the model sees at most 8192 tokens"),
+                         name="failing-model")
     check = SelfCheck(model)
     for text, _, claim in CLAIMS:
         with caplog.at_level("WARNING"):
@@ -129,19 +134,6 @@ def test_a_self_check_that_fails_has_not_said_no_and_is_logged(caplog):
         assert "failing-model could not be asked" in caplog.text and "9000 tokens" in caplog.text
     assert check("a document", "a claim") == 1.0 and check("a document", "a claim") == 1.0
     assert model.asked == 3  # once per (document, claim)
-
-
-class ModelWithOpinion:
-    """A stand-in local model that answers every yes/no question with P(Yes) 0.1, counting them."""
-
-    name = "stand-in-model"
-
-    def __init__(self) -> None:
-        self.asked = 0
-
-    def p_yes(self, messages, kept: str = "") -> float:
-        self.asked += 1
-        return 0.1
 
 
 def test_a_stopped_answer_asks_the_model_nothing_more():
@@ -153,7 +145,7 @@ def test_a_stopped_answer_asks_the_model_nothing_more():
 
     for text, _, claim in CLAIMS:
         cancel = threading.Event()
-        model = ModelWithOpinion()
+        model = StandInModel(p=0.1)
         check = SelfCheck(model, cancel)
         assert judge(claim, quotes(text), confirm=check).support == Support.UNSUPPORTED and model.asked == 1
         cancel.set()

@@ -1,9 +1,9 @@
-"""Could the local model check its own sentences? The issue's suggestion, measured before it is built.
+"""How well the local model checks its own sentences (judge.py, principle 7), over saved drafts.
 
 For each draft a saved answers run holds (`benchmarks.answers --out`), its first sentence is put to
-the same local model as a yes/no question ("Document: <the chosen quotes> / Claim: <sentence>",
-with an instruction to answer Yes or No), and P(Yes) is read from the first token's logits
-(against P(No)). Beside it: the judge's verdict on the same sentence and quotes, and how many of
+the same local model as the answer pass puts it (`support_check.SelfCheck`: "Document: <the
+chosen quotes> / Claim: <sentence>", with an instruction to answer Yes or No), and P(Yes) is read
+from the first token's logits (against P(No)). Beside it: the judge's verdict on the same sentence and quotes, and how many of
 the question's key facts the sentence holds. The summary says whether P(Yes) tells sentences that
 hold a key fact from those that hold none or answer an unanswerable question (AUC), what a veto on
 the judge's passes would withhold, and what a check costs.
@@ -26,13 +26,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 from benchmarks.answers import facts_found, load_set, open_library
 from benchmarks.common import with_provenance
 
 SETS = ["manuals", "filings", "markdown", "books", "papers"]
-INSTRUCTION = "Answer Yes if the document supports the claim, and No if it does not. Answer with one word."
 
 
 def auc(pos: list[float], neg: list[float]) -> float | None:
@@ -40,24 +37,6 @@ def auc(pos: list[float], neg: list[float]) -> float | None:
     if not pos or not neg:
         return None
     return sum((p > n) + 0.5 * (p == n) for p in pos for n in neg) / (len(pos) * len(neg))
-
-
-def p_yes(client, messages) -> tuple[float, int]:
-    """P(Yes) / (P(Yes) + P(No)) of the first token after `messages`, and the prompt's tokens."""
-    import onnxruntime_genai as og
-
-    tok = client._tokenizer
-    ids = tok.encode(client.format_prompt(messages))
-    params = og.GeneratorParams(client._model)
-    params.set_search_options(max_length=len(ids) + 2, do_sample=False)
-    generator = og.Generator(client._model, params)
-    generator.append_tokens(ids)
-    logits = np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1)
-    weights = np.exp(logits - logits.max())
-    first = {w: int(tok.encode(w)[0]) for w in ("Yes", "yes", " Yes", "No", "no", " No")}
-    yes = sum(weights[first[w]] for w in ("Yes", "yes", " Yes"))
-    no = sum(weights[first[w]] for w in ("No", "no", " No"))
-    return float(yes / (yes + no)), len(ids)
 
 
 def main() -> int:
@@ -73,7 +52,8 @@ def main() -> int:
     from edgechat.core.answering.judge import Library, judge
     from edgechat.core.llm import manager
     from edgechat.core.llm.genai_client import GenaiChatClient
-    from edgechat.core.records import ChatMessage, RagRequest, Role
+    from edgechat.core.llm.support_check import SelfCheck
+    from edgechat.core.records import RagRequest
 
     drafts: dict[str, dict] = {}
     splits: list[str] = []
@@ -109,8 +89,8 @@ def main() -> int:
                         continue
                     document = "\n".join(x.reading for x in evidence)
                     t = time.perf_counter()
-                    p, tokens = p_yes(client, [ChatMessage(Role.SYSTEM, INSTRUCTION),
-                                               ChatMessage(Role.USER, f"Document: {document}\nClaim: {bare}")])
+                    p = SelfCheck(client)(document, bare)  # the question the answer pass asks
+                    tokens = client.last_check_stats["prompt_tokens"]
                     seconds = time.perf_counter() - t
                     rows.append({"id": q.id, "answerable": q.answerable, "class": saved["class"], "claim": bare,
                                  "key_facts": len(q.key_facts) if q.answerable else 0,

@@ -363,13 +363,18 @@ def calibrate_decline(paths: list[Path], client: str = "") -> dict:
             "curve": [{"threshold": t, **withheld(t)} for t in (0.05, 0.1, 0.15, 0.2, 0.3, 0.5)]}
 
 
-def selection_report(sets: list[str], splits: list[str]) -> dict:
+def selection_report(sets: list[str], splits: list[str], model: str = "qwen2.5-coder-1.5b-instruct-int4") -> dict:
     """The evidence selector alone (no model): per answerable question, whether its key facts are in
-    the passages read, in the quotes chosen, and how many of the best-ranked quotes it takes to hold
-    them all; per unanswerable one, the best score. Fast enough to run after every change."""
+    the passages read, in the quotes chosen, in those of them `model`'s prompt holds (its words of
+    evidence, answer.TUNED), and how many of the best-ranked quotes it takes to hold them all; per
+    unanswerable one, the best score. Fast enough to run after every change."""
+    from edgechat.core.answering.answer import TUNED, Tuning, prompt_quotes
+
+    tuning = TUNED.get(model, Tuning())
     rows: list[dict] = []
     for name, split, q, g in gathered(sets, splits):
         ranked = g.selection.ranked
+        prompted = "\n".join(x.reading for x in prompt_quotes(q.question, g.selection.quotes, tuning.prompt_words))
         depth = next((k for k in range(1, len(ranked) + 1)
                       if holds("\n".join(x.reading for x in ranked[:k]), q.key_facts)), None)
         rows.append({"set": name, "split": split, "id": q.id, "answerable": q.answerable,
@@ -377,13 +382,14 @@ def selection_report(sets: list[str], splits: list[str]) -> dict:
                      "right_document": any(_same_file(p.path, q.file) for p in g.passages),
                      "read": holds("\n".join(p.content for p in g.passages), q.key_facts),
                      "chosen": holds("\n".join(x.reading for x in g.selection.quotes), q.key_facts),
-                     "depth": depth})
+                     "prompted": holds(prompted, q.key_facts), "depth": depth})
     ans = [r for r in rows if r["answerable"]]
     una = [r for r in rows if not r["answerable"]]
     depths = [r["depth"] for r in ans if r["depth"]]
     return {"sets": sets, "splits": splits, "answerable": len(ans), "unanswerable": len(una),
             "right_document_read": sum(r["right_document"] for r in ans),
             "answer_read": sum(r["read"] for r in ans), "answer_chosen": sum(r["chosen"] for r in ans),
+            "answer_in_prompt": sum(r["prompted"] for r in ans), "prompt_of": model,
             "answer_in_top": {k: sum(1 for d in depths if d <= k) for k in (1, 2, 3, 5, 10)},
             "rows": rows}
 

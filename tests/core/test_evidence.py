@@ -258,13 +258,43 @@ def test_a_quote_next_to_the_one_that_matches_the_question_ranks_higher(embedder
          "A worker process has its own memory. Memory is shared only through buffers. The process list "
          "shows each worker."),
     )
+    monkeypatch.setattr(evidence, "READ_IN_CONTEXT", False)  # the neighbour's share alone
     for question, answer, near, other in cases:
         sources = [src(1, near, "a"), src(2, other, "b")]
         with_neighbours = _rank_of(select(question, sources, embedder.embed), answer)
         monkeypatch.setattr(evidence, "W_NEIGHBOUR", 0.0)
         alone = _rank_of(select(question, sources, embedder.embed), answer)
-        monkeypatch.undo()
+        monkeypatch.setattr(evidence, "W_NEIGHBOUR", 0.35)
         assert with_neighbours < alone, (question, with_neighbours, alone)
+
+
+def test_a_quote_is_read_under_its_title_after_the_quote_before_it(embedder, monkeypatch):
+    """A sentence that answers in the words of the one before it ("Its default is 511") is read as
+    its reader meets it; how strong the evidence is (the best score) is still the quotes' alone."""
+    import edgechat.core.answering.evidence as evidence
+
+    cases = (
+        ("What is the default size of the listen backlog?", "Its default is 511",
+         "Server options", "The listen backlog holds connections that wait to be accepted. Its default is "
+         "511, and the system may lower it. Timeouts are set per socket. Sockets close when idle.",
+         "Client options", "A client retries three times. Each retry waits twice as long as the last. Retries "
+         "stop when the server answers. A client may set its own limit."),
+        ("Why would the ferryman not cross the river that night?", "He feared the ice",
+         "The Ferryman's Winter", "The ferryman would not cross the river that night. He feared the ice "
+         "that had formed along the far bank. The village waited for morning. The bell rang at dawn.",
+         "The Harvest", "The farmers brought the grain in before the rain. The mill ran day and night. "
+         "Children carried water to the fields. The harvest was the best in years."),
+    )
+    for question, answer, title, text, other_title, other in cases:
+        sources = [src(1, text, title), src(2, other, other_title)]
+        read = select(question, sources, embedder.embed)
+        monkeypatch.setattr(evidence, "READ_IN_CONTEXT", False)
+        alone = select(question, sources, embedder.embed)
+        monkeypatch.undo()
+        quote, quote_alone = (next(q for q in s.ranked if q.text.startswith(answer)) for s in (read, alone))
+        assert quote.meaning > quote_alone.meaning, question
+        assert _rank_of(read, answer) <= _rank_of(alone, answer), question
+        assert read.best == alone.best, question
 
 
 def test_a_question_that_asks_for_an_amount_prefers_quotes_with_a_figure(embedder, monkeypatch):

@@ -45,7 +45,7 @@ from edgechat.core.search.pipeline import RagPipeline
 from edgechat.core.search.subject import Description, Subject, named_documents
 
 __all__ = ["MODEL_FOUND_NONE", "MODEL_NOT_CHECKED", "NOTHING_FOUND", "NOT_IN_DOCUMENTS", "NO_SEARCH_EXTRACTIVE",
-           "YOUR_DOCUMENTS_SAY", "Answerer", "Gathered"]
+           "YOUR_DOCUMENTS_SAY", "Answerer", "Gathered", "prompt_quotes"]
 
 NOTHING_FOUND = "Nothing in your library matched this question, so there is nothing to cite."
 NO_SEARCH_EXTRACTIVE = (
@@ -134,12 +134,17 @@ def _said(sentence: str) -> str:
     return " ".join(MARKER_RE.sub(" ", sentence).lower().split()).rstrip(" .!?;:")
 
 
-def _within(quotes: Sequence[Quote], words: int) -> list[Quote]:
-    """The quotes, best first, while they fit in `words` words (the first always): the prompt
-    stays short, since the model reads all of it before writing."""
+def prompt_quotes(question: str, quotes: Sequence[Quote], words: int) -> list[Quote]:
+    """The chosen quotes the model is given, best first, while they fit in `words` words (the first
+    always): the prompt stays short, since the model reads all of it before writing. A quote that
+    only says the question back is left out; each further thing the question asks brings a third
+    more words (the quote that says the second thing is the one a budget for one leaves out)."""
+    asked = terms(question)
+    told = [q for q in quotes if terms(q.text) - asked] or quotes
+    words = words * (2 + len(question_parts(question))) // 3
     out: list[Quote] = []
     used = 0
-    for q in quotes:
+    for q in told:
         n = len(q.text.split())
         if not out or used + n <= words:
             out.append(q)
@@ -175,12 +180,10 @@ class Answerer:
                  describe: Callable[[Sequence[str]], Mapping[str, Description]] | None = None,
                  searched: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
                  checker: SupportChecker | None = None) -> None:
-        """`embed` (the embedder's: normalised rows) scores evidence and claims by meaning as well
-        as words. `describe` (the store's `describe_files`) says what each file says of itself, so
-        a question that names its documents is answered from them alone. `searched` (the store's
-        `searched_texts`) gives each passage as indexed, its boilerplate left out, which is not
-        evidence. `checker`: a support checker the user configured
-        (edgechat.core.llm.support_check), for the judge."""
+        """`embed` (normalised rows) scores evidence and claims by meaning; `describe` (the store's
+        `describe_files`) says what each file says of itself; `searched` (`searched_texts`) gives
+        each passage as indexed, boilerplate left out; `checker`: a support checker the user
+        configured (edgechat.core.llm.support_check), for the judge."""
         self.pipeline = pipeline
         self.client = client
         self.options = options or ChatOptions()
@@ -224,12 +227,7 @@ class Answerer:
 
         quotes = selection.quotes
         read = Library.of("\n".join(f"{p.path}\n{p.title}\n{p.content}" for p in passages))
-        asked = terms(question)
-        told = [q for q in quotes if terms(q.text) - asked] or quotes  # not the question said back
-        # Each further thing the question asks brings a third more words of evidence: the quote that
-        # says the second thing is the one a budget for one leaves out.
-        words = self.tuning.prompt_words * (2 + len(question_parts(question))) // 3
-        evidence = tuple((q.source.ordinal, q.text) for q in _within(told, words))
+        evidence = tuple((q.source.ordinal, q.text) for q in prompt_quotes(question, quotes, self.tuning.prompt_words))
         yield ChatUpdate(sources=list(sources))
         fitted = self._fit(request.query, sources, history, base, evidence)
         call = dataclasses.replace(base, sources=tuple(sources), evidence=evidence, decline_text=DONT_KNOW)

@@ -1,19 +1,13 @@
-"""Turning the [n] markers of an answer into citations of numbered sources. Everything here is
-pure and total: any `str` gives a result (anything else reads as the empty answer); nothing raises.
+"""Turning the [n] markers of an answer into citations of numbered sources: pure and total (any
+`str` gives a result, anything else reads as the empty answer; nothing raises).
 
-A marker is a bracket group of source numbers in ASCII digits, each 1 to 999999 with no leading
-zero: ``[1]``; ``[1,2]``, ``[1 ,2]`` and ``[1; 2]`` (a comma or semicolon, spaces or tabs around
-it, never a newline); ``[1][2]`` is two markers. Not markers, left alone and counted nowhere:
-``[0]``, ``[01]``, ``[-1]``, digit runs too long to be a number, ranges (``[1-3]``: the numbers in
-between would have no text of their own), ``[ 3 ]``, Markdown links (``[1](https://...)``) and
-footnotes (``[^1]``). ``[12]`` with ten sources names none: it is counted in
-`CitationResult.unmatched` (each occurrence) and `unmatched_numbers` (each number once), and never
-re-read as ``[1][2]``.
-
-`Citation.spans` holds one ``(start, end)`` per occurrence of its number: the whole bracket for a
-marker of that number alone (``"[3]"``), the number's digits inside a group (``"3"`` of
-``"[1, 3]"``), so spans of different numbers never overlap. `marker_spans` gives the whole groups
-(what the window draws as chips).
+A marker is a bracket group of source numbers 1-999999 in ASCII digits, no leading zero: ``[1]``,
+``[1,2]``, ``[1; 2]`` (spaces or tabs around the separator, never a newline); ``[1][2]`` is two.
+Not markers: ``[0]``, ``[01]``, ``[-1]``, ranges (``[1-3]``), ``[ 3 ]``, Markdown links and
+footnotes (``[^1]``). ``[12]`` with ten sources names none (`CitationResult.unmatched`), never
+``[1][2]``. `Citation.spans` holds one span per occurrence of its number (the whole bracket alone,
+its digits inside a group), so spans of different numbers never overlap; `marker_spans` gives the
+whole groups (what the window draws as chips).
 """
 
 from __future__ import annotations
@@ -105,13 +99,10 @@ def ends_abbreviation(text: str, end: re.Match[str]) -> bool:
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Split `text` into sentences as ``(start, end)`` spans without surrounding whitespace.
-
-    A sentence ends at ".", "!", "?" or "…" (plus closing quotes/brackets) followed by
-    whitespace or the end of the text -- unless the "." ends a common abbreviation or an
-    initial -- and at every line break. Markers right after the terminator on the same line
-    ("It is blue. [1] Grass...") belong to the sentence before them.
-    """
+    """`text`'s sentences as ``(start, end)`` spans, whitespace trimmed. A sentence ends at every
+    line break and at ".", "!", "?" or "…" (closing quotes or brackets after it) before whitespace
+    or the end, unless the "." ends an abbreviation or an initial; markers right after it on the
+    same line ("It is blue. [1] Grass...") belong to the sentence before."""
     text = _as_text(text)
     cuts = [i for i, ch in enumerate(text) if ch in "\n\r\u2028\u2029"]
     for m in _TERMINATOR_RE.finditer(text):

@@ -3,9 +3,9 @@ question, scored. They are what the model is given, what the answer is checked a
 the user sees highlighted under it.
 
 Every passage is cut into quotes (`split_quotes`; a table row is read with its table's headings),
-each scored by meaning, the question's terms and its passage's rank; `select` keeps the best few,
-each with the quote after it, and says how strong the best is (whether the documents say anything
-about the question at all). What a reader never sees as content (comments, running headers and
+each scored by meaning (alone, and in its context), the question's terms and its passage's rank;
+`select` keeps the best few, each with the quote after it, and says how strong the best is (whether
+the documents say anything about the question at all). What a reader never sees as content (comments, running headers and
 footers, contents entries) is not quoted. docs/answers.md ("Evidence first") gives the reasons.
 """
 
@@ -34,6 +34,7 @@ W_MEANING, W_TERMS, W_POSITION = 0.55, 0.35, 0.10
 KEEP_SHARE = 0.6  # a quote after the first needs this share of the best score
 NEIGHBOURS, W_NEIGHBOUR = 2, 0.35  # quotes either side whose best score lends a share
 W_FIGURE = 0.1  # for a quote with a figure, when the question asks for an amount or a date
+READ_IN_CONTEXT = True  # a quote's meaning is also read under its title, after the quote before it
 MIN_WORDS = 3
 FRAME_WORDS = 15  # a running header or footer is at most this long
 
@@ -258,25 +259,46 @@ def _term_shares(question_terms: set[str], quotes: Sequence[Quote]) -> list[floa
     return [sum(idf[t] for t in h) / total for h in held]
 
 
+def _in_context(quotes: Sequence[Quote]) -> list[str]:
+    """Each quote as its reader meets it: under its title, after the quote before it in its passage
+    ("Server options: The backlog limits pending connections. Its default is 511.")."""
+    out: list[str] = []
+    before: dict[int, Quote] = {}
+    for q in quotes:
+        previous = before.get(id(q.source))
+        out.append(f"{q.source.title}: " + (f"{previous.reading} " if previous else "") + q.reading)
+        before[id(q.source)] = q
+    return out
+
+
 def _scores(question: str, quotes: Sequence[Quote], embed: Callable[[list[str]], Any] | None,
-            n_sources: int, vectors: dict[int, np.ndarray]) -> list[float]:
-    """Each quote's score against `question` (see the module docstring); the last call's meaning and
-    term share stay on the quotes. `vectors` keeps the quotes' embeddings between calls."""
+            n_sources: int, vectors: dict[int, np.ndarray]) -> tuple[list[float], list[float]]:
+    """Each quote's score against `question`, its meaning read in context (`_in_context`) where that
+    is closer, and read alone (which says how strong the evidence is: context lifts every quote). The
+    last call's meaning and term share stay on the quotes; `vectors` keeps embeddings between calls."""
     shares = _term_shares(terms(question), quotes)
     out = [W_TERMS * share + W_POSITION * (1 - q.rank / n_sources) for q, share in zip(quotes, shares)]
     for q, share in zip(quotes, shares):
         q.term_share, q.meaning = share, 0.0
     if embed is None:  # without an embedder, terms carry the weight of meaning too
-        return [o + W_MEANING * share for o, share in zip(out, shares)]
+        out = [o + W_MEANING * share for o, share in zip(out, shares)]
+        return out, out
+    alone = list(out)
     first = sorted(range(len(quotes)), key=lambda i: -out[i])[:READ_FOR_MEANING]
     new = [i for i in first if i not in vectors]
-    rows = np.asarray(embed([question] + [quotes[i].reading for i in new]), dtype=np.float32)
-    vectors.update(zip(new, rows[1:]))
+    texts = [quotes[i].reading for i in new]
+    if READ_IN_CONTEXT and new:
+        context = _in_context(quotes)
+        texts += [context[i] for i in new]
+    rows = np.asarray(embed([question] + texts), dtype=np.float32)
+    for k, i in enumerate(new):
+        vectors[i] = rows[1 + k::len(new)]  # the quote alone, then in its context
     for i in first:
-        c = float(vectors[i] @ rows[0])
-        quotes[i].meaning = c
-        out[i] += W_MEANING * max(0.0, c)
-    return out
+        cosines = vectors[i] @ rows[0]
+        quotes[i].meaning = float(cosines.max())
+        out[i] += W_MEANING * max(0.0, quotes[i].meaning)
+        alone[i] += W_MEANING * max(0.0, float(cosines[0]))
+    return out, alone
 
 
 def _ordered(question: str, quotes: Sequence[Quote], scores: Sequence[float]) -> list[float]:
@@ -341,16 +363,16 @@ def select(
     part_best: list[Quote] = []
     if len(parts) > 1:
         for part in parts:
-            ordered = _ordered(part, quotes, _scores(without_naming(part) or part, quotes, embed, n_sources, vectors))
+            ordered = _ordered(part, quotes, _scores(without_naming(part) or part, quotes, embed, n_sources, vectors)[0])
             part_best.append(quotes[max(range(len(quotes)), key=lambda i: ordered[i])])
     # Per form of the question (as asked; without its naming words), each quote's score.
     rest = without_naming(question)
     scores = [_scores(form, quotes, embed, n_sources, vectors) for form in ([question, rest] if rest else [question])]
-    ranking = _ordered(question, quotes, scores[-1])  # by what the question asks of the document
+    ranking = _ordered(question, quotes, scores[-1][0])  # by what the question asks of the document
     for q, score in zip(quotes, ranking):
         q.score = score
     ranked = sorted(quotes, key=lambda q: -q.score)
-    best = max(scores[0])  # whether the documents say anything about it: the question as asked
+    best = max(scores[0][1])  # whether the documents say anything about it: the question as asked, quotes alone
     chosen: list[Quote] = []
     seen: set[str] = set()
     per_passage: dict[int, int] = {}

@@ -1,16 +1,12 @@
 """One support judge: does the evidence say what a sentence of the answer says?
 
 `judge(claim, quotes)` compares one sentence with the quotes of the sources it cites (all of them
-when it cites none that hold evidence) by principles that hold for any document, each stated with
-its measurements in docs/answers.md ("One judge"): 1. it states something; 2. its figures are in
-the evidence, each said of what the claim says it is of (in a table, the cell under the row and
-column headings the claim names); 3. its names are in the evidence, whole; 4. one quote (with its
-neighbour) covers its content, and most of what it adds to the question; 5. negation agrees; 6. a
-cause is said only where a quote gives one; 7. asked, the local model does not say the evidence
-fails to support it (`confirm`). Where the sentence says it comes from is taken off first; what
-the question writes is given only where the passages read write it too. A support checker the
-user configured (edgechat.core.llm.support_check) decides 4-7 instead; when it fails, the
-principles decide.
+when it cites none that hold evidence) by principles that hold for any document, stated and
+measured in docs/answers.md ("One judge"): 1. it states something; 2. its figures are in the
+evidence, each said of what the claim says it is of (a table's cell by its row and column); 3. its
+names are in the evidence, whole; 4. a quote covers its content and most of what it adds to the
+question; 5. negation agrees; 6. a cause only where a quote gives one; 7. asked, the local model
+does not say no (`confirm`). A support checker the user configured decides 4-7 instead.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """The prompt: a short system message, the numbered evidence fenced as data, the question.
 
-The evidence is the few quotes `evidence.select` chose, grouped under the passage they come
-from, so that [n] names a passage the window can open::
-
-    <<<SOURCES
-    [1] Data import guide (page 12)
-    The function read_table reads a file in comma separated format.
-    [2] Release notes (page 3)
-    table: Release Version Date
-    Aurora 10 2019
-    SOURCES>>>
-
-A short prompt is the point: the model reads all of it before it writes. Look-alikes of the
-fences inside a document are neutralised, so a document can never close the block and speak as
-the user. Messages: ``[system, *history, context (pinned), question]``; the system and pinned
-messages of `history` are dropped, as this call's replace them.
+The evidence is the quotes `evidence.select` chose, under the passage they come from, so that [n]
+names a passage the window can open ("[1] Data import guide (page 12)", its quotes, "[2] ...", a
+table's rows under "table: <its headings>"). It is short: the model reads all of it before it
+writes. Look-alikes of the fences inside a document are neutralised, so a document can never close
+the block and speak as the user. Messages: ``[system, *history, context (pinned), question]``; the
+system and pinned messages of `history` are dropped, as this call's replace them.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def main() -> int:
                         continue
                     claim = saved["draft"][spans[0][0]:spans[0][1]]
                     bare = " ".join(MARKER_RE.sub(" ", claim).split())
-                    read = Library.of("\n".join(f"{s.path}\n{s.title}\n{s.content}" for s in g.passages))
+                    read = Library.read(g.passages, g.subject.words)
                     verdict = judge(claim, g.selection.quotes, q.question, engine.embedder.embed, g.subject.words,
                                     None, read)
                     evidence = g.selection.quotes if args.evidence == "chosen" else verdict.quotes

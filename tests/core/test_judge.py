@@ -620,3 +620,41 @@ def test_a_sentence_the_principles_pass_is_withheld_when_the_model_asked_says_no
         asked.clear()
         assert judge("The file holds 4,096 rows [1].", qs, confirm=fake_model(0.9)).support == Support.UNSUPPORTED
         assert not asked  # rejected by the figures principle: the model is not asked
+
+
+def test_a_call_writes_the_name_of_its_function():
+    """"f()" names a function, and any call of it ("f(x)") writes that name; it does not write
+    another function's. Shown on a programming manual and a spreadsheet guide."""
+    manual = quotes("Call read_table(path, header = TRUE) to read a file into a frame.")
+    question = "How do I read a file into a frame?"
+    assert support("Use `read_table()` to read a file into a frame [1].", manual, question) == Support.SUPPORTED
+    assert support("Use `read_tables()` to read a file into a frame [1].", manual, question) == Support.UNSUPPORTED
+    sheet = quotes("Type =SUM(B2:B9) in the cell below the column to add its values.")
+    question = "How do I add the values of a column?"
+    assert support("Type `SUM()` in the cell below the column to add its values [1].", sheet,
+                   question) == Support.SUPPORTED
+    assert support("Type `AVERAGE()` in the cell below the column to add its values [1].", sheet,
+                   question) == Support.UNSUPPORTED
+
+
+def test_the_words_that_name_a_document_are_the_library_s_own():
+    """The question's words that named its document, found in what the document says of itself
+    ("Chapter 13" in a handbook's title), are the library's though no passage read writes them: a
+    claim that repeats them makes nothing up. Shown on a handbook and a ferry timetable."""
+    cases = (
+        ("Check images must be kept on discs that cannot be altered.",
+         "Under the Handbook for Chapter 13 Trustees, how must check images be kept?",
+         "Under the Handbook for Chapter 13 Trustees, check images must be kept on discs that cannot be altered [1].",
+         ["13", "chapter", "handbook", "trustees"], ["chapter", "handbook", "trustees"]),
+        ("On Sundays the first boat leaves the harbour at nine.",
+         "When does Ferry 42 leave the harbour on Sundays?",
+         "On Sundays, Ferry 42 leaves the harbour at nine [1].",
+         ["42", "ferry"], []),
+    )
+    # `naming`: the words that named the document; `identity`: those of them in its title or file name
+    for text, question, claim, naming, identity in cases:
+        evidence = quotes(text)
+        passages = [evidence[0].source]
+        for words, supported in ((naming, Support.SUPPORTED), ((), Support.UNSUPPORTED)):
+            verdict = judge(claim, evidence, question, naming=identity, read=Library.read(passages, words))
+            assert verdict.support == supported, (claim, verdict.reason)

@@ -226,7 +226,7 @@ class Answerer:
             return
 
         quotes = selection.quotes
-        read = Library.of("\n".join(f"{p.path}\n{p.title}\n{p.content}" for p in passages))
+        read = Library.read(passages, subject.words)
         evidence = tuple((q.source.ordinal, q.text) for q in prompt_quotes(question, quotes, self.tuning.prompt_words))
         yield ChatUpdate(sources=list(sources))
         fitted = self._fit(request.query, sources, history, base, evidence)

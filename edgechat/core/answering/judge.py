@@ -31,7 +31,7 @@ from edgechat.core.answering.words import (
     negated_terms,
     terms,
 )
-from edgechat.core.records import Evidence, Support
+from edgechat.core.records import Evidence, Source, Support
 
 if TYPE_CHECKING:
     from edgechat.core.llm.support_check import SupportChecker, SupportVerdict
@@ -60,6 +60,11 @@ class Library:
         lower = text.lower()
         tokens = {t.strip(_TOKEN_EDGES) for t in lower.split()}
         return cls(frozenset(names(text) | tokens | set(re.findall(r"\w+", lower))), frozenset(figures(text)))
+
+    @classmethod
+    def read(cls, passages: Sequence[Source], naming: Sequence[str] = ()) -> Library:
+        """What `passages` write (file names, titles), with the words that named their documents."""
+        return cls.of("\n".join([*(f"{p.path}\n{p.title}\n{p.content}" for p in passages), " ".join(naming)]))
 
 
 _TOKEN_EDGES = ".,;:!?\"'`\u201c\u201d\u2018\u2019"  # around a token as written: punctuation and quotes
@@ -392,14 +397,10 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
             about_figure = claim_terms - {f}
         if not any(_cell_fits(q, rows, bare, about_figure, f) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the row and column the claim names")
-        # In prose, the sentence that holds the figure says what it is of: it must share at least
-        # half of the claim's other content words (the document's naming words aside), and its
-        # whole sentence (with the one before, when it begins "It ...") half of those the claim
-        # took from the question that its passage uses, which name what the figure is said to be
-        # of ("bank records ... two years" is not said by "case files ... two years"). A claim
-        # that is only a figure ("$2.9 billion.") says it of what the question asks, or of one of
-        # the things it asks: then half of those words that the evidence uses at all (all of them,
-        # when it uses none).
+        # In prose, the sentence that holds the figure shares half of the claim's other content
+        # words, and its whole sentence half of those the claim took from the question ("bank
+        # records ... two years" is not said by "case files ... two years"). A claim that is only a
+        # figure says it of what the question, or one of its parts, asks (docs/answers.md, 2).
         counted = terms(" ".join(_unit(bare, end) for _, _, end in figure_spans(bare))  # "hours"
                         + " " + " ".join(_MONTH_BEFORE_RE.findall(bare)))  # a date's month is the date
         about = claim_terms - set(figures(bare)) - named - counted
@@ -428,10 +429,11 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     evidence_terms = terms(evidence_text)
     flat_evidence = "".join(evidence_text.split())
     for name in names(bare) - given.words:
-        # A name is written whole: one joined of parts ("cluster_sched_policy") is not said by a
-        # longer one that holds it, nor by its parts spread over the evidence. Code ("scale(Log,
-        # Log)") is the same with its spacing aside.
-        whole = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", evidence_text) or (
+        # A name is written whole: not by a longer one that holds it ("cluster_sched_policy"), nor
+        # by its parts spread over the evidence; code is the same spacing aside; "f()" by "f(x)".
+        called = name.endswith("()")
+        whole = re.search(rf"(?<!\w){re.escape(name[:-1] if called else name)}" + ("" if called else r"(?!\w)"),
+                          evidence_text) or (
             not re.fullmatch(r"[\w-]+", name) and "".join(name.split()) in flat_evidence)
         if not whole and not (len(terms(name)) == 1 and terms(name) <= evidence_terms):
             return Judgement(Support.UNSUPPORTED, reason=f"\u201c{name}\u201d is not in the evidence")

@@ -12,6 +12,8 @@ into the user cache (eval-libraries/<set>):
   markdown   ../shared/data/corpus/md (API reference pages and other Markdown)
   books      ../shared/data/corpus/epub and ../shared/data/corpus/docx (EPUB books, Word files)
   papers     ../shared/data/corpus/pdf/unstructured (papers and reports; a kind never tuned on)
+  abstracts  300 SciFact abstracts (../shared/data/eval/scifact-dev), each made a text file in the
+             user cache (eval-documents/abstracts): look-alike medical abstracts, never tuned on
 The questions, key facts and evidence were written from the documents by someone who had not read
 the code. The held-out half of a set is read only to report; once read it is tuning data.
 
@@ -53,8 +55,30 @@ CORPORA: dict[str, list[Path]] = {
     "markdown": [SHARED / "corpus" / "md"],
     "books": [SHARED / "corpus" / "epub", SHARED / "corpus" / "docx"],
     "papers": [SHARED / "corpus" / "pdf" / "unstructured"],
+    "abstracts": [SHARED / "eval" / "scifact-dev"],  # made into text files first (abstracts_folder)
 }
 SETS = ("manuals", "filings", "markdown", "books")  # the sets with tuning halves; papers is held out only
+SCIFACT = CORPORA["abstracts"][0]
+ABSTRACTS = 300  # the abstracts set: this many of those a SciFact claim is judged relevant to, lowest ids first
+
+
+def abstracts_folder(folder: Path) -> Path:
+    """The abstracts set's documents in `folder`, made once from SciFact: the ABSTRACTS abstracts of
+    lowest id among those its train claims are judged relevant to (so topics recur, as look-alikes
+    do in a real library), each "<id>.txt" holding its title, a blank line and its text."""
+    if folder.is_dir() and len(list(folder.glob("*.txt"))) == ABSTRACTS:
+        return folder
+    corpus, qrels = SCIFACT / "corpus.jsonl", SCIFACT / "qrels" / "train.tsv"
+    if not corpus.is_file() or not qrels.is_file():
+        raise SystemExit(f"the abstracts set is made from {SCIFACT}, which is not there (../shared next to the checkout)")
+    judged = {line.split("\t")[1] for line in qrels.read_text(encoding="utf-8").splitlines()[1:] if line.strip()}
+    kept = set(sorted(judged, key=int)[:ABSTRACTS])
+    folder.mkdir(parents=True, exist_ok=True)
+    for line in corpus.read_text(encoding="utf-8").splitlines():
+        doc = json.loads(line)
+        if doc["_id"] in kept:
+            (folder / f"{doc['_id']}.txt").write_text(f"{doc['title'].strip()}\n\n{doc['text'].strip()}\n", encoding="utf-8")
+    return folder
 
 # ----------------------------------------------------------------------------- pure scoring
 
@@ -209,11 +233,11 @@ def open_library(name: str):
     from edgechat.core.engine import Engine
 
     lib = paths.cache_dir() / "eval-libraries" / name
-    folders = CORPORA[name]
-    missing = [str(f) for f in folders if not Path(f).is_dir()]
+    missing = [str(f) for f in CORPORA[name] if not Path(f).is_dir()]
     if missing:  # else an empty library would be made, kept, and every answer counted as declined
         raise SystemExit(f"the {name} set's documents are not at {', '.join(missing)}: the benchmarks read "
                          f"../shared next to the checkout (a worktree elsewhere needs it linked there)")
+    folders = [abstracts_folder(paths.cache_dir() / "eval-documents" / name)] if name == "abstracts" else CORPORA[name]
     if not (lib / "library.sqlite3").exists():
         print(f"indexing {', '.join(map(str, folders))} into {lib} (once)...", file=sys.stderr, flush=True)
         t = time.perf_counter()

@@ -156,3 +156,24 @@ def test_a_run_of_several_models_puts_the_users_choice_of_model_back(tmp_path):
         mm.use("laptop")
         raise RuntimeError("a failed run")
     assert mm.active_server().name == "office"
+
+
+def test_the_abstracts_set_is_made_of_the_judged_abstracts_lowest_ids_first(tmp_path, monkeypatch):
+    """A stand-in SciFact folder (a fake of ../shared, which a fresh clone does not have): the
+    abstracts a claim is judged relevant to become text files of their title and text, the lowest
+    ids first, once."""
+    import benchmarks.answers as answers
+
+    scifact = tmp_path / "scifact"
+    (scifact / "qrels").mkdir(parents=True)
+    docs = [{"_id": str(i), "title": f"Title {i}", "text": f"Abstract number {i}."} for i in (3, 12, 40, 7)]
+    (scifact / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in docs), encoding="utf-8")
+    (scifact / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\n1\t40\t1\n2\t12\t1\n3\t7\t1\n",
+                                                 encoding="utf-8")
+    monkeypatch.setattr(answers, "SCIFACT", scifact)
+    monkeypatch.setattr(answers, "ABSTRACTS", 2)
+    folder = answers.abstracts_folder(tmp_path / "out")
+    assert sorted(p.name for p in folder.glob("*.txt")) == ["12.txt", "7.txt"]  # judged, lowest ids; 3 is not judged
+    assert (folder / "7.txt").read_text(encoding="utf-8") == "Title 7\n\nAbstract number 7.\n"
+    (scifact / "corpus.jsonl").unlink()  # made once: not read again
+    assert answers.abstracts_folder(tmp_path / "out") == folder

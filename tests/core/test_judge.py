@@ -625,16 +625,14 @@ def test_a_sentence_the_principles_pass_is_withheld_when_the_model_asked_says_no
 def test_a_call_writes_the_name_of_its_function():
     """"f()" names a function, and any call of it ("f(x)") writes that name; it does not write
     another function's. Shown on a programming manual and a spreadsheet guide."""
-    manual = quotes("Call read_table(path, header = TRUE) to read a file into a frame.")
-    question = "How do I read a file into a frame?"
-    assert support("Use `read_table()` to read a file into a frame [1].", manual, question) == Support.SUPPORTED
-    assert support("Use `read_tables()` to read a file into a frame [1].", manual, question) == Support.UNSUPPORTED
-    sheet = quotes("Type =SUM(B2:B9) in the cell below the column to add its values.")
-    question = "How do I add the values of a column?"
-    assert support("Type `SUM()` in the cell below the column to add its values [1].", sheet,
-                   question) == Support.SUPPORTED
-    assert support("Type `AVERAGE()` in the cell below the column to add its values [1].", sheet,
-                   question) == Support.UNSUPPORTED
+    for evidence, question, named, another in (
+            ("Call read_table(path, header = TRUE) to read a file into a frame.", "How do I read a file into a frame?",
+             "Use `read_table()` to read a file into a frame [1].", "Use `read_tables()` to read a file into a frame [1]."),
+            ("Type =SUM(B2:B9) in the cell below the column to add its values.", "How do I add the values of a column?",
+             "Type `SUM()` in the cell below the column to add its values [1].",
+             "Type `AVERAGE()` in the cell below the column to add its values [1].")):
+        assert support(named, quotes(evidence), question) == Support.SUPPORTED, named
+        assert support(another, quotes(evidence), question) == Support.UNSUPPORTED, another
 
 
 def test_the_words_that_name_a_document_are_the_library_s_own():

@@ -509,6 +509,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [s for s in sets if s not in CORPORA]
     if unknown:
         ap.error(f"unknown set(s): {', '.join(unknown)}")
+    absent = [f"{s}/{split}" for s in sets for split in args.split.split(",") if not (QUESTIONS / s / f"{split}.jsonl").is_file()]
+    if absent:  # said before anything is asked, not after the sets named before it have run
+        ap.error(f"no such question file(s): {', '.join(absent)} (in {QUESTIONS})")
     if args.calibrate:
         out = with_provenance(calibrate(sets, args.split.split(",")), load_before)
     elif args.selection:

@@ -177,3 +177,12 @@ def test_the_abstracts_set_is_made_of_the_judged_abstracts_lowest_ids_first(tmp_
     assert (folder / "7.txt").read_text(encoding="utf-8") == "Title 7\n\nAbstract number 7.\n"
     (scifact / "corpus.jsonl").unlink()  # made once: not read again
     assert answers.abstracts_folder(tmp_path / "out") == folder
+
+
+def test_a_split_a_set_does_not_have_stops_the_run_before_anything_is_asked(capsys):
+    from benchmarks.answers import main
+
+    with pytest.raises(SystemExit):
+        main(["--sets", "manuals,papers", "--split", "no-such-half", "--model", "extractive"])
+    err = capsys.readouterr().err
+    assert "manuals/no-such-half" in err and "papers/no-such-half" in err

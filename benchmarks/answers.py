@@ -40,6 +40,7 @@ import re
 import statistics
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -291,6 +292,7 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
         "total_s": total,
         "prompt_tokens": diag.get("prompt_tokens"),
         "p_decline": diag.get("p_decline"),
+        "sure": diag.get("sure"),
         "sources": [f"{Path(s.path).name} p.{s.page}" for s in response.sources],
     }
 
@@ -357,34 +359,47 @@ def calibrate(sets: list[str], splits: list[str]) -> dict:
             "scores": sorted(scores, key=lambda s: -s["best"])}
 
 
-def calibrate_decline(paths: list[Path], client: str = "") -> dict:
-    """A model's decline threshold (answer.TUNED), from saved runs of a model with the
-    threshold off: the lowest (to 0.01) at which at most CALIBRATION_LOSS of the correct answers
-    shown would have been declined instead; with what it would have withheld of the others.
-    `client`: the model whose rows are read, where a run asked several."""
+def _threshold(paths: list[Path], client: str, key: str, withholds: Callable[[float, float], bool],
+               grid: Sequence[float]) -> dict:
+    """The first threshold of `grid` at which at most CALIBRATION_LOSS of the correct answers shown
+    in saved runs would have been withheld (`withholds(row[key], threshold)`), with what it would
+    have withheld of the others. `client`: the model whose rows are read, where a run asked several."""
     rows = []
     for path in paths:
         run = json.loads(path.read_text(encoding="utf-8"))
-        rows += [r for r in run["rows"] if r.get("p_decline") is not None and "class" in r
+        rows += [r for r in run["rows"] if r.get(key) is not None and "class" in r
                  and (not client or r.get("client") == client)]
     models = {r.get("client") for r in rows}
     if len(models) > 1:
         raise SystemExit(f"these runs asked several models ({', '.join(sorted(map(str, models)))}): "
                          "name one with --client")
-    correct = [r["p_decline"] for r in rows if r["class"] == "correct"]
 
     def withheld(t: float) -> dict:
-        return {c: sum(r["p_decline"] >= t for r in rows if r["class"] == c)
+        return {c: sum(withholds(r[key], t) for r in rows if r["class"] == c)
                 for c in ("correct", "shown_without_facts", "shown", "declined", "declined_but_quoted")}
 
-    allowed = int(CALIBRATION_LOSS * len(correct))
-    threshold = next(t for t in (x / 100 for x in range(1, 102)) if sum(p >= t for p in correct) <= allowed)
+    allowed = int(CALIBRATION_LOSS * sum(r["class"] == "correct" for r in rows))
+    threshold = next(t for t in grid if withheld(t)["correct"] <= allowed)
     return {"runs": [str(p) for p in paths], "client": client or next(iter(models), None),
             "loss": CALIBRATION_LOSS, "threshold": threshold,
             "questions": len(rows), "classes": {c: sum(r["class"] == c for r in rows)
                                                 for c in ("correct", "shown_without_facts", "shown", "declined")},
             "withheld_at_threshold": withheld(threshold),
-            "curve": [{"threshold": t, **withheld(t)} for t in (0.05, 0.1, 0.15, 0.2, 0.3, 0.5)]}
+            "curve": [{"threshold": round(t, 2), **withheld(t)} for t in grid[::10]]}
+
+
+def calibrate_decline(paths: list[Path], client: str = "") -> dict:
+    """A model's decline threshold (answer.TUNED), from saved runs of a model with the threshold off:
+    the lowest (to 0.01) at which the first token's probability of "I do not know" would have
+    declined at most CALIBRATION_LOSS of the correct answers shown."""
+    return _threshold(paths, client, "p_decline", lambda p, t: p >= t, [x / 100 for x in range(1, 102)])
+
+
+def calibrate_sure(paths: list[Path], client: str = "") -> dict:
+    """How sure a model must be of its answer's first sentence (answer.TUNED, `sure_at`), from saved
+    runs made with it off: the highest (to 0.01) at which the mean probability of that sentence's
+    word tokens would have withheld at most CALIBRATION_LOSS of the correct answers shown."""
+    return _threshold(paths, client, "sure", lambda p, t: p < t, [x / 100 for x in range(100, -1, -1)])
 
 
 def selection_report(sets: list[str], splits: list[str], model: str = "qwen2.5-coder-1.5b-instruct-int4") -> dict:
@@ -492,9 +507,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--selection", action="store_true", help="the evidence selector alone, over --split's "
                     "splits (several with commas)")
-    ap.add_argument("--client", default="", help="with --calibrate-decline: the model whose answers are read")
+    ap.add_argument("--client", default="", help="with --calibrate-*: the model whose answers are read")
     ap.add_argument("--calibrate-decline", type=Path, nargs="+", metavar="RESULT.json",
                     help="the model's decline threshold from saved runs made with it off, and exit")
+    ap.add_argument("--calibrate-sure", type=Path, nargs="+", metavar="RESULT.json",
+                    help="how sure the model must be of its first sentence, from saved runs made with it off")
     ap.add_argument("--publish", type=Path, nargs="+", metavar="RESULT.json",
                     help="write the tables of saved runs into docs/answers.md, and exit")
     args = ap.parse_args(argv)
@@ -503,6 +520,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.calibrate_decline:
         print(json.dumps(calibrate_decline(args.calibrate_decline, args.client), indent=1))
+        return 0
+    if args.calibrate_sure:
+        print(json.dumps(calibrate_sure(args.calibrate_sure, args.client), indent=1))
         return 0
     load_before = list(os.getloadavg())
     sets = [s for s in args.sets.split(",") if s]

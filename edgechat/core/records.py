@@ -411,6 +411,9 @@ class ChatUpdate:
     # On the first update of a model's answer, when ChatOptions.decline_text is set and the client
     # reads token probabilities: the probability that the answer began with that text's first token.
     p_decline: float | None = None
+    # The probability the model gave each token `delta` decodes, where the client reads them: how sure
+    # it was of what it wrote (the answer's first sentence must be written surely: answer.py).
+    token_p: tuple[float, ...] = ()
 
 
 class Support(TextEnum):

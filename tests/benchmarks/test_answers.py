@@ -137,6 +137,23 @@ def test_the_decline_threshold_is_calibrated_on_one_model_s_answers(tmp_path):
         calibrate_decline([run])
 
 
+def test_the_sureness_threshold_is_the_highest_that_loses_at_most_the_budget(tmp_path):
+    from benchmarks.answers import calibrate_sure
+
+    # 40 correct answers written at sureness 0.61-1.00, two of them far lower; wrong ones low too.
+    rows = [{"class": "correct", "sure": 0.6 + i / 100} for i in range(1, 39)]
+    rows += [{"class": "correct", "sure": 0.2}, {"class": "correct", "sure": 0.3}]
+    rows += [{"class": "shown_without_facts", "sure": 0.5}, {"class": "shown", "sure": 0.4},
+             {"class": "declined", "sure": None}]
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"rows": rows}))
+    out = calibrate_sure([run])
+    assert out["threshold"] == 0.61  # withholds the two low ones, not the first of the rest
+    assert out["withheld_at_threshold"] == {"correct": 2, "shown_without_facts": 1, "shown": 1, "declined": 0,
+                                            "declined_but_quoted": 0}
+    assert out["questions"] == 42
+
+
 def test_a_run_of_several_models_puts_the_users_choice_of_model_back(tmp_path):
     """Asking with a named model makes it the active one; a benchmark run must not leave the user
     answering with the last model it asked."""

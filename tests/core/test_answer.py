@@ -15,6 +15,7 @@ from edgechat.core.answering.answer import (
     MODEL_FOUND_NONE,
     MODEL_NOT_CHECKED,
     MODEL_RESTATED,
+    MODEL_UNSURE,
     NOT_IN_DOCUMENTS,
     YOUR_DOCUMENTS_SAY,
 )
@@ -33,8 +34,9 @@ class ScriptedWriter:
     kind = ClientKind.MODEL
     context_length = 4096
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, sureness: dict[str, float] | None = None) -> None:
         self.text = text
+        self.sureness = sureness  # the probability each word is "written" with (default 0.99), when given
         self.calls: list[Sequence[ChatMessage]] = []
         self.written = 0  # words handed out, over all calls
 
@@ -49,7 +51,8 @@ class ScriptedWriter:
             delta = word if i == 0 else " " + word
             text += delta
             self.written += 1
-            yield ChatUpdate(delta=delta, text=text)
+            sure = () if self.sureness is None else (self.sureness.get(word, 0.99),)
+            yield ChatUpdate(delta=delta, text=text, token_p=sure)
         yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS)
 
 
@@ -205,6 +208,29 @@ def test_the_model_saying_the_evidence_does_not_answer_is_a_decline(engine):
     assert r.diagnostics["evidence"]["best"] >= r.diagnostics["evidence"]["threshold"]
     assert r.abstained and r.text == MODEL_FOUND_NONE and not r.citations
     assert r.draft == "I do not know based on the documents."
+
+
+def test_a_first_sentence_the_model_was_unsure_of_is_withheld(engine):
+    """The same true sentence is shown when the model wrote its words surely, and withheld when it
+    wrote them unsurely (a mean token probability under Tuning.sure_at): the model guessed. A figure's
+    tokens are not counted: models are often unsure of digits they then copy right."""
+    from edgechat.core.answering.answer import Answerer, Tuning
+
+    def ask(sureness: dict[str, float]):
+        writer = ScriptedWriter("A year on Mercury lasts 88 Earth days [1].", sureness)
+        answerer = Answerer(engine._pipeline(writer), writer, embed=engine.embedder.embed,
+                            describe=engine.parts.store.describe_files)
+        answerer.tuning = Tuning(sure_at=0.8)
+        return list(answerer.stream(RagRequest("How long is a year on Mercury?")))[-1].response
+
+    sure = ask({})
+    assert "88 Earth days" in sure.text and not sure.abstained
+    assert sure.diagnostics["sure"] == pytest.approx(0.99)
+    unsure = ask({"year": 0.3, "lasts": 0.4, "Earth": 0.5})
+    assert unsure.abstained and unsure.text == MODEL_UNSURE and not unsure.citations
+    assert unsure.diagnostics["sure"] < 0.8 and unsure.draft.startswith("A year on Mercury")
+    figure = ask({"88": 0.1})
+    assert "88 Earth days" in figure.text and figure.diagnostics["sure"] == pytest.approx(0.99)
 
 
 def test_a_question_that_names_its_document_is_answered_from_it_alone(tmp_path, embedder):

@@ -76,7 +76,7 @@ def test_a_question_that_names_its_document_is_about_that_one_alone():
         "t1": "Protocol: Vitamin D for knee osteoarthritis, phase 2",
         "t2": "Protocol: Metformin in early type 2 diabetes, phase 3",
     }
-    tcands = [_cand(f, "Participants are randomised to the study drug or placebo.") for f in trials]
+    tcands = [_cand(f, "Participants are randomised to the study drug or placebo.") for f in ("t2", "t1")]
     assert named_documents("What is the primary outcome of the metformin trial?", tcands, trials).file_ids == ["t2"]
     # No word of the question tells the documents apart: no subject.
     assert not named_documents("What caused the engine to lose power?", cands, reports)
@@ -102,8 +102,9 @@ def test_the_opening_of_a_page_names_a_document_by_its_names_and_figures_not_its
         "p2": Description("crypto.md", "# Crypto\nThe crypto module provides hashing and ciphers."),
         "p3": Description("os.md", "# OS\nThe os module provides operating system utilities."),
     }
-    pcands = [_cand(f, "Options are passed as an object; the callback receives an error first.") for f in pages]
-    # A file name is a name however the question writes it.
+    pcands = [_cand(f, "Options are passed as an object; the callback receives an error first.")
+              for f in ("p2", "p1", "p3")]
+    # A file name is a name however the question writes it (here its page is also found first).
     assert named_documents("which options does crypto take?", pcands, pages).file_ids == ["p2"]
     assert not named_documents("What constraint applies to the options object?", pcands, pages)
 
@@ -173,13 +174,39 @@ def test_a_word_names_a_document_only_when_retrieval_finds_that_document_too():
     assert named_documents("How long does the stock of March 2021 simmer?", found, recipes).file_ids == ["r2"]
 
 
+def test_a_word_written_in_lower_case_names_a_document_only_when_retrieval_finds_it_first():
+    """A title's ordinary words ("based", "cohort"; "command") name its document when the question
+    uses them in lower case only if retrieval's best passage is that document's: else they describe
+    what the question asks about, and another document answers it. Written as a name, the same words
+    need that document among the best few only. Shown on study abstracts and on API reference pages."""
+    studies = {"s1": Description("5691.txt\nAntidepressant use in older people: population based cohort study"),
+               "s2": Description("1098.txt\nADHD medications and risk of serious cardiovascular events"),
+               "s3": Description("1200.txt\nVitamin C and the risk of cancer: a randomized trial")}
+    s2_first = [_cand("s2", "Current users of methylphenidate had fewer heart attacks than past users."),
+                _cand("s1", "Falls and fractures were more common in the first month of use."),
+                _cand("s3", "Vitamin C had no effect on total cancer.")]
+    question = "In the large records-based cohort on methylphenidate, what bias did the authors name?"
+    assert not named_documents(question, s2_first, studies)
+    assert named_documents(question, [s2_first[1], s2_first[0], s2_first[2]], studies).file_ids == ["s1"]
+    assert named_documents("In the Population Based Cohort of older people, were falls more common?",
+                           s2_first, studies).file_ids == ["s1"]
+    pages = {"p1": Description("cli.md\nCommand-line API"), "p2": Description("repl.md\nREPL"),
+             "p3": Description("os.md\nOperating system")}
+    p2_first = [_cand("p2", "Use replServer.defineCommand() to add a new keyword to the REPL instance."),
+                _cand("p1", "Options given on the command line override the environment."),
+                _cand("p3", "Returns the host name of the operating system.")]
+    question = "How do I add my own command to the interactive prompt, and what can its object hold?"
+    assert not named_documents(question, p2_first, pages)
+    assert named_documents(question, [p2_first[1], p2_first[0], p2_first[2]], pages).file_ids == ["p1"]
+
+
 def test_a_title_word_most_other_documents_use_does_not_name_a_document():
     def cands(docs: dict, word: str) -> list[Candidate]:
         # Three passages each; one of every document's mentions `word` (a third of the passages).
         return [_cand(f, text) for f in docs for text in (
             f"This page mentions the {word} once.", "Options are passed as an object.", "Errors come first.")]
 
-    pages = {"p1": Description("modules.md", "# Modules"), "p2": Description("stream.md", "# Stream"),
+    pages = {"p2": Description("stream.md", "# Stream"), "p1": Description("modules.md", "# Modules"),
              "p3": Description("os.md", "# OS"), "p4": Description("events.md", "# Events"),
              "p5": Description("dns.md", "# DNS")}
     s = named_documents("In the stream module, what is the default buffer size?", cands(pages, "module"), pages)

@@ -3,9 +3,9 @@
 retrieve (search.pipeline) -> subject (search.subject: the documents the question names) ->
 evidence (evidence.py; too weak: "not in your documents", no model asked) -> write (prompt.py; a
 first token likely to begin "I do not know" ends it) -> check (judge.py: each sentence as it is
-completed; the first that does not hold ends the answer) -> present (the checked sentences with
-chips, and under them the quotes they were written from). Nothing is shown and then taken back,
-and nothing is kept between questions.
+completed, the first one also for how sure the model was of it; the first that does not hold ends
+the answer) -> present (the checked sentences with chips, and under them the quotes they were
+written from). Nothing is shown and then taken back, and nothing is kept between questions.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from edgechat.core.answering.prompt import CLOSE_FENCE, DONT_KNOW, OPEN_FENCE, f
 from edgechat.core.answering.words import terms
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.llm.support_check import SelfCheck, SupportChecker
+from edgechat.core.llm.sureness import Sureness
 from edgechat.core.records import (
     ChatMessage,
     ChatOptions,
@@ -56,6 +57,9 @@ NOT_IN_DOCUMENTS = "Your documents don't say: nothing in them is close enough to
 MODEL_FOUND_NONE = "Your documents don't seem to answer this: the passages closest to it do not say."
 MODEL_NOT_CHECKED = ("No answer is shown: what the model wrote does not hold against the passages it was given. "
                      "They are listed under Sources.")
+MODEL_UNSURE = ("No answer is shown: the model was unsure of what it wrote. The passages it was given are listed "
+                "under Sources.")
+UNSURE = "the model was unsure of it"
 MODEL_RESTATED = ("No answer is shown: what the model wrote only repeats the question. The passages it was "
                   "given are listed under Sources.")
 YOUR_DOCUMENTS_SAY = "Your documents say:"
@@ -76,12 +80,13 @@ class Tuning:
     prompt_words: int = 100
     min_evidence: float = 0.49
     decline_at: float = math.inf
+    sure_at: float = 0.0  # the words' mean token probability the answer's first sentence needs (--calibrate-sure)
     self_check: bool = False  # asks the model whether the evidence supports each sentence (judge.py, 7)
 
 
 TUNED = {"qwen2.5-coder-0.5b-instruct-int4": Tuning(decline_at=0.14),
          "qwen2.5-coder-1.5b-instruct-int4": Tuning(prompt_words=60, min_evidence=0.45, decline_at=0.06,
-                                                     self_check=True)}
+                                                     sure_at=0.80, self_check=True)}
 
 # The model saying it cannot answer, in the prompt's words or its own.
 _DONT_KNOW_RE = re.compile(
@@ -115,6 +120,7 @@ class _Shown:
     text: str = ""
     verdicts: list[SentenceVerdict] = dataclasses.field(default_factory=list)
     added_at: set[int] = dataclasses.field(default_factory=set)  # starts of markers EdgeChat added
+    sure: float | None = None  # how sure the model was of the sentence that opened the answer (or ended it)
 
     def add(self, sentence: str, verdict: SentenceVerdict, gap: str, added: str = "") -> str:
         """Append `sentence` (its verdict's span made relative to the shown text), which ends with
@@ -240,6 +246,7 @@ class Answerer:
         stop_reason = StopReason.EOS
         p_decline: float | None = None
         declined_early = False
+        sure = Sureness()  # of the draft
         confirm = SelfCheck(self.client, cancel) if self.tuning.self_check and hasattr(self.client, "p_yes") else None
         stream = self.client.stream(fitted.messages, call, cancel)
         for upd in stream:
@@ -251,8 +258,9 @@ class Answerer:
             if upd.delta:
                 first_token = first_token or time.perf_counter()
                 draft += upd.delta
+                sure.add(upd.delta, upd.token_p)
                 for delta in self._judge_completed(draft, done_upto, False, quotes, question, shown, draft_verdicts,
-                                                   subject.words, read, confirm):
+                                                   subject.words, read, confirm, sure):
                     first_shown = first_shown or time.perf_counter()
                     yield ChatUpdate(delta=delta, text=shown.text)
                 done_upto = draft_verdicts[-1].end if draft_verdicts else 0
@@ -264,7 +272,7 @@ class Answerer:
         getattr(stream, "close", lambda: None)()  # a generation left early frees the model at once
         if stop_reason != StopReason.CANCELLED and not _derailed(draft_verdicts):
             for delta in self._judge_completed(draft, done_upto, True, quotes, question, shown, draft_verdicts,
-                                               subject.words, read, confirm):
+                                               subject.words, read, confirm, sure):
                 first_shown = first_shown or time.perf_counter()
                 yield ChatUpdate(delta=delta, text=shown.text)
         derailed = _derailed(draft_verdicts)  # the final sentences judged included
@@ -283,7 +291,8 @@ class Answerer:
             elif self.client.kind == ClientKind.MODEL:
                 # The model's first sentence does not hold: its evidence rarely held the answer either
                 # (shown as the answer, it was right for 9 of 45 such questions: docs/answers.md).
-                shown.text, abstained = MODEL_NOT_CHECKED, True
+                unsure = draft_verdicts and draft_verdicts[-1].reason == UNSURE  # withheld before it was judged
+                shown.text, abstained = MODEL_UNSURE if unsure else MODEL_NOT_CHECKED, True
             else:
                 self._quote_evidence(shown, quotes, question)
             first_shown = first_shown or time.perf_counter()
@@ -295,6 +304,7 @@ class Answerer:
                 yield ChatUpdate(delta=delta, text=shown.text)
         diagnostics.update({
             "p_decline": p_decline,
+            "sure": shown.sure,
             "first_token_seconds": None if first_token is None else first_token - t_evidence,
             "first_shown_seconds": None if first_shown is None else first_shown - t0,
             "total_seconds": time.perf_counter() - t0,
@@ -379,9 +389,11 @@ class Answerer:
 
     def _judge_completed(self, draft: str, done_upto: int, final: bool, quotes: Sequence[Quote], question: str,
                          shown: _Shown, draft_verdicts: list[SentenceVerdict], naming: Sequence[str],
-                         read: Library, confirm: Callable[[str, str], float] | None = None) -> Iterator[str]:
+                         read: Library, confirm: Callable[[str, str], float] | None = None,
+                         sure: Sureness | None = None) -> Iterator[str]:
         """Judge the draft's sentences completed since `done_upto` (all of them when `final`); yield
-        the delta of each one shown."""
+        the delta of each one shown. One that would open the answer is withheld first when the model
+        wrote its words with a mean token probability under `Tuning.sure_at` (`sure`, of the draft)."""
         spans = [(s, e) for s, e in sentence_spans(draft) if s >= done_upto]
         if not final:
             spans = spans[:-1]  # the last may still grow
@@ -389,6 +401,11 @@ class Answerer:
             if shown.text and _said(draft[s:e]) in _said(shown.text):  # already shown: says nothing more
                 draft_verdicts.append(SentenceVerdict(s, e, Support.NO_CLAIM, reason="repeats a sentence shown"))
                 continue
+            if not shown.text and sure and (p := sure.of(s, e)) is not None:
+                shown.sure = p
+                if p < self.tuning.sure_at:
+                    draft_verdicts.append(SentenceVerdict(s, e, Support.UNSUPPORTED, reason=UNSURE))
+                    return
             verdict = self._verdict(draft[s:e], quotes, question, naming, read, confirm)
             verdict.start, verdict.end = s, e
             draft_verdicts.append(verdict)

@@ -40,23 +40,16 @@ def _marker_items(answer: str) -> list[tuple[int, int, list[tuple[int, int, int]
 
 
 def marker_spans(answer: str) -> list[tuple[int, int, list[int]]]:
-    """Every bracket marker of `answer` as ``(start, end, numbers)``, in order.
-
-    ``answer[start:end]`` is the whole bracket group (``"[1, 2]"``); `numbers` are its
-    numbers as written (duplicates kept), whether or not they name a source. This is what the
-    UI turns into chips.
-    """
+    """Every bracket marker of `answer` as ``(start, end, numbers)``, in order: ``answer[start:end]``
+    is the whole group (``"[1, 2]"``), `numbers` its numbers as written (duplicates kept), whether or
+    not they name a source. The window draws these as chips."""
     return [(s, e, [n for n, _, _ in nums]) for s, e, nums in _marker_items(_as_text(answer))]
 
 
 def build_citations(answer: str, sources: Sequence[Source]) -> CitationResult:
-    """One `Citation` per distinct marker number that names a source (``source.ordinal``),
-    ordered by first occurrence; markers naming no source are counted, not cited.
-
-    If two sources share an ordinal, the first one wins.
-    """
+    """One `Citation` per distinct marker number that names a source (``source.ordinal``; of two
+    with one ordinal, the first), ordered by first occurrence; markers naming none are counted."""
     by_ordinal = {source.ordinal: source for source in reversed(list(sources or ()))}  # reversed: the first wins
-
     citations: dict[int, Citation] = {}
     unmatched = 0
     unmatched_numbers: dict[int, None] = {}

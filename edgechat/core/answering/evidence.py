@@ -332,14 +332,8 @@ def question_parts(question: str) -> list[str]:
     return parts if len(parts) > 1 else [question]
 
 
-def select(
-    question: str,
-    sources: Sequence[Source],
-    embed: Callable[[list[str]], Any] | None = None,
-    *,
-    naming: Sequence[str] = (),
-    searched: Mapping[str, str] | None = None,
-) -> Selection:
+def select(question: str, sources: Sequence[Source], embed: Callable[[list[str]], Any] | None = None, *,
+           naming: Sequence[str] = (), searched: Mapping[str, str] | None = None) -> Selection:
     """The quotes of `sources` (in retrieval order) that best answer `question`. `naming`: the
     question's words that say which document it is about (edgechat.core.search.subject); they
     chose the documents and say nothing about which sentence answers, so they are left out of the

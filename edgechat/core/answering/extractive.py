@@ -28,12 +28,8 @@ class ExtractiveClient:
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
-    def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        options: ChatOptions,
-        cancel: threading.Event | None = None,
-    ) -> Iterator[ChatUpdate]:
+    def stream(self, messages: Sequence[ChatMessage], options: ChatOptions,
+               cancel: threading.Event | None = None) -> Iterator[ChatUpdate]:
         text = ""
         pieces = [f"{quote} [{n}]" for n, quote in options.evidence[:MAX_QUOTED]] or [NO_MATCH_TEXT]
         budget = max(1, int(options.max_new_tokens))

@@ -336,12 +336,15 @@ class GenaiChatClient:
                     n_new = 0
                     t_first = t_last = None
                     loop = _LoopDetector()
+                    sure: list[float] = []  # the probability of each token not yet yielded
                     while True:
                         if cancel is not None and cancel.is_set():
                             stop = StopReason.CANCELLED
                             break
+                        logits = np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1)
                         generator.generate_next_token()
                         token = int(generator.get_next_tokens()[0])
+                        sure.append(float(_softmax(logits)[token]))
                         n_new += 1
                         t_last = time.perf_counter()
                         if t_first is None:
@@ -354,8 +357,8 @@ class GenaiChatClient:
                         if delta:
                             text += delta
                             stats["new_tokens"] = n_new
-                            yield ChatUpdate(delta=delta, text=text, p_decline=p_decline)
-                            p_decline = None  # on the first update only
+                            yield ChatUpdate(delta=delta, text=text, p_decline=p_decline, token_p=tuple(sure))
+                            p_decline, sure = None, []  # p_decline: on the first update only
                         if n_prompt + n_new >= max_length:
                             stop = limit_reason
                             break

@@ -17,8 +17,9 @@ the documents with the highest total are the subject, when that total is clear o
 name of several words ("September 30, 2023") counts as one more word, held by the descriptions
 that hold it in order. Documents named by single words alone ("a single call"
 and the page "single-executable-applications.md", "a Word document" and a file called "Word")
-are the subject only when retrieval finds them too: one of their passages is among its best few.
-A figure or a name of several words needs no such support. No word list of any collection is
+are the subject only when retrieval finds them too: one of their passages is among its best few,
+and its best one when the question writes none of those words as a name (a word in lower case is a
+common word before it is a title's). A figure or a name of several words needs no such support. No word list of any collection is
 involved.
 """
 
@@ -211,11 +212,14 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     if len(chosen) == n or top - rest < MARGIN:
         return Subject()
     # A document named by single words alone ("a single call", "a Word document") is one retrieval
-    # finds too: one of its passages is among the best few for the question. A figure or a name of
-    # several words needs no such support.
+    # finds too: one of its passages is among the best few for the question, and the best one when
+    # the question writes none of those words as a name ("a records-based cohort" is not the study
+    # titled "... population based cohort study" while retrieval finds another first). A figure or
+    # a name of several words needs no such support.
     names_chosen = [w for w in naming if any(holds(f, w) for f in chosen)]
     by_figure_or_run = any(isinstance(w, tuple) or any(ch.isdigit() for ch in w) for w in names_chosen)
-    if not by_figure_or_run and not any(c.file_id in chosen for c in candidates[:FOUND_AMONG]):
+    found_among = FOUND_AMONG if any(w in names for w in names_chosen) else 1
+    if not by_figure_or_run and not any(c.file_id in chosen for c in candidates[:found_among]):
         return Subject()
     stems = {w for f in chosen for w in described[f] & naming}  # the single words; a run's are its own
     own = {w for f in chosen for w in _words(identity[f]) & stems}

@@ -348,6 +348,19 @@ def test_the_probability_of_a_given_beginning_is_read_from_the_first_token(clien
     assert "".join(u.delta for u in own) == last.text  # reading it changes nothing of the answer
 
 
+def test_each_delta_carries_the_probability_of_each_token_it_decodes(client):
+    """One probability per generated token, each in (0, 1]; the first is the one the first token's
+    probability of a given beginning reads, when that beginning is the answer's own."""
+    updates, last = run(client, [SYSTEM, QUESTION], ChatOptions(temperature=0.0, max_new_tokens=24))
+    probabilities = [p for u in updates for p in u.token_p]
+    assert len(probabilities) in (client.last_stats["new_tokens"], client.last_stats["new_tokens"] - 1)  # EOS
+    assert all(0.0 < p <= 1.0 for p in probabilities) and len(set(probabilities)) > 1
+    assert all(u.token_p for u in updates if u.delta) and not last.token_p
+    own, _ = run(client, [SYSTEM, QUESTION], ChatOptions(temperature=0.0, max_new_tokens=24, decline_text=last.text))
+    assert own[0].p_decline == pytest.approx(probabilities[0])
+    assert [p for u in own for p in u.token_p] == pytest.approx(probabilities)  # the same answer, read alike
+
+
 def test_p_yes_between_two_tokens_leaves_the_stream_as_it_was(client, smollm2_dir):
     """The answer pass asks the model a yes/no question between two tokens of its own stream: the
     answer is a probability, the second question's differs from the first's, and the stream goes

@@ -18,9 +18,9 @@ name of several words ("September 30, 2023") counts as one more word, held by th
 that hold it in order. Documents named by single words alone ("a single call"
 and the page "single-executable-applications.md", "a Word document" and a file called "Word")
 are the subject only when retrieval finds them too: one of their passages is among its best few,
-and its best one when the question writes none of those words as a name (a word in lower case is a
-common word before it is a title's). A figure or a name of several words needs no such support. No word list of any collection is
-involved.
+and its best one when the question writes none of those words as a name (a word in lower case is
+a common word before it is a title's). A figure or a name of several words needs no such support.
+No word list of any collection is involved.
 """
 
 from __future__ import annotations

@@ -288,9 +288,9 @@ def _print_verdicts(response: Any) -> None:
     """What the check of every sentence found, under the answer."""
     left_out = [v for v in response.draft_verdicts if v.support == "unsupported"] if response.draft else []
     if left_out:
-        print(f"\n(Left out: {len(left_out)} sentence(s) of the model's answer that your documents do not support.)")
+        print(f"\n(Left out: {len(left_out)} sentence(s) of the model's answer that did not hold.)")
         for v in left_out:
-            print(f"Not found in your documents: {_one_line(response.draft[v.start:v.end])}")
+            print(f"Left out: {_one_line(response.draft[v.start:v.end])}")
             if v.reason:
                 print(f"  ({v.reason})")
     if response.abstained:

@@ -216,8 +216,8 @@ def test_a_first_sentence_the_model_was_unsure_of_is_withheld(engine):
     tokens are not counted: models are often unsure of digits they then copy right."""
     from edgechat.core.answering.answer import Answerer, Tuning
 
-    def ask(sureness: dict[str, float]):
-        writer = ScriptedWriter("A year on Mercury lasts 88 Earth days [1].", sureness)
+    def ask(sureness: dict[str, float], text: str = "A year on Mercury lasts 88 Earth days [1]."):
+        writer = ScriptedWriter(text, sureness)
         answerer = Answerer(engine._pipeline(writer), writer, embed=engine.embedder.embed,
                             describe=engine.parts.store.describe_files)
         answerer.tuning = Tuning(sure_at=0.8)
@@ -231,6 +231,9 @@ def test_a_first_sentence_the_model_was_unsure_of_is_withheld(engine):
     assert unsure.diagnostics["sure"] < 0.8 and unsure.draft.startswith("A year on Mercury")
     figure = ask({"88": 0.1})
     assert "88 Earth days" in figure.text and figure.diagnostics["sure"] == pytest.approx(0.99)
+    # The model saying it does not know is a decline, however unsurely it said so.
+    unknown = ask({"know": 0.2, "documents.": 0.2}, "I do not know based on the documents.")
+    assert unknown.abstained and unknown.text == MODEL_FOUND_NONE
 
 
 def test_a_question_that_names_its_document_is_answered_from_it_alone(tmp_path, embedder):

@@ -57,8 +57,7 @@ NOT_IN_DOCUMENTS = "Your documents don't say: nothing in them is close enough to
 MODEL_FOUND_NONE = "Your documents don't seem to answer this: the passages closest to it do not say."
 MODEL_NOT_CHECKED = ("No answer is shown: what the model wrote does not hold against the passages it was given. "
                      "They are listed under Sources.")
-MODEL_UNSURE = ("No answer is shown: the model was unsure of what it wrote. The passages it was given are listed "
-                "under Sources.")
+MODEL_UNSURE = "No answer is shown: the model was unsure of what it wrote. Its passages are listed under Sources."
 UNSURE = "the model was unsure of it"
 MODEL_RESTATED = ("No answer is shown: what the model wrote only repeats the question. The passages it was "
                   "given are listed under Sources.")
@@ -279,7 +278,9 @@ class Answerer:
         abstained = False
         kept_whole = bool(shown.verdicts) and not derailed
         if not shown.text and stop_reason != StopReason.CANCELLED:
-            if declined_early or _DONT_KNOW_RE.search(draft):
+            if draft_verdicts and draft_verdicts[-1].reason == UNSURE:  # withheld before it was judged
+                shown.text, abstained = MODEL_UNSURE, True
+            elif declined_early or _DONT_KNOW_RE.search(draft):
                 # The writer read the evidence and found no answer in it: showing the evidence
                 # then was wrong far more often than right on the tuning halves (docs/answers.md).
                 shown.text, abstained = MODEL_FOUND_NONE, True
@@ -291,8 +292,7 @@ class Answerer:
             elif self.client.kind == ClientKind.MODEL:
                 # The model's first sentence does not hold: its evidence rarely held the answer either
                 # (shown as the answer, it was right for 9 of 45 such questions: docs/answers.md).
-                unsure = draft_verdicts and draft_verdicts[-1].reason == UNSURE  # withheld before it was judged
-                shown.text, abstained = MODEL_UNSURE if unsure else MODEL_NOT_CHECKED, True
+                shown.text, abstained = MODEL_NOT_CHECKED, True
             else:
                 self._quote_evidence(shown, quotes, question)
             first_shown = first_shown or time.perf_counter()
@@ -401,7 +401,7 @@ class Answerer:
             if shown.text and _said(draft[s:e]) in _said(shown.text):  # already shown: says nothing more
                 draft_verdicts.append(SentenceVerdict(s, e, Support.NO_CLAIM, reason="repeats a sentence shown"))
                 continue
-            if not shown.text and sure and (p := sure.of(s, e)) is not None:
+            if not shown.text and sure and not _DONT_KNOW_RE.search(draft[s:e]) and (p := sure.of(s, e)) is not None:
                 shown.sure = p
                 if p < self.tuning.sure_at:
                     draft_verdicts.append(SentenceVerdict(s, e, Support.UNSUPPORTED, reason=UNSURE))

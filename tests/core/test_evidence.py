@@ -182,22 +182,24 @@ def test_a_word_written_in_lower_case_names_a_document_only_when_retrieval_finds
     studies = {"s1": Description("5691.txt\nAntidepressant use in older people: population based cohort study"),
                "s2": Description("1098.txt\nADHD medications and risk of serious cardiovascular events"),
                "s3": Description("1200.txt\nVitamin C and the risk of cancer: a randomized trial")}
-    s2_first = [_cand("s2", "Current users of methylphenidate had fewer heart attacks than past users."),
-                _cand("s1", "Falls and fractures were more common in the first month of use."),
-                _cand("s3", "Vitamin C had no effect on total cancer.")]
-    question = "In the large records-based cohort on methylphenidate, what bias did the authors name?"
-    assert not named_documents(question, s2_first, studies)
-    assert named_documents(question, [s2_first[1], s2_first[0], s2_first[2]], studies).file_ids == ["s1"]
-    assert named_documents("In the Population Based Cohort of older people, were falls more common?",
-                           s2_first, studies).file_ids == ["s1"]
+    other_first = [_cand("s2", "Current users of methylphenidate had fewer heart attacks than past users."),
+                   _cand("s1", "Falls and fractures were more common in the first month of use."),
+                   _cand("s3", "Vitamin C had no effect on total cancer.")]
     pages = {"p1": Description("cli.md\nCommand-line API"), "p2": Description("repl.md\nREPL"),
              "p3": Description("os.md\nOperating system")}
-    p2_first = [_cand("p2", "Use replServer.defineCommand() to add a new keyword to the REPL instance."),
-                _cand("p1", "Options given on the command line override the environment."),
-                _cand("p3", "Returns the host name of the operating system.")]
-    question = "How do I add my own command to the interactive prompt, and what can its object hold?"
-    assert not named_documents(question, p2_first, pages)
-    assert named_documents(question, [p2_first[1], p2_first[0], p2_first[2]], pages).file_ids == ["p1"]
+    other_page_first = [_cand("p2", "Use replServer.defineCommand() to add a new keyword to the REPL instance."),
+                        _cand("p1", "Options given on the command line override the environment."),
+                        _cand("p3", "Returns the host name of the operating system.")]
+    for docs, found, question, titled in (
+        (studies, other_first, "In the large records-based cohort on methylphenidate, what bias did the authors name?",
+         "s1"),
+        (pages, other_page_first, "How do I add my own command to the interactive prompt, and what can its object hold?",
+         "p1"),
+    ):
+        assert not named_documents(question, found, docs)
+        assert named_documents(question, [found[1], found[0], found[2]], docs).file_ids == [titled]
+    assert named_documents("In the Population Based Cohort of older people, were falls more common?",
+                           other_first, studies).file_ids == ["s1"]
 
 
 def test_a_title_word_most_other_documents_use_does_not_name_a_document():

@@ -46,7 +46,7 @@ from edgechat.core.search.pipeline import RagPipeline
 from edgechat.core.search.subject import Description, Subject, named_documents
 
 __all__ = ["MODEL_FOUND_NONE", "MODEL_NOT_CHECKED", "NOTHING_FOUND", "NOT_IN_DOCUMENTS", "NO_SEARCH_EXTRACTIVE",
-           "YOUR_DOCUMENTS_SAY", "Answerer", "Gathered", "prompt_quotes"]
+           "MODEL_UNSURE", "YOUR_DOCUMENTS_SAY", "Answerer", "Gathered", "prompt_quotes"]
 
 NOTHING_FOUND = "Nothing in your library matched this question, so there is nothing to cite."
 NO_SEARCH_EXTRACTIVE = (

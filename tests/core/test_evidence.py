@@ -59,6 +59,25 @@ def test_a_heading_that_only_names_the_subject_brings_the_sentence_after_it(embe
     assert any("nothing is sent" in q.text for q in sel.quotes)
 
 
+def test_an_opening_phrase_that_says_where_to_look_does_not_choose_the_quote(embedder):
+    """"In the trial of ..., at which dose ...?": the opening phrase says which study to read, and
+    the sentence that restates it (the methods) is not the one that answers. Shown on a study
+    abstract and on a manual."""
+    abstract = ("METHODS We randomized 151 patients with ischemic heart disease to one of five daily doses of "
+                "folic acid or placebo for three months. RESULTS Homocysteine fell most at 0.8 mg a day, by 23 "
+                "percent.")
+    manual = ("This chapter covers installing packages on Windows into a user library you can write to. "
+              "The R_LIBS_USER variable names that folder; set it before starting R.")
+    for question, want, text in (
+        ("In the randomized trial of five daily doses of folic acid in 151 patients with ischemic heart disease, "
+         "at which dose did homocysteine fall most?", "0.8 mg", abstract),
+        ("In the chapter on installing packages on Windows into a user library, which variable names that "
+         "folder?", "R_LIBS_USER", manual),
+    ):
+        sel = select(question, [src(1, text, "doc")], embedder.embed)
+        assert want in sel.ranked[0].text, (question, [q.text for q in sel.ranked[:2]])
+
+
 def _cand(file_id: str, text: str) -> Candidate:
     return Candidate(f"{file_id}-c", file_id, f"/docs/{file_id}", file_id, 1, 0, len(text), text)
 

@@ -332,13 +332,19 @@ def question_parts(question: str) -> list[str]:
     return parts if len(parts) > 1 else [question]
 
 
+# A question's opening phrase that says where to look, up to the comma after it (not one in a date):
+# "In the 2019 trial of folic acid in 151 patients, at which dose ...?", "According to the FAQ, ...".
+_WHERE_RE = re.compile(r"^\s*(?:in|according to|under|per|for|from|within|on|of)\b(?:[^,?]|,\s*(?=\d))*?,\s+"
+                       r"(?=[^\d\s])", re.IGNORECASE)
+
+
 def select(question: str, sources: Sequence[Source], embed: Callable[[list[str]], Any] | None = None, *,
            naming: Sequence[str] = (), searched: Mapping[str, str] | None = None) -> Selection:
     """The quotes of `sources` (in retrieval order) that best answer `question`. `naming`: the
     question's words that say which document it is about (edgechat.core.search.subject); they
     chose the documents and say nothing about which sentence answers, so they are left out of the
-    question as the quotes are scored. `searched`: each passage as indexed for search, its
-    boilerplate left out (see `_quotes_of`)."""
+    question as the quotes are ranked, as is an opening phrase that says where to look (`_WHERE_RE`).
+    `searched`: each passage as indexed for search, its boilerplate left out (see `_quotes_of`)."""
     quotes = _quotes_of(sources, searched)
     if not quotes:
         return Selection([], 0.0, 0, len(sources))
@@ -347,7 +353,9 @@ def select(question: str, sources: Sequence[Source], embed: Callable[[list[str]]
              if naming else None)
 
     def without_naming(text: str) -> str | None:
-        rest = " ".join(named.sub(" ", text).split()) if named else text
+        asked = _WHERE_RE.sub("", text, count=1)
+        asked = asked if terms(asked) else text
+        rest = " ".join(named.sub(" ", asked).split()) if named else asked
         return rest if rest != text and terms(rest) else None  # a question all names keeps them
 
     vectors: dict[int, np.ndarray] = {}
@@ -359,7 +367,7 @@ def select(question: str, sources: Sequence[Source], embed: Callable[[list[str]]
         for part in parts:
             ordered = _ordered(part, quotes, _scores(without_naming(part) or part, quotes, embed, n_sources, vectors)[0])
             part_best.append(quotes[max(range(len(quotes)), key=lambda i: ordered[i])])
-    # Per form of the question (as asked; without its naming words), each quote's score.
+    # Per form of the question (as asked; without its naming words and where to look), each quote's score.
     rest = without_naming(question)
     scores = [_scores(form, quotes, embed, n_sources, vectors) for form in ([question, rest] if rest else [question])]
     ranking = _ordered(question, quotes, scores[-1][0])  # by what the question asks of the document

@@ -401,7 +401,8 @@ class Answerer:
             if shown.text and _said(draft[s:e]) in _said(shown.text):  # already shown: says nothing more
                 draft_verdicts.append(SentenceVerdict(s, e, Support.NO_CLAIM, reason="repeats a sentence shown"))
                 continue
-            if not shown.text and sure and not _DONT_KNOW_RE.search(draft[s:e]) and (p := sure.of(s, e)) is not None:
+            p = None if shown.text or sure is None or _DONT_KNOW_RE.search(draft[s:e]) else sure.of(s, e)
+            if p is not None:  # the sentence would open the answer, and is not one of not knowing
                 shown.sure = p
                 if p < self.tuning.sure_at:
                     draft_verdicts.append(SentenceVerdict(s, e, Support.UNSUPPORTED, reason=UNSURE))

@@ -5,8 +5,9 @@ the user sees highlighted under it.
 Every passage is cut into quotes (`split_quotes`; a table row is read with its table's headings),
 each scored by meaning (alone, and in its context), the question's terms and its passage's rank;
 `select` keeps the best few, each with the quote after it, and says how strong the best is (whether
-the documents say anything about the question at all). What a reader never sees as content (comments, running headers and
-footers, contents entries) is not quoted. docs/answers.md ("Evidence first") gives the reasons.
+the documents say anything about the question at all). What a reader never sees as content
+(comments, running headers and footers, contents entries) is not quoted. docs/answers.md
+("Evidence first") gives the reasons.
 """
 
 from __future__ import annotations
@@ -352,7 +353,7 @@ def select(question: str, sources: Sequence[Source], embed: Callable[[list[str]]
     named = (re.compile(r"\b(?:" + "|".join(re.escape(w) for w in naming) + r")\w*", re.IGNORECASE)
              if naming else None)
 
-    def without_naming(text: str) -> str | None:
+    def what_is_asked(text: str) -> str | None:
         asked = _WHERE_RE.sub("", text, count=1)
         asked = asked if terms(asked) else text
         rest = " ".join(named.sub(" ", asked).split()) if named else asked
@@ -365,10 +366,10 @@ def select(question: str, sources: Sequence[Source], embed: Callable[[list[str]]
     part_best: list[Quote] = []
     if len(parts) > 1:
         for part in parts:
-            ordered = _ordered(part, quotes, _scores(without_naming(part) or part, quotes, embed, n_sources, vectors)[0])
+            ordered = _ordered(part, quotes, _scores(what_is_asked(part) or part, quotes, embed, n_sources, vectors)[0])
             part_best.append(quotes[max(range(len(quotes)), key=lambda i: ordered[i])])
-    # Per form of the question (as asked; without its naming words and where to look), each quote's score.
-    rest = without_naming(question)
+    # Per form of the question (as asked; what it asks: no naming words or where to look), each quote's score.
+    rest = what_is_asked(question)
     scores = [_scores(form, quotes, embed, n_sources, vectors) for form in ([question, rest] if rest else [question])]
     ranking = _ordered(question, quotes, scores[-1][0])  # by what the question asks of the document
     for q, score in zip(quotes, ranking):

@@ -13,7 +13,10 @@ into the user cache (eval-libraries/<set>):
   books      ../shared/data/corpus/epub and ../shared/data/corpus/docx (EPUB books, Word files)
   papers     ../shared/data/corpus/pdf/unstructured (papers and reports; a kind never tuned on)
   abstracts  300 SciFact abstracts (../shared/data/eval/scifact-dev), each made a text file in the
-             user cache (eval-documents/abstracts): look-alike medical abstracts, never tuned on
+             user cache (eval-documents/abstracts): look-alike medical abstracts
+  licences   the licence texts a Debian system ships (/usr/share/common-licenses), each made a text
+             file in the user cache (eval-documents/licences): legal texts in look-alike versions
+             (GPL-1/2/3, LGPL, GFDL, MPL), a kind never tuned on
 The questions, key facts and evidence were written from the documents by someone who had not read
 the code. The held-out half of a set is read only to report; once read it is tuning data.
 
@@ -57,6 +60,7 @@ CORPORA: dict[str, list[Path]] = {
     "books": [SHARED / "corpus" / "epub", SHARED / "corpus" / "docx"],
     "papers": [SHARED / "corpus" / "pdf" / "unstructured"],
     "abstracts": [SHARED / "eval" / "scifact-dev"],  # made into text files first (abstracts_folder)
+    "licences": [Path("/usr/share/common-licenses")],  # likewise (licences_folder)
 }
 SETS = ("manuals", "filings", "markdown", "books")  # the sets with tuning halves; papers is held out only
 SCIFACT = CORPORA["abstracts"][0]
@@ -79,6 +83,22 @@ def abstracts_folder(folder: Path) -> Path:
         doc = json.loads(line)
         if doc["_id"] in kept:
             (folder / f"{doc['_id']}.txt").write_text(f"{doc['title'].strip()}\n\n{doc['text'].strip()}\n", encoding="utf-8")
+    return folder
+
+
+def licences_folder(folder: Path) -> Path:
+    """The licences set's documents in `folder`: each licence text the system ships (a file, not one of
+    its links such as GPL -> GPL-3) copied as "<name>.txt", since the library reads files by their
+    extension."""
+    source = CORPORA["licences"][0]
+    texts = sorted(p for p in source.iterdir() if p.is_file() and not p.is_symlink()) if source.is_dir() else []
+    if not texts:
+        raise SystemExit(f"the licences set is made from {source}, which this system does not have")
+    folder.mkdir(parents=True, exist_ok=True)
+    for p in texts:
+        target = folder / f"{p.name}.txt"
+        if not target.exists():
+            target.write_bytes(p.read_bytes())
     return folder
 
 # ----------------------------------------------------------------------------- pure scoring
@@ -238,7 +258,8 @@ def open_library(name: str):
     if missing:  # else an empty library would be made, kept, and every answer counted as declined
         raise SystemExit(f"the {name} set's documents are not at {', '.join(missing)}: the benchmarks read "
                          f"../shared next to the checkout (a worktree elsewhere needs it linked there)")
-    folders = [abstracts_folder(paths.cache_dir() / "eval-documents" / name)] if name == "abstracts" else CORPORA[name]
+    made = {"abstracts": abstracts_folder, "licences": licences_folder}.get(name)
+    folders = [made(paths.cache_dir() / "eval-documents" / name)] if made else CORPORA[name]
     if not (lib / "library.sqlite3").exists():
         print(f"indexing {', '.join(map(str, folders))} into {lib} (once)...", file=sys.stderr, flush=True)
         t = time.perf_counter()

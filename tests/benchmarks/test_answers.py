@@ -196,6 +196,25 @@ def test_the_abstracts_set_is_made_of_the_judged_abstracts_lowest_ids_first(tmp_
     assert answers.abstracts_folder(tmp_path / "out") == folder
 
 
+def test_the_licences_set_copies_each_licence_file_once_as_text_and_skips_its_links(tmp_path, monkeypatch):
+    """A stand-in for /usr/share/common-licenses: each licence file becomes "<name>.txt" (the library
+    reads files by extension); a link to another licence (GPL -> GPL-3) is not copied twice."""
+    import benchmarks.answers as answers
+
+    source = tmp_path / "common-licenses"
+    source.mkdir()
+    (source / "GPL-3").write_text("GNU GENERAL PUBLIC LICENSE\nVersion 3\n", encoding="utf-8")
+    (source / "BSD").write_text("Redistribution and use in source and binary forms\n", encoding="utf-8")
+    (source / "GPL").symlink_to(source / "GPL-3")
+    monkeypatch.setitem(answers.CORPORA, "licences", [source])
+    folder = answers.licences_folder(tmp_path / "out")
+    assert sorted(p.name for p in folder.iterdir()) == ["BSD.txt", "GPL-3.txt"]
+    assert (folder / "GPL-3.txt").read_text(encoding="utf-8") == "GNU GENERAL PUBLIC LICENSE\nVersion 3\n"
+    monkeypatch.setitem(answers.CORPORA, "licences", [tmp_path / "nowhere"])
+    with pytest.raises(SystemExit, match="does not have"):
+        answers.licences_folder(tmp_path / "other")
+
+
 def test_a_split_a_set_does_not_have_stops_the_run_before_anything_is_asked(capsys):
     from benchmarks.answers import main
 

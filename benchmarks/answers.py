@@ -423,18 +423,21 @@ def calibrate_sure(paths: list[Path], client: str = "") -> dict:
     return _threshold(paths, client, "sure", lambda p, t: p < t, [x / 100 for x in range(100, -1, -1)])
 
 
-def selection_report(sets: list[str], splits: list[str], model: str = "qwen2.5-coder-1.5b-instruct-int4") -> dict:
+def selection_report(sets: list[str], splits: list[str], model: str = "qwen2.5-coder-1.5b-instruct-int4",
+                     words: int = 0) -> dict:
     """The evidence selector alone (no model): per answerable question, whether its key facts are in
     the passages read, in the quotes chosen, in those of them `model`'s prompt holds (its words of
     evidence, answer.TUNED), and how many of the best-ranked quotes it takes to hold them all; per
-    unanswerable one, the best score. Fast enough to run after every change."""
+    unanswerable one, the best score. `words`, when given, is the prompt's budget in place of the
+    model's. Fast enough to run after every change."""
     from edgechat.core.answering.answer import TUNED, Tuning, prompt_quotes
 
     tuning = TUNED.get(model, Tuning())
+    budget = words or tuning.prompt_words
     rows: list[dict] = []
     for name, split, q, g in gathered(sets, splits):
         ranked = g.selection.ranked
-        prompted = "\n".join(x.reading for x in prompt_quotes(q.question, g.selection.quotes, tuning.prompt_words))
+        prompted = "\n".join(x.reading for x in prompt_quotes(q.question, g.selection.quotes, budget))
         depth = next((k for k in range(1, len(ranked) + 1)
                       if holds("\n".join(x.reading for x in ranked[:k]), q.key_facts)), None)
         rows.append({"set": name, "split": split, "id": q.id, "answerable": q.answerable,
@@ -449,7 +452,7 @@ def selection_report(sets: list[str], splits: list[str], model: str = "qwen2.5-c
     return {"sets": sets, "splits": splits, "answerable": len(ans), "unanswerable": len(una),
             "right_document_read": sum(r["right_document"] for r in ans),
             "answer_read": sum(r["read"] for r in ans), "answer_chosen": sum(r["chosen"] for r in ans),
-            "answer_in_prompt": sum(r["prompted"] for r in ans), "prompt_of": model,
+            "answer_in_prompt": sum(r["prompted"] for r in ans), "prompt_of": model, "prompt_words": budget,
             "answer_in_top": {k: sum(1 for d in depths if d <= k) for k in (1, 2, 3, 5, 10)},
             "rows": rows}
 
@@ -528,6 +531,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--selection", action="store_true", help="the evidence selector alone, over --split's "
                     "splits (several with commas)")
+    ap.add_argument("--words", type=int, default=0, help="with --selection: the prompt's words of evidence, in "
+                    "place of the model's tuning")
     ap.add_argument("--client", default="", help="with --calibrate-*: the model whose answers are read")
     ap.add_argument("--calibrate-decline", type=Path, nargs="+", metavar="RESULT.json",
                     help="the model's decline threshold from saved runs made with it off, and exit")
@@ -556,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.calibrate:
         out = with_provenance(calibrate(sets, args.split.split(",")), load_before)
     elif args.selection:
-        out = with_provenance(selection_report(sets, args.split.split(",")), load_before)
+        out = with_provenance(selection_report(sets, args.split.split(","), words=args.words), load_before)
     else:
         out = with_provenance({"split": args.split, "live": True, "results": {}, "rows": []}, load_before)
         for name in sets:

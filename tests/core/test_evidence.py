@@ -193,6 +193,33 @@ def test_a_word_names_a_document_only_when_retrieval_finds_that_document_too():
     assert named_documents("How long does the stock of March 2021 simmer?", found, recipes).file_ids == ["r2"]
 
 
+def test_a_name_only_a_document_s_text_writes_names_it_only_when_retrieval_finds_it_too():
+    """A name of several words in a document's opening, but not in its file name or title, may be
+    the text speaking of something else: a licence defining the "Open FPL" it builds on, a board's
+    minutes welcoming a club. Such a document is the subject only when one of its passages is
+    among retrieval's best few. Shown on licences and on a club's papers."""
+    licences = {"l1": Description("FPL-2\nFREE PROGRAM LICENSE", "FREE PROGRAM LICENSE\nVersion 2"),
+                "l2": Description("LFPL-3\nLESSER FREE PROGRAM LICENSE",
+                                  'LESSER FREE PROGRAM LICENSE\nAs used herein, the "Open FPL" refers to the Free '
+                                  "Program License."),
+                "l3": Description("ADL-1\nART DOCUMENT LICENSE", "ART DOCUMENT LICENSE\nVersion 1")}
+    found = [_cand("l1", f"You may charge a fee for the physical act of transferring a copy ({i}).") for i in range(5)]
+    found += [_cand("l2", "You may convey a combined work under terms of your choice."),
+              _cand("l3", "The document may be copied in any medium.")]
+    question = "Under the Open FPL, can a fee be charged for copies?"
+    assert not named_documents(question, found, licences)
+    assert named_documents(question, found[5:] + found[:5], licences).file_ids == ["l2"]  # found among the first
+    papers = {"c1": Description("minutes-0504\nMinutes of the board",
+                                "Minutes of the board. The chair welcomed two members of Riverside Rowing Club."),
+              "c2": Description("handbook\nMembers' handbook", "Members' handbook. Welcome aboard."),
+              "c3": Description("accounts\nAnnual accounts", "Annual accounts for the year.")}
+    found = [_cand("c2", f"Members may bring up to two guests to the boathouse ({i}).") for i in range(5)]
+    found += [_cand("c1", "The board approved the new mooring fees."), _cand("c3", "Income rose by a tenth.")]
+    question = "How many guests may a member of Riverside Rowing Club bring?"
+    assert not named_documents(question, found, papers)
+    assert named_documents(question, found[5:] + found[:5], papers).file_ids == ["c1"]
+
+
 def test_a_word_written_in_lower_case_names_a_document_only_when_retrieval_finds_it_first():
     """A title's ordinary words ("based", "cohort"; "command") name its document when the question
     uses them in lower case only if retrieval's best passage is that document's: else they describe

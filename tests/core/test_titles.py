@@ -173,3 +173,38 @@ def test_the_opening_a_document_gives_of_itself_reads_across_its_first_page(tmp_
         assert "Anna Reyes" in opened["scan-0001"] and "Chapter I" not in opened["scan-0001"]
     finally:
         store.close()
+
+
+def test_what_a_document_says_of_itself_leaves_out_how_it_was_read(tmp_path: Path) -> None:
+    """The parsers record how they read a file (its encoding, its count of pages or sections, the
+    parser): facts of the reading, not names the document gives itself, so they are not in its
+    description (a question's "version 2" must not name a file for having two sections). What
+    the file itself says (a PDF's author) stays. Shown on a text file and on a PDF report."""
+    import numpy as np
+
+    from edgechat.core.records import Chunk
+    from edgechat.core.store import Store
+    from tests.core.test_store import DIM, InMemoryVectorIndex
+
+    terms = tmp_path / "house-rules.txt"
+    terms.write_text("HOUSE RULES\n\n" + "\n\n".join(f"Rule {n}. Guests sign the book." for n in range(1, 4)),
+                     encoding="utf-8")
+    survey = tmp_path / "survey.pdf"
+    survey.write_bytes(make_pdf(["Annual Survey of Wetland Birds", "Counts by site.", "Methods."],
+                                {"Author": "Ines Okafor"}))
+    store = Store(tmp_path / "library", vector_index_factory=InMemoryVectorIndex)
+    try:
+        described = {}
+        for path in (terms, survey):
+            doc = parse_document(path)
+            assert {"encoding", "sections"} <= doc.metadata.keys() or {"pages", "parser"} <= doc.metadata.keys()
+            chunks = [Chunk(page=1, start=0, end=20, text=doc.pages[0].text[:20])]
+            fid = store.begin_file(str(path), str(tmp_path), 100, 1.0, path.name.ljust(64, "0"))
+            store.commit_file(fid, chunks, np.ones((1, DIM), dtype=np.float32), title=doc.title, fmt=path.suffix[1:],
+                              pages=len(doc.pages), metadata=doc.metadata, sha256=path.name.ljust(64, "0"))
+            described[path.name] = store.describe_files([fid])[fid].identity.split("\n")
+        assert "utf-8" not in described["house-rules.txt"] and "1" not in described["house-rules.txt"]
+        assert "3" not in described["survey.pdf"] and not any("pdfium" in v or "pypdf" in v for v in described["survey.pdf"])
+        assert "Ines Okafor" in described["survey.pdf"] and "house-rules" in described["house-rules.txt"]
+    finally:
+        store.close()

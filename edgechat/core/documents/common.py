@@ -228,6 +228,14 @@ def _iso_date(raw: object) -> str | None:
     return None
 
 
+#: Metadata the parsers write about the reading of a file (how it was decoded, how many pages or
+#: sections it has, which parser read it and what it could not): not what the document says of
+#: itself, so not read when a question names a document (Store.describe_files).
+READING_KEYS = frozenset({"delimiter", "encoding", "encrypted", "pages", "parser", "partly_read", "read_as",
+                          "read_by_ocr", "recovered_objects", "rows", "sections", "sheets", "slides",
+                          "unreadable_pages"})
+
+
 def _put(metadata: dict[str, str], key: str, value: object) -> None:
     if value is None:
         return

@@ -19,8 +19,9 @@ that hold it in order. Documents named by single words alone ("a single call"
 and the page "single-executable-applications.md", "a Word document" and a file called "Word")
 are the subject only when retrieval finds them too: one of their passages is among its best few,
 and its best one when the question writes none of those words as a name (a word in lower case is
-a common word before it is a title's). A figure or a name of several words needs no such support.
-No word list of any collection is involved.
+a common word before it is a title's). A figure needs no such support, nor does a name of several
+words in the document's identity (file name, title, metadata); one only its text writes may be the
+text speaking of another document. No word list of any collection is involved.
 """
 
 from __future__ import annotations
@@ -164,6 +165,7 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     runs = _name_runs(question)
     sequences = {fid: (_sequence(identity[fid]), _sequence(opening[fid])) for fid in descriptions} if runs else {}
     held_runs = {fid: {r for r in runs if any(_holds(seq, r) for seq in sequences[fid])} for fid in sequences}
+    own_runs = {fid: {r for r in held_runs[fid] if _holds(sequences[fid][0], r)} for fid in sequences}
     df: dict[str | tuple[str, ...], int] = {w: sum(w in d for d in described.values()) for w in q_words}
     df.update({r: sum(r in h for h in held_runs.values()) for r in runs})
     naming = {w for w, k in df.items() if 0 < k < n}
@@ -214,10 +216,13 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     # A document named by single words alone ("a single call", "a Word document") is one retrieval
     # finds too: one of its passages is among the best few for the question, and the best one when
     # the question writes none of those words as a name ("a records-based cohort" is not the study
-    # titled "... population based cohort study" while retrieval finds another first). A figure or
-    # a name of several words needs no such support.
+    # titled "... population based cohort study" while retrieval finds another first). A figure, or
+    # a name of several words in the document's identity, needs no such support; a name of several
+    # words only its text writes may be the text speaking of another document (a licence's
+    # definitions: '"the GNU GPL" refers to version 3 of ...').
     names_chosen = [w for w in naming if any(holds(f, w) for f in chosen)]
-    by_figure_or_run = any(isinstance(w, tuple) or any(ch.isdigit() for ch in w) for w in names_chosen)
+    by_figure_or_run = any(any(w in own_runs[f] for f in chosen) if isinstance(w, tuple) else
+                           any(ch.isdigit() for ch in w) for w in names_chosen)
     found_among = FOUND_AMONG if any(w in names for w in names_chosen) else 1
     if not by_figure_or_run and not any(c.file_id in chosen for c in candidates[:found_among]):
         return Subject()

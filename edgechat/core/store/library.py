@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from edgechat.core.documents.common import READING_KEYS
 from edgechat.core.documents.titles import page_title
 from edgechat.core.indexing.context import HEADING_CHARS, HEADING_LINES, find_tables
 from edgechat.core.records import Candidate, Chunk, FileState, WordBox
@@ -776,10 +777,11 @@ class Store:
         return self.open_vectors().query(query_vec, k, file_ids)
 
     def describe_files(self, file_ids: Sequence[str], head_chars: int = 1000) -> dict[str, Description]:
-        """What each file says of itself: its identity (file name, title, metadata values) and the
-        opening `head_chars` characters of its first page with text, read across that page's
-        passages (a cover page's first passage may end before the name it gives). The answerer
-        reads it to tell which documents a question names (edgechat.core.search.subject)."""
+        """What each file says of itself: its identity (file name, title, and the metadata values
+        that are not about its reading, such as a count of pages or an encoding) and the opening
+        `head_chars` characters of its first page with text, read across that page's passages (a
+        cover page's first passage may end before the name it gives). The answerer reads it to
+        tell which documents a question names (edgechat.core.search.subject)."""
         out: dict[str, Description] = {}
         with self._db_lock:
             for fid in dict.fromkeys(file_ids):
@@ -795,7 +797,8 @@ class Store:
                     if page != first or len(opening) >= head_chars:
                         break
                     opening += ("\n" if opening else "") + text
-                values = [str(v) for v in (json.loads(meta) if meta else {}).values() if isinstance(v, str)]
+                values = [v for k, v in (json.loads(meta) if meta else {}).items()
+                          if isinstance(v, str) and k not in READING_KEYS]
                 out[fid] = Description("\n".join([Path(path).stem, title or "", *values]), opening[:head_chars])
         return out
 

@@ -16,7 +16,8 @@ into the user cache (eval-libraries/<set>):
              user cache (eval-documents/abstracts): look-alike medical abstracts
   licences   the licence texts a Debian system ships (/usr/share/common-licenses), each made a text
              file in the user cache (eval-documents/licences): legal texts in look-alike versions
-             (GPL-1/2/3, LGPL, GFDL, MPL), a kind never tuned on
+             (GPL-1/2/3, LGPL, GFDL, MPL): a kind first asked in heldout50, tuned on since then only
+             by the subject step's rule for names a document's text writes
 The questions, key facts and evidence were written from the documents by someone who had not read
 the code. The held-out half of a set is read only to report; once read it is tuning data.
 

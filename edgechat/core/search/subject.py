@@ -221,10 +221,11 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     # words only its text writes may be the text speaking of another document (a licence's
     # definitions: '"the GNU GPL" refers to version 3 of ...').
     names_chosen = [w for w in naming if any(holds(f, w) for f in chosen)]
-    by_figure_or_run = any(any(w in own_runs[f] for f in chosen) if isinstance(w, tuple) else
-                           any(ch.isdigit() for ch in w) for w in names_chosen)
+    def needs_no_support(w: str | tuple[str, ...]) -> bool:  # a figure, or a run the identity holds
+        return any(w in own_runs[f] for f in chosen) if isinstance(w, tuple) else any(ch.isdigit() for ch in w)
+
     found_among = FOUND_AMONG if any(w in names for w in names_chosen) else 1
-    if not by_figure_or_run and not any(c.file_id in chosen for c in candidates[:found_among]):
+    if not any(map(needs_no_support, names_chosen)) and not any(c.file_id in chosen for c in candidates[:found_among]):
         return Subject()
     stems = {w for f in chosen for w in described[f] & naming}  # the single words; a run's are its own
     own = {w for f in chosen for w in _words(identity[f]) & stems}

@@ -106,13 +106,14 @@ def licences_folder(folder: Path) -> Path:
 
 
 def normalise(text: str) -> str:
-    """Lower case, typographic quotes and dashes made plain, a percent sign joined to its figure,
-    whitespace runs made one space."""
+    """Lower case, typographic quotes and dashes made plain, a percent sign joined to its figure, a
+    decimal point printed as a middle dot made a full stop, whitespace runs made one space."""
     text = text.lower()
     text = re.sub(r"[\u2018\u2019\u201a\u2032`\u00b4]", "'", text)
     text = re.sub(r"[\u201c\u201d\u201e\u2033]", '"', text)
     text = re.sub(r"[\u2010-\u2015\u2212]", "-", text)
     text = re.sub(r"(\d)\s+%", r"\1%", text)  # "14.6 %" is "14.6%"
+    text = re.sub(r"(?<=\d)\u00b7(?=\d)", ".", text)  # "14\u00b76" (a middle-dot decimal point) is "14.6"
     return re.sub(r"\s+", " ", text).strip()
 
 

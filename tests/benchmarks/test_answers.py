@@ -24,6 +24,8 @@ def test_has_fact_is_case_insensitive_and_respects_word_edges():
     assert has_fact("Unstableisalwayscalledsid", "always called sid")  # a PDF's lost spaces
     assert has_fact("cash of 22334 million", "22,334")  # thousands separators
     assert not has_fact("cash of 122334 million", "22,334")
+    assert has_fact("a hazard ratio of 1.68", "1\u00b768") and has_fact("rose by 1\u00b768", "1.68")  # a middle-dot decimal
+    assert not has_fact("a hazard ratio of 1.68", "68")
 
 
 def test_figures_rule():

@@ -75,6 +75,18 @@ def test_a_count_written_as_a_word_is_the_same_figure_as_its_digits():
     assert support("The airplane departed from Seward with three passengers on board [1].", report) == Support.UNSUPPORTED
 
 
+def test_a_decimal_point_printed_as_a_middle_dot_is_a_decimal_point():
+    # Some publishers print "4·6" for 4.6; the model writes it either way, and the dot joins the
+    # figure's two halves rather than making two figures of them.
+    trial = quotes("Acute rejection occurred in 4·6% of the treated group and 21·6% of the control group.")
+    assert support("Acute rejection occurred in 4.6% of the treated group [1].", trial) == Support.SUPPORTED
+    assert support("Acute rejection occurred in 4·6% of the treated group [1].", trial) == Support.SUPPORTED
+    assert support("Acute rejection occurred in 6% of the treated group [1].", trial) == Support.UNSUPPORTED
+    survey = quotes("The bridge rises on a gradient of 1·5 in 100 and cost £2·4 million to build.")
+    assert support("The bridge cost £2.4 million to build [1].", survey) == Support.SUPPORTED
+    assert support("The bridge cost £4 million to build [1].", survey) == Support.UNSUPPORTED
+
+
 def test_a_table_figure_is_the_cell_of_the_row_and_column_the_claim_names():
     header_f, header_s = "Three Months Ended March 31, 2022 2023", "Season results 2019 2020"
     fin = rows(FINANCE, header_f)

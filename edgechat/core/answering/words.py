@@ -12,15 +12,16 @@ from edgechat.core.search.words import STOPWORDS, stem
 __all__ = ["asks_yes_or_no", "figure_spans", "figures", "has_negation", "names", "negated_terms", "terms"]
 
 # A word, or a figure whole ("4,774" and "3.5" are one term each).
-_WORD_RE = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W_]+(?:['\u2019][^\W_]+)?", re.UNICODE)
+_WORD_RE = re.compile(r"\d[\d,]*(?:[.\u00b7]\d+)?|[^\W_]+(?:['\u2019][^\W_]+)?", re.UNICODE)
 # Words that ask or frame rather than say something: they are not what a claim is about.
 _FRAMING = frozenset(
     """according based can could describe detail document documents example explain give know list
     mention mentioned mentions please say says said show shows state states stated tell text use used
     using way ways would also like""".split()
 )
-# A figure: digits with thousands separators and decimals ("1,234.5", "3.14", "2023", "v2").
-_FIGURE_RE = re.compile(r"(?<![\w.])[-\u2212]?\d[\d,]*(?:\.\d+)?(?![\d])")
+# A figure: digits with thousands separators and decimals ("1,234.5", "3.14", "2023", "v2"; a
+# decimal point printed as a middle dot, "3\u00b714", as some publishers print it).
+_FIGURE_RE = re.compile(r"(?<![\w.\u00b7])[-\u2212]?\d[\d,]*(?:[.\u00b7]\d+)?(?![\d])")
 # A count written as a word is the same figure as its digits ("six Nobel Prizes" = "6 Nobel
 # Prizes"). "one" is left out: it is as often a pronoun ("the one that") as a count.
 _NUMBER_WORDS = dict(zip(
@@ -44,24 +45,25 @@ def terms(text: str) -> set[str]:
 
 def _terms_in_order(text: str) -> Iterator[str]:
     for w in _WORD_RE.findall(text.lower()):
-        w = w.replace("\u2019", "'").replace(",", "").removesuffix("'s")  # only a figure holds a comma
+        # only a figure holds a comma or a middle dot (its decimal point)
+        w = w.replace("\u2019", "'").replace(",", "").replace("\u00b7", ".").removesuffix("'s")
         if w in STOPWORDS or w in _FRAMING or (len(w) < 2 and not w.isdigit()):
             continue
         yield _NUMBER_WORDS.get(w) or stem(w)
 
 
 def figures(text: str) -> list[str]:
-    """The figures of `text`, thousands separators removed and the minus sign made plain
-    ("1,234" -> "1234"); a trailing sentence full stop is not a decimal point. A count written as
-    a word is its digits ("six" -> "6")."""
+    """The figures of `text`, thousands separators removed, the minus sign and a middle-dot decimal
+    point made plain ("1,234" -> "1234", "4\u00b76" -> "4.6"); a trailing sentence full stop is not a
+    decimal point. A count written as a word is its digits ("six" -> "6")."""
     written = [_NUMBER_WORDS[m.group().lower()] for m in _NUMBER_WORD_RE.finditer(text)]
     return [f for f, _, _ in figure_spans(text)] + written
 
 
 def figure_spans(text: str) -> list[tuple[str, int, int]]:
     """(figure, start, end) of each figure written in digits in `text`, as `figures` reads it."""
-    return [(m.group().replace(",", "").replace("\u2212", "-").lstrip("-"), m.start(), m.end())
-            for m in _FIGURE_RE.finditer(text)]  # each holds a digit: never empty
+    return [(m.group().replace(",", "").replace("\u00b7", ".").replace("\u2212", "-").lstrip("-"),
+             m.start(), m.end()) for m in _FIGURE_RE.finditer(text)]  # each holds a digit: never empty
 
 
 # A bound written with a negation ("not less than seven years", "no more than 5") says "at least"

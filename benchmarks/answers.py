@@ -277,7 +277,6 @@ def _same_file(path: str, wanted: str) -> bool:
 
 def ask_one(engine: Any, client: Any, q: Question) -> dict:
     """Ask `q` as the window does; the row of what was shown and how it was found."""
-    from edgechat.core.answering.answer import Answerer
     from edgechat.core.records import RagRequest
 
     request = RagRequest(q.question)
@@ -294,9 +293,7 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
         raise RuntimeError("the answer ended without a response")
     diag = response.diagnostics or {}
     # What the evidence selector read, for the ceiling (the same steps, asked again).
-    found = Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
-                        describe=engine.parts.store.describe_files,
-                        searched=engine.parts.store.searched_texts).gather(request)
+    found = answerer_of(engine, client).gather(request)
     read = "\n".join(p.content for p in found.passages)
     chosen = "\n".join(x.reading for x in found.selection.quotes)
     facts = q.key_facts
@@ -332,19 +329,24 @@ def holds(text: str, facts: list[str]) -> bool:
     return bool(facts) and len(facts_found(text, facts)) == len(facts)
 
 
+def answerer_of(engine: Any, client: Any) -> Any:
+    """The answer pass's steps over `engine`'s library, as `Engine.ask` makes them."""
+    from edgechat.core.answering.answer import Answerer
+
+    return Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
+                    describe=engine.parts.store.describe_files, searched=engine.parts.store.searched_texts)
+
+
 def gathered(sets: list[str], splits: list[str]) -> Iterable[tuple[str, str, Question, Any]]:
     """(set, split, question, what Answerer.gather found for it) over the splits of each set: the
     retrieval and evidence steps of the answer, with no model."""
-    from edgechat.core.answering.answer import Answerer
     from edgechat.core.records import RagRequest
 
     for name in sets:
         engine = open_library(name)
         try:
             client = engine.choose_client("extractive").client
-            answerer = Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
-                                describe=engine.parts.store.describe_files,
-                                searched=engine.parts.store.searched_texts)
+            answerer = answerer_of(engine, client)
             for split in splits:
                 for q in load_set(name, split):
                     yield name, split, q, answerer.gather(RagRequest(q.question))

@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks.answers import facts_found, load_set, open_library
+from benchmarks.answers import answerer_of, facts_found, load_set, open_library
 from benchmarks.common import with_provenance
 
 SETS = ["manuals", "filings", "markdown", "books", "papers", "abstracts", "licences"]
@@ -36,7 +36,6 @@ def what_the_model_wrote(row: dict) -> str:
 
 
 def judge_runs(runs: list[str], model: str = MODEL) -> list[dict]:
-    from edgechat.core.answering.answer import Answerer
     from edgechat.core.answering.citations import sentence_spans
     from edgechat.core.answering.judge import Library, judge
     from edgechat.core.records import RagRequest
@@ -62,8 +61,7 @@ def judge_runs(runs: list[str], model: str = MODEL) -> list[dict]:
         engine = open_library(name)
         try:
             extractive = engine.choose_client("extractive").client
-            answerer = Answerer(engine._pipeline(extractive), extractive, embed=engine.embedder.embed,
-                                describe=engine.parts.store.describe_files, searched=engine.parts.store.searched_texts)
+            answerer = answerer_of(engine, extractive)
             for q in questions:
                 saved = drafts[q.id]
                 g = answerer.gather(RagRequest(q.question))

@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.answers import facts_found, load_set, open_library
+from benchmarks.answers import answerer_of, facts_found, load_set, open_library
 from benchmarks.common import with_provenance
 
 SETS = ["manuals", "filings", "markdown", "books", "papers"]
@@ -47,7 +47,6 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
 
-    from edgechat.core.answering.answer import Answerer
     from edgechat.core.answering.citations import MARKER_RE, sentence_spans
     from edgechat.core.answering.judge import Library, judge
     from edgechat.core.llm import manager
@@ -68,8 +67,7 @@ def main() -> int:
         engine = open_library(name)
         try:
             extractive = engine.choose_client("extractive").client
-            answerer = Answerer(engine._pipeline(extractive), extractive, embed=engine.embedder.embed,
-                                describe=engine.parts.store.describe_files, searched=engine.parts.store.searched_texts)
+            answerer = answerer_of(engine, extractive)
             for split in splits:
                 for q in load_set(name, split):
                     saved = drafts.get(q.id)

@@ -272,7 +272,9 @@ def open_library(name: str):
 
 
 def _same_file(path: str, wanted: str) -> bool:
-    return bool(wanted) and Path(path).as_posix().endswith(Path(wanted).as_posix())
+    """Is `path` the file `wanted` names (a file name, or its end from a folder on): whole names
+    only, so "LGPL-3.txt" is not "GPL-3.txt"."""
+    return bool(wanted) and ("/" + Path(path).as_posix()).endswith("/" + Path(wanted).as_posix())
 
 
 def ask_one(engine: Any, client: Any, q: Question) -> dict:

@@ -6,7 +6,18 @@ import json
 
 import pytest
 
-from benchmarks.answers import QUESTIONS, SETS, Question, classify, facts_found, figures, has_fact, load_set, summarise
+from benchmarks.answers import (
+    QUESTIONS,
+    SETS,
+    Question,
+    _same_file,
+    classify,
+    facts_found,
+    figures,
+    has_fact,
+    load_set,
+    summarise,
+)
 
 
 def test_has_fact_is_case_insensitive_and_respects_word_edges():
@@ -26,6 +37,13 @@ def test_has_fact_is_case_insensitive_and_respects_word_edges():
     assert not has_fact("cash of 122334 million", "22,334")
     assert has_fact("a hazard ratio of 1.68", "1\u00b768") and has_fact("rose by 1\u00b768", "1.68")  # a middle-dot decimal
     assert not has_fact("a hazard ratio of 1.68", "68")
+
+
+def test_the_right_document_is_matched_by_whole_file_names():
+    assert _same_file("/lib/licences/GPL-3.txt", "GPL-3.txt")
+    assert not _same_file("/lib/licences/LGPL-3.txt", "GPL-3.txt")
+    assert _same_file("/corpus/pdf/debian/gnuplot.pdf", "debian/gnuplot.pdf")
+    assert not _same_file("/corpus/pdf/my-gnuplot.pdf", "gnuplot.pdf") and not _same_file("/a/b.pdf", "")
 
 
 def test_figures_rule():

@@ -220,6 +220,32 @@ def test_a_name_only_a_document_s_text_writes_names_it_only_when_retrieval_finds
     assert named_documents(question, found[5:] + found[:5], papers).file_ids == ["c1"]
 
 
+def test_a_document_whose_own_name_holds_the_question_s_names_comes_before_one_whose_text_mentions_them():
+    """Two documents may hold the same naming words: one in its file name and title, the other in
+    the opening of its text, which speaks of the first ("the FPL refers to version 3 of ...", "this
+    guide supplements the Router X2 Manual"). The question names the first. Shown on licences and
+    on product manuals, with retrieval finding the other first."""
+    licences = {"l1": Description("FPL-3\nFREE PROGRAM LICENSE", "FREE PROGRAM LICENSE\nVersion 3"),
+                "l2": Description("LFPL-3\nLESSER FREE PROGRAM LICENSE",
+                                  'LESSER FREE PROGRAM LICENSE\nVersion 3\nAs used herein, the "FPL" refers to '
+                                  "version 3 of the Free Program License."),
+                "l3": Description("FPL-2\nFREE PROGRAM LICENSE", "FREE PROGRAM LICENSE\nVersion 2"),
+                "l4": Description("ADL\nART DOCUMENT LICENSE", "ART DOCUMENT LICENSE")}
+    found = [_cand("l2", "You may charge any price or no price for each copy that you convey."),
+             _cand("l1", "You may charge any price or no price for each copy."), _cand("l3", "Copies are free."),
+             _cand("l4", "A copy may be sold.")]
+    assert named_documents("Under the FPL version 3, may I charge for copies?", found, licences).file_ids == ["l1"]
+    manuals = {"m1": Description("router-x2-manual\nRouter X2 Manual", "Router X2 Manual\nGetting started"),
+               "m2": Description("mesh-guide\nMesh Add-on Guide",
+                                 "Mesh Add-on Guide\nThis guide supplements the Router X2 Manual."),
+               "m3": Description("router-x1-manual\nRouter X1 Manual", "Router X1 Manual\nGetting started"),
+               "m4": Description("warranty\nWarranty terms", "Warranty terms")}
+    found = [_cand("m2", "Hold the reset button for ten seconds to pair a satellite."),
+             _cand("m1", "Hold the reset button for ten seconds to restore the password."),
+             _cand("m3", "Hold the button to restart."), _cand("m4", "The warranty lasts two years.")]
+    assert named_documents("In the Router X2 Manual, how do I reset the password?", found, manuals).file_ids == ["m1"]
+
+
 def test_a_word_written_in_lower_case_names_a_document_only_when_retrieval_finds_it_first():
     """A title's ordinary words ("based", "cohort"; "command") name its document when the question
     uses them in lower case only if retrieval's best passage is that document's: else they describe

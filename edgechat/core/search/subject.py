@@ -205,7 +205,10 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     # names the other): the documents holding the most naming words are weighed against each other.
     held = {fid: sum(holds(fid, w) for w in naming if isinstance(w, str)) for fid in described}
     most = max(held.values())
-    ranked = sorted((f for f in described if held[f] == most), key=lambda f: -scores[f])
+    # Of those, a document whose identity holds more of the names among them is named before one
+    # whose opening text mentions them: a licence that says what "the GNU GPL" refers to is not it.
+    in_identity = {f: len(_words(identity[f]) & naming & names) for f in described if held[f] == most}
+    ranked = sorted((f for f in in_identity if in_identity[f] == max(in_identity.values())), key=lambda f: -scores[f])
     top = scores[ranked[0]]
     if top <= 0:
         return Subject()

@@ -12,7 +12,9 @@ word that the other documents' passages use as freely (so "data" does not name "
 Import/Export" when every manual's passages talk about data), or that most of the other documents
 use somewhere ("module" does not name the page titled "Modules" when every page speaks of its
 module). Among the documents that hold the most naming words (one that lacks a name the
-question gives is not the one it names), each naming word counts by how few descriptions hold it;
+question gives is not the one it names), those whose identity holds more of the question's names
+come first (a document's own name says which it is; its opening may speak of another), and each
+naming word counts by how few descriptions hold it;
 the documents with the highest total are the subject, when that total is clear of the rest. A
 name of several words ("September 30, 2023") counts as one more word, held by the descriptions
 that hold it in order. Documents named by single words alone ("a single call"

@@ -210,7 +210,8 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     # Of those, a document whose identity holds more of the names among them is named before one
     # whose opening text mentions them: a licence that says what "the GNU GPL" refers to is not it.
     in_identity = {f: len(_words(identity[f]) & naming & names) for f in described if held[f] == most}
-    ranked = sorted((f for f in in_identity if in_identity[f] == max(in_identity.values())), key=lambda f: -scores[f])
+    own_most = max(in_identity.values())
+    ranked = sorted((f for f in in_identity if in_identity[f] == own_most), key=lambda f: -scores[f])
     top = scores[ranked[0]]
     if top <= 0:
         return Subject()

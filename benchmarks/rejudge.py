@@ -32,7 +32,9 @@ def what_the_model_wrote(row: dict) -> str:
     model's sentences, above the quotes under them."""
     if (row.get("draft") or "").strip():
         return row["draft"]
-    return "" if row["declined"] else row["shown"].split("\n\nYour documents say:")[0].strip()
+    from edgechat.core.answering.answer import YOUR_DOCUMENTS_SAY
+
+    return "" if row["declined"] else row["shown"].split(YOUR_DOCUMENTS_SAY)[0].strip()
 
 
 def judge_runs(runs: list[str], model: str = MODEL) -> list[dict]:

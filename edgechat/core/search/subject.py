@@ -158,7 +158,8 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     # The opening of a page holds common words as well as names: from it, only what the question
     # writes as a name or a figure counts.
     names = _names(question) & q_words
-    described = {fid: (_words(identity[fid]) | (_words(opening[fid]) & names if names else set())) & q_words
+    own_words = {fid: _words(text) for fid, text in identity.items()}
+    described = {fid: (own_words[fid] | (_words(opening[fid]) & names if names else set())) & q_words
                  for fid in descriptions}
     if len(described) < 2 or not q_words:
         return Subject()
@@ -208,8 +209,8 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     held = {fid: sum(holds(fid, w) for w in naming if isinstance(w, str)) for fid in described}
     most = max(held.values())
     # Of those, a document whose identity holds more of the names among them is named before one
-    # whose opening text mentions them: a licence that says what "the GNU GPL" refers to is not it.
-    in_identity = {f: len(_words(identity[f]) & naming & names) for f in described if held[f] == most}
+    # whose opening text mentions them: a licence that says what "the Open FPL" refers to is not it.
+    in_identity = {f: len(own_words[f] & naming & names) for f in described if held[f] == most}
     own_most = max(in_identity.values())
     ranked = sorted((f for f in in_identity if in_identity[f] == own_most), key=lambda f: -scores[f])
     top = scores[ranked[0]]
@@ -225,7 +226,7 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     # titled "... population based cohort study" while retrieval finds another first). A figure, or
     # a name of several words in the document's identity, needs no such support; a name of several
     # words only its text writes may be the text speaking of another document (a licence's
-    # definitions: '"the GNU GPL" refers to version 3 of ...').
+    # definitions: '"the Open FPL" refers to version 3 of ...').
     names_chosen = [w for w in naming if any(holds(f, w) for f in chosen)]
     def needs_no_support(w: str | tuple[str, ...]) -> bool:  # a figure, or a run the identity holds
         return any(w in own_runs[f] for f in chosen) if isinstance(w, tuple) else any(ch.isdigit() for ch in w)
@@ -234,7 +235,7 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     if not any(map(needs_no_support, names_chosen)) and not any(c.file_id in chosen for c in candidates[:found_among]):
         return Subject()
     stems = {w for f in chosen for w in described[f] & naming}  # the single words; a run's are its own
-    own = {w for f in chosen for w in _words(identity[f]) & stems}
+    own = {w for f in chosen for w in own_words[f] & stems}
 
     def surface(keep: set[str]) -> list[str]:
         return sorted({w for w in _WORD_RE.findall(question.lower()) if stem(w) in keep})

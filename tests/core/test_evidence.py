@@ -246,6 +246,34 @@ def test_a_document_whose_own_name_holds_the_question_s_names_comes_before_one_w
     assert named_documents("In the Router X2 Manual, how do I reset the password?", found, manuals).file_ids == ["m1"]
 
 
+def test_files_named_alike_but_for_a_number_are_editions_and_the_question_s_number_names_one():
+    """Files named alike but for a number are editions of one document ("FPL-1", "FPL-2"; a club's
+    report for 2021 and for 2022). A question that writes one edition's number is about that one,
+    though the others' text uses the number too (section "1.2", "up from 31 in 2021") and their passages
+    rank first. Without a number, the editions stay alike. Shown on licences and yearly reports."""
+    licences = {"l1": Description("FPL-1\nFREE PROGRAM LICENSE", "FREE PROGRAM LICENSE\nVersion 1, February 1990"),
+                "l2": Description("FPL-2\nFREE PROGRAM LICENSE", "FREE PROGRAM LICENSE\nVersion 2, June 1995"),
+                "l3": Description("FPL-3\nFREE PROGRAM LICENSE", "FREE PROGRAM LICENSE\nVersion 3\n1. Definitions"),
+                "l4": Description("ADL-1.1\nART DOCUMENT LICENSE", "ART DOCUMENT LICENSE\nVersion 1.1"),
+                "l5": Description("PDD\nPUBLIC DOMAIN DEDICATION", "PUBLIC DOMAIN DEDICATION"),
+                "l6": Description("ISC\nSHORT PERMISSIVE LICENSE", "SHORT PERMISSIVE LICENSE")}
+    found = [_cand("l3", f"1.{i} Patents applied to a free program could make it proprietary.") for i in (1, 2, 3)]
+    found += [_cand("l2", f"1.{i} Any patent must be licensed for everyone's free use.") for i in (1, 2)]
+    found += [_cand("l1", "1. You may copy the program's source code."), _cand("l4", "1. The document may be copied.")]
+    found += [_cand("l5", "1. The work is dedicated to the public domain."), _cand("l6", "1. Use is permitted.")]
+    assert named_documents("How does the FPL version 1 deal with software patents?", found, licences).file_ids == ["l1"]
+    assert named_documents("Does the FPL version 2 say anything about patents?", found, licences).file_ids == ["l2"]
+    assert sorted(named_documents("How does the FPL deal with patents?", found, licences).file_ids) == ["l1", "l2", "l3"]
+    reports = {"r1": Description("riverside-report-2021\nAnnual report", "Riverside Rowing Club\nAnnual report, 2021"),
+               "r2": Description("riverside-report-2022\nAnnual report",
+                                 "Riverside Rowing Club\nAnnual report, 2022"),
+               "r3": Description("boathouse-lease\nLease", "Lease of the boathouse")}
+    found = [_cand("r2", f"{n} members joined in 2022, up from 31 in 2021.") for n in (40, 41)]
+    found += [_cand("r1", "Thirty-one members joined."), _cand("r3", "The lease was signed in 2021.")]
+    question = "In the 2021 annual report of Riverside Rowing Club, how many members joined?"
+    assert named_documents(question, found, reports).file_ids == ["r1"]
+
+
 def test_a_word_written_in_lower_case_names_a_document_only_when_retrieval_finds_it_first():
     """A title's ordinary words ("based", "cohort"; "command") name its document when the question
     uses them in lower case only if retrieval's best passage is that document's: else they describe

@@ -8,29 +8,31 @@ holds the words that name it, and evidence from the others cannot answer it.
 
 The rule, for any kind of document: among the documents retrieval found, a word of the question
 *names* documents when it is in some of their descriptions but not in all, and it is not a topic
-word that the other documents' passages use as freely (so "data" does not name "R Data
-Import/Export" when every manual's passages talk about data), or that most of the other documents
-use somewhere ("module" does not name the page titled "Modules" when every page speaks of its
-module). Among the documents that hold the most naming words (one that lacks a name the
-question gives is not the one it names), those whose identity holds more of the question's names
-come first (a document's own name says which it is; its opening may speak of another), and each
-naming word counts by how few descriptions hold it;
-the documents with the highest total are the subject, when that total is clear of the rest. A
-name of several words ("September 30, 2023") counts as one more word, held by the descriptions
-that hold it in order. Documents named by single words alone ("a single call"
-and the page "single-executable-applications.md", "a Word document" and a file called "Word")
-are the subject only when retrieval finds them too: one of their passages is among its best few,
-and its best one when the question writes none of those words as a name (a word in lower case is
-a common word before it is a title's). A figure needs no such support, nor does a name of several
-words in the document's identity (file name, title, metadata); one only its text writes may be the
-text speaking of another document. No word list of any collection is involved.
+word that the other documents' passages use as freely (so "data" does not name "Data Import
+Guide" when every manual's passages talk about data), or that most of the other documents use
+somewhere ("module" does not name the page titled "Modules" when every page speaks of its
+module). Files named alike but for a number ("guide-2", "guide-3") are editions of one document:
+when the question writes the number of one, the others are not weighed, though their text uses
+the number ("section 1.1"). Among the documents that hold the most naming words (one that lacks a
+name the question gives is not the one it names), those whose identity holds more of the
+question's names come first (a document's own name says which it is; its opening may speak of
+another), and each naming word counts by how few descriptions hold it; the documents with the
+highest total are the subject, when that total is clear of the rest. A name of several words
+("September 30, 2023") counts as one more word, held by the descriptions that hold it in order.
+Documents named by single words alone ("a single sign-in" and the page
+"single-sign-on.md", "a Word document" and a file called "Word") are the subject
+only when retrieval finds them too: one of their passages is among its best few, and its best one
+when the question writes none of those words as a name (a word in lower case is a common word
+before it is a title's). A figure needs no such support, nor does an edition named by its number,
+nor a name of several words in the document's identity (file name, title, metadata); one only its
+text writes may be the text speaking of another document. No word list of any collection is involved.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -45,6 +47,9 @@ MARGIN = 0.5  # the subject's score must beat the next document's by this much (
 FOUND_AMONG = 5  # a document named by single words alone holds one of retrieval's best passages
 
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_LETTER_RE = re.compile(r"[^\W\d_]")
+_FIGURE_RE = re.compile(r"(?<![^\W\d_])\d+(?:\.\d+)*")  # a number standing alone: "2", "1.1", not "Q2"
+_TOKEN_RE = re.compile(r"(?<![^\W\d_])\d+(?:\.\d+)*|[^\W\d_]+")
 
 
 def _words(text: str) -> set[str]:
@@ -147,6 +152,39 @@ class Subject:
         return bool(self.file_ids)
 
 
+def _tokens(text: str) -> list[str]:
+    """`text`'s words, stemmed, and its numbers whole ("1.1"), in order; small words left out."""
+    return [w if w[0].isdigit() else stem(w) for w in _TOKEN_RE.findall(text.lower()) if w not in STOPWORDS]
+
+
+def _writes_as_asked(question: list[str], text: list[str], number: str) -> bool:
+    """Does `text` write `number` as `question` does: next to the same word, the one before it in
+    the question among the two before it in the text, or the one after among the two after
+    ("version 1" and "Version 1, February"; "the 2021 annual report" and "report-2021 Annual")?"""
+    k = question.index(number)
+    before, after = question[k - 1:k], question[k + 1:k + 2]
+    return any((before and before[0] in text[max(0, i - 2):i]) or (after and after[0] in text[i + 1:i + 3])
+               for i, w in enumerate(text) if w == number)
+
+
+def _editions(question: str, descriptions: Mapping[str, tuple[str, str]]) -> tuple[set[str], set[str]]:
+    """Files named alike but for a number ("guide-2" and "guide-3", "report 2021" and "report
+    2022") are editions of one document. When the question writes one's number as its description
+    does ("the guide, version 2" and "Guide, Version 2"), the others are not the one it asks about,
+    whatever their text says ("see section 2.1"). A number the question writes otherwise ("the 3
+    steps") may be another count, and a file's number its place in a series. `descriptions`:
+    (identity, opening) by file, the identity's first line its file name (Store.describe_files).
+    The editions the question names by their number, and the others."""
+    asked = _tokens(question)
+    name = {f: identity.split("\n", 1)[0].lower() for f, (identity, _) in descriptions.items()}
+    numbers = {f: set(_FIGURE_RE.findall(n)) & set(asked) for f, n in name.items()}
+    kind = {f: _FIGURE_RE.sub("#", n) for f, n in name.items()}
+    named = {f for f, found in numbers.items() if _LETTER_RE.search(kind[f]) and any(
+        _writes_as_asked(asked, _tokens("\n".join(descriptions[f])), x) for x in found)}
+    kinds = {kind[f] for f in named}
+    return named, {f for f in name if f not in named and kind[f] in kinds and _FIGURE_RE.search(name[f])}
+
+
 def named_documents(question: str, candidates: Sequence[Candidate],
                     descriptions: Mapping[str, Description | str]) -> Subject:
     """The documents among `candidates`' files that `question` names (see the module docstring);
@@ -206,11 +244,15 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     # A document that lacks a word naming the question's subject is not the one it names while
     # another holds more of them ("Q2 2023" of one company is not asked about in a question that
     # names the other): the documents holding the most naming words are weighed against each other.
-    held = {fid: sum(holds(fid, w) for w in naming if isinstance(w, str)) for fid in described}
+    # Of editions of one document, those the question names by their number (a document holding a
+    # name of several words the question writes, "May 4, 2022", is named by that, whatever its number).
+    by_number, other_editions = _editions(question, {f: (identity[f], opening[f]) for f in described})
+    held = {fid: sum(holds(fid, w) for w in naming if isinstance(w, str)) for fid in described
+            if fid not in other_editions or any(w.isdigit() for r in held_runs.get(fid, ()) for w in r)}
     most = max(held.values())
     # Of those, a document whose identity holds more of the names among them is named before one
     # whose opening text mentions them: a licence that says what "the Open FPL" refers to is not it.
-    in_identity = {f: len(own_words[f] & naming & names) for f in described if held[f] == most}
+    in_identity = {f: len(own_words[f] & naming & names) for f in held if held[f] == most}
     own_most = max(in_identity.values())
     ranked = sorted((f for f in in_identity if in_identity[f] == own_most), key=lambda f: -scores[f])
     top = scores[ranked[0]]
@@ -232,7 +274,8 @@ def named_documents(question: str, candidates: Sequence[Candidate],
         return any(w in own_runs[f] for f in chosen) if isinstance(w, tuple) else any(ch.isdigit() for ch in w)
 
     found_among = FOUND_AMONG if any(w in names for w in names_chosen) else 1
-    if not any(map(needs_no_support, names_chosen)) and not any(c.file_id in chosen for c in candidates[:found_among]):
+    if (not any(map(needs_no_support, names_chosen)) and not by_number & set(chosen)
+            and not any(c.file_id in chosen for c in candidates[:found_among])):
         return Subject()
     stems = {w for f in chosen for w in described[f] & naming}  # the single words; a run's are its own
     own = {w for f in chosen for w in own_words[f] & stems}

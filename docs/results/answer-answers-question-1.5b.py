@@ -1,10 +1,17 @@
-import json, glob, sys, time
+"""Asks the 1.5B, of each of its shown answers in docs/results/answers-heldout41..57.json, whether the
+answer gives what the question asks for. Run from the checkout: python docs/results/answer-answers-question-1.5b.py"""
+import json
+import re
+import sys
+import time
+
 sys.path.insert(0, '.')
+
 from edgechat.core import paths
+from edgechat.core.answering.answer import YOUR_DOCUMENTS_SAY
 from edgechat.core.llm.genai_client import GenaiChatClient
 from edgechat.core.records import ChatMessage, Role
-from edgechat.core.answering.answer import YOUR_DOCUMENTS_SAY
-import re
+
 client = GenaiChatClient(paths.llm_dir() / "qwen2.5-coder-1.5b-instruct-int4", name="qwen2.5-coder-1.5b-instruct-int4")
 SYS = "Answer Yes if the answer gives what the question asks for, and No if it does not. Answer with one word."
 out = []
@@ -21,4 +28,4 @@ for n in range(41, 58):
         p = client.p_yes([ChatMessage(Role.SYSTEM, SYS), ChatMessage(Role.USER, f"Question: {r['question']}\nAnswer: {ans}")])
         out.append({'id': r['id'], 'half': n, 'class': r['class'], 'answerable': r['answerable'], 'p': p, 's': time.perf_counter() - t, 'q': r['question'], 'a': ans})
         print(r['id'], r['class'], round(p, 3), flush=True)
-json.dump(out, open('/tmp/s61/answers_q.json', 'w'), indent=1)
+json.dump(out, open('docs/results/answer-answers-question-1.5b-heldout41-57.json', 'w'), indent=1)

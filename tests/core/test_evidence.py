@@ -274,6 +274,36 @@ def test_files_named_alike_but_for_a_number_are_editions_and_the_question_s_numb
     assert named_documents(question, found, reports).file_ids == ["r1"]
 
 
+def test_a_web_address_in_a_document_s_opening_gives_it_no_names():
+    """A web address on a first page points elsewhere (a foundation's site under a licence's
+    copyright line, a vendor's support page in a guide): a name the question gives that only an
+    address holds does not name that document. Shown on licences and on product manuals."""
+    licences = {"l1": Description("FPL-1\nFREE PROGRAM LICENSE",
+                                  "FREE PROGRAM LICENSE\nVersion 1, February 1990\nFree Program Foundation"),
+                "l3": Description("FPL-3\nFREE PROGRAM LICENSE",
+                                  "FREE PROGRAM LICENSE\nVersion 3\nFree Program Foundation <https://fpf.org/>"),
+                "l4": Description("LFPL-3\nLESSER FREE PROGRAM LICENSE",
+                                  "LESSER FREE PROGRAM LICENSE\nFree Program Foundation <https://fpf.org/>\n"
+                                  'As used herein, "the FPL" refers to version 3 of the Free Program License.'),
+                "l5": Description("PDD\nPUBLIC DOMAIN DEDICATION", "PUBLIC DOMAIN DEDICATION"),
+                "l6": Description("ISC\nSHORT PERMISSIVE LICENSE", "SHORT PERMISSIVE LICENSE")}
+    found = [_cand(f, f"1.{i} We protect your rights with two steps.") for f in ("l4", "l3") for i in (1, 2)]
+    found += [_cand("l1", "1. We protect your rights with two steps: copyright, and this licence."),
+              _cand("l5", "1. Dedicated to the public."), _cand("l6", "1. Use is permitted.")]
+    question = "What two steps does the FPL version 1 say the FPF takes to protect users?"
+    assert named_documents(question, found, licences).file_ids == ["l1"]
+    manuals = {"m1": Description("router-x2-manual\nRouter X2 Manual", "Router X2 Manual\nGetting started"),
+               "m2": Description("mesh-guide\nMesh Add-on Guide", "Mesh Add-on Guide\nThis guide supplements the "
+                                 "Router X2 Manual. Updates: https://www.acmenet.example/x2"),
+               "m3": Description("router-x1-manual\nRouter X1 Manual", "Router X1 Manual\nGetting started"),
+               "m4": Description("warranty\nWarranty terms", "Warranty terms")}
+    found = [_cand("m2", "Hold the reset button for ten seconds to pair a satellite."),
+             _cand("m1", "Hold the reset button for ten seconds to restore the password."),
+             _cand("m3", "Hold the button to restart."), _cand("m4", "The warranty lasts two years.")]
+    question = "In the Acmenet Router X2 Manual, how do I reset the password?"
+    assert named_documents(question, found, manuals).file_ids == ["m1"]
+
+
 def test_a_word_written_in_lower_case_names_a_document_only_when_retrieval_finds_it_first():
     """A title's ordinary words ("based", "cohort"; "command") name its document when the question
     uses them in lower case only if retrieval's best passage is that document's: else they describe

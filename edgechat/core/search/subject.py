@@ -48,6 +48,7 @@ FOUND_AMONG = 5  # a document named by single words alone holds one of retrieval
 
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 _LETTER_RE = re.compile(r"[^\W\d_]")
+_WEB_ADDRESS_RE = re.compile(r"\b(?:https?://|www\.)[^\s<>\"')]+", re.IGNORECASE)
 _FIGURE_RE = re.compile(r"(?<![^\W\d_])\d+(?:\.\d+)*")  # a number standing alone: "2", "1.1", not "Q2"
 _TOKEN_RE = re.compile(r"(?<![^\W\d_])\d+(?:\.\d+)*|[^\W\d_]+")
 
@@ -192,7 +193,10 @@ def named_documents(question: str, candidates: Sequence[Candidate],
     retrieval found, best first."""
     q_words = _words(question)
     identity = {fid: d.identity if isinstance(d, tuple) else d for fid, d in descriptions.items()}
-    opening = {fid: d.opening if isinstance(d, tuple) else "" for fid, d in descriptions.items()}
+    # A web address in a page's opening points elsewhere ("<https://example.org/>" under a licence's
+    # copyright line): its words are not names the document gives itself.
+    opening = {fid: _WEB_ADDRESS_RE.sub(" ", d.opening) if isinstance(d, tuple) else ""
+               for fid, d in descriptions.items()}
     # The opening of a page holds common words as well as names: from it, only what the question
     # writes as a name or a figure counts.
     names = _names(question) & q_words

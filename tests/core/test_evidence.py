@@ -82,6 +82,19 @@ def _cand(file_id: str, text: str) -> Candidate:
     return Candidate(f"{file_id}-c", file_id, f"/docs/{file_id}", file_id, 1, 0, len(text), text)
 
 
+def _router_manuals(mesh_opening: str) -> dict[str, Description]:
+    """Two router manuals, a warranty and an add-on guide whose opening says `mesh_opening`."""
+    return {"m1": Description("router-x2-manual\nRouter X2 Manual", "Router X2 Manual\nGetting started"),
+            "m2": Description("mesh-guide\nMesh Add-on Guide", f"Mesh Add-on Guide\n{mesh_opening}"),
+            "m3": Description("router-x1-manual\nRouter X1 Manual", "Router X1 Manual\nGetting started"),
+            "m4": Description("warranty\nWarranty terms", "Warranty terms")}
+
+
+ROUTER_FOUND = [_cand("m2", "Hold the reset button for ten seconds to pair a satellite."),
+                _cand("m1", "Hold the reset button for ten seconds to restore the password."),
+                _cand("m3", "Hold the button to restart."), _cand("m4", "The warranty lasts two years.")]
+
+
 def test_a_question_that_names_its_document_is_about_that_one_alone():
     reports = {
         "r1": "Accident report\nPiper PA-18 near Seward, Alaska\nJune 3, 2021",
@@ -235,15 +248,9 @@ def test_a_document_whose_own_name_holds_the_question_s_names_comes_before_one_w
              _cand("l1", "You may charge any price or no price for each copy."), _cand("l3", "Copies are free."),
              _cand("l4", "A copy may be sold.")]
     assert named_documents("Under the FPL version 3, may I charge for copies?", found, licences).file_ids == ["l1"]
-    manuals = {"m1": Description("router-x2-manual\nRouter X2 Manual", "Router X2 Manual\nGetting started"),
-               "m2": Description("mesh-guide\nMesh Add-on Guide",
-                                 "Mesh Add-on Guide\nThis guide supplements the Router X2 Manual."),
-               "m3": Description("router-x1-manual\nRouter X1 Manual", "Router X1 Manual\nGetting started"),
-               "m4": Description("warranty\nWarranty terms", "Warranty terms")}
-    found = [_cand("m2", "Hold the reset button for ten seconds to pair a satellite."),
-             _cand("m1", "Hold the reset button for ten seconds to restore the password."),
-             _cand("m3", "Hold the button to restart."), _cand("m4", "The warranty lasts two years.")]
-    assert named_documents("In the Router X2 Manual, how do I reset the password?", found, manuals).file_ids == ["m1"]
+    manuals = _router_manuals("This guide supplements the Router X2 Manual.")
+    assert named_documents("In the Router X2 Manual, how do I reset the password?", ROUTER_FOUND,
+                           manuals).file_ids == ["m1"]
 
 
 def test_files_named_alike_but_for_a_number_are_editions_and_the_question_s_number_names_one():
@@ -292,16 +299,9 @@ def test_a_web_address_in_a_document_s_opening_gives_it_no_names():
               _cand("l5", "1. Dedicated to the public."), _cand("l6", "1. Use is permitted.")]
     question = "What two steps does the FPL version 1 say the FPF takes to protect users?"
     assert named_documents(question, found, licences).file_ids == ["l1"]
-    manuals = {"m1": Description("router-x2-manual\nRouter X2 Manual", "Router X2 Manual\nGetting started"),
-               "m2": Description("mesh-guide\nMesh Add-on Guide", "Mesh Add-on Guide\nThis guide supplements the "
-                                 "Router X2 Manual. Updates: https://www.acmenet.example/x2"),
-               "m3": Description("router-x1-manual\nRouter X1 Manual", "Router X1 Manual\nGetting started"),
-               "m4": Description("warranty\nWarranty terms", "Warranty terms")}
-    found = [_cand("m2", "Hold the reset button for ten seconds to pair a satellite."),
-             _cand("m1", "Hold the reset button for ten seconds to restore the password."),
-             _cand("m3", "Hold the button to restart."), _cand("m4", "The warranty lasts two years.")]
+    manuals = _router_manuals("This guide supplements the Router X2 Manual. Updates: https://www.acmenet.example/x2")
     question = "In the Acmenet Router X2 Manual, how do I reset the password?"
-    assert named_documents(question, found, manuals).file_ids == ["m1"]
+    assert named_documents(question, ROUTER_FOUND, manuals).file_ids == ["m1"]
 
 
 def test_a_word_written_in_lower_case_names_a_document_only_when_retrieval_finds_it_first():

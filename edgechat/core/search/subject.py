@@ -4,7 +4,8 @@ A library often holds look-alikes: four quarterly reports of one company, five m
 program, twenty accident reports. A question that names its subject ("the report for the quarter
 ended March 31, 2023", "in the fs module", "the accident near Seward") is about the documents whose
 own description (file name, title, metadata, the opening of the first page: `Store.describe_files`)
-holds the words that name it, and evidence from the others cannot answer it.
+holds the words that name it, and evidence from the others cannot answer it. A web address in the
+opening points elsewhere: its words are not the document's.
 
 The rule, for any kind of document: among the documents retrieval found, a word of the question
 *names* documents when it is in some of their descriptions but not in all, and it is not a topic

@@ -183,8 +183,8 @@ def _editions(question: str, descriptions: Mapping[str, tuple[str, str]]) -> tup
     kind = {f: _FIGURE_RE.sub("#", n) for f, n in name.items()}
     named = {f for f, found in numbers.items() if _LETTER_RE.search(kind[f]) and any(
         _writes_as_asked(asked, _tokens("\n".join(descriptions[f])), x) for x in found)}
-    kinds = {kind[f] for f in named}
-    return named, {f for f in name if f not in named and kind[f] in kinds and _FIGURE_RE.search(name[f])}
+    kinds = {kind[f] for f in named}  # each holds "#": a file of the same kind has a number too
+    return named, {f for f in name if f not in named and kind[f] in kinds}
 
 
 def named_documents(question: str, candidates: Sequence[Candidate],

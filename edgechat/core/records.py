@@ -393,6 +393,9 @@ class ChatOptions:
     # What the model was told to write when the sources do not answer. A client that reads its
     # token probabilities reports how likely its answer was to begin so (ChatUpdate.p_decline).
     decline_text: str = ""
+    # Where the client chooses its tokens itself: its answer never begins with `decline_text`'s
+    # first token; the next likeliest is written instead, and the answer's checks decide.
+    avoid_decline: bool = False
 
 
 @dataclass

@@ -38,6 +38,7 @@ class ScriptedWriter:
         self.text = text
         self.sureness = sureness  # the probability each word is "written" with (default 0.99), when given
         self.calls: list[Sequence[ChatMessage]] = []
+        self.options: list[ChatOptions] = []  # each call's
         self.written = 0  # words handed out, over all calls
 
     def count_tokens(self, text: str) -> int:
@@ -46,6 +47,7 @@ class ScriptedWriter:
     def stream(self, messages: Sequence[ChatMessage], options: ChatOptions,
                cancel: threading.Event | None = None) -> Iterator[ChatUpdate]:
         self.calls.append(messages)
+        self.options.append(options)
         text = ""
         for i, word in enumerate(self.text.split(" ")):
             delta = word if i == 0 else " " + word
@@ -234,6 +236,29 @@ def test_a_first_sentence_the_model_was_unsure_of_is_withheld(engine):
     # The model saying it does not know is a decline, however unsurely it said so.
     unknown = ask({"know": 0.2, "documents.": 0.2}, "I do not know based on the documents.")
     assert unknown.abstained and unknown.text == MODEL_FOUND_NONE
+
+
+def test_a_model_tuned_to_avoid_declining_is_asked_to_and_its_checks_decide(engine):
+    """A client tuned with Tuning.avoid_decline is asked never to begin "I do not know" (the client
+    passes over that first token: tests/core/llm); what it writes is judged as any answer, and a
+    client tuned with a decline threshold instead is not asked to."""
+    from edgechat.core.answering.answer import Answerer, Tuning
+    from edgechat.core.answering.prompt import DONT_KNOW
+
+    def ask(tuning: Tuning, text: str) -> tuple[ScriptedWriter, object]:
+        writer = ScriptedWriter(text)
+        answerer = Answerer(engine._pipeline(writer), writer, embed=engine.embedder.embed,
+                            describe=engine.parts.store.describe_files)
+        answerer.tuning = tuning
+        return writer, list(answerer.stream(RagRequest("How long is a year on Mercury?")))[-1].response
+
+    writer, r = ask(Tuning(avoid_decline=True), "A year on Mercury lasts 88 Earth days [1].")
+    assert writer.options[-1].avoid_decline and writer.options[-1].decline_text == DONT_KNOW
+    assert "88 Earth days" in r.text and not r.abstained
+    writer, r = ask(Tuning(avoid_decline=True), "A year on Mercury lasts 300 Earth days [1].")
+    assert r.abstained and r.text == MODEL_NOT_CHECKED  # the judge, not the first token, declined it
+    writer, _ = ask(Tuning(decline_at=0.5), "A year on Mercury lasts 88 Earth days [1].")
+    assert not writer.options[-1].avoid_decline
 
 
 def test_a_question_that_names_its_document_is_answered_from_it_alone(tmp_path, embedder):

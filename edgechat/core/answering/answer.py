@@ -2,10 +2,10 @@
 
 retrieve (search.pipeline) -> subject (search.subject: the documents the question names) ->
 evidence (evidence.py; too weak: "not in your documents", no model asked) -> write (prompt.py; a
-first token likely to begin "I do not know" ends it) -> check (judge.py: each sentence as it is
-completed, the first one also for how sure the model was of it; the first that does not hold ends
-the answer) -> present (the checked sentences with chips, and under them the quotes they were
-written from). Nothing is shown and then taken back, and nothing is kept between questions.
+first token likely to begin "I do not know" ends it or, for some models, is passed over) -> check
+(judge.py: each sentence once completed, the first also for how sure the model was of it; the first
+that does not hold ends the answer) -> present (the checked sentences with chips, the quotes they
+were written from under them). Nothing is shown and then taken back, nor kept between questions.
 """
 
 from __future__ import annotations
@@ -71,21 +71,22 @@ SHOWN_QUOTES = 3  # quotes shown under an answer (or as the extractive client's,
 
 @dataclasses.dataclass(frozen=True)
 class Tuning:
-    """What is calibrated per client on the tuning halves (docs/answers.md): the words of evidence
-    it reads for a question that asks one thing (each further thing adds a third); the best evidence
-    score below which it is not asked (`benchmarks.answers --calibrate`); and the probability of a
-    first token beginning "I do not know" at which it is taken to decline (`--calibrate-decline`)."""
+    """What is calibrated per client on the tuning halves (docs/answers.md): the words of evidence it
+    reads for a question that asks one thing (each further thing adds a third); the best evidence score
+    below which it is not asked (`--calibrate`); the first token's probability of "I do not know" at
+    which it declines (`--calibrate-decline`), or that its answer never begins so (the checks decide)."""
 
     prompt_words: int = 100
     min_evidence: float = 0.49
     decline_at: float = math.inf
     sure_at: float = 0.0  # the words' mean token probability the answer's first sentence needs (--calibrate-sure)
     self_check: bool = False  # asks the model whether the evidence supports each sentence (judge.py, 7)
+    avoid_decline: bool = False
 
 
 TUNED = {"qwen2.5-coder-0.5b-instruct-int4": Tuning(decline_at=0.14),
-         "qwen2.5-coder-1.5b-instruct-int4": Tuning(prompt_words=60, min_evidence=0.45, decline_at=0.06,
-                                                     sure_at=0.80, self_check=True)}
+         "qwen2.5-coder-1.5b-instruct-int4": Tuning(prompt_words=60, min_evidence=0.45, sure_at=0.80,
+                                                     self_check=True, avoid_decline=True)}
 
 # The model saying it cannot answer, in the prompt's words or its own.
 _DONT_KNOW_RE = re.compile(
@@ -235,7 +236,8 @@ class Answerer:
         evidence = tuple((q.source.ordinal, q.text) for q in prompt_quotes(question, quotes, self.tuning.prompt_words))
         yield ChatUpdate(sources=list(sources))
         fitted = self._fit(request.query, sources, history, base, evidence)
-        call = dataclasses.replace(base, sources=tuple(sources), evidence=evidence, decline_text=DONT_KNOW)
+        call = dataclasses.replace(base, sources=tuple(sources), evidence=evidence, decline_text=DONT_KNOW,
+                                   avoid_decline=self.tuning.avoid_decline)
         shown = _Shown()
         draft = ""
         draft_verdicts: list[SentenceVerdict] = []
@@ -251,8 +253,7 @@ class Answerer:
         for upd in stream:
             if upd.p_decline is not None:
                 p_decline = upd.p_decline
-                declined_early = p_decline >= self.tuning.decline_at
-                if declined_early:
+                if declined_early := p_decline >= self.tuning.decline_at:
                     break  # the model would likely have said it does not know: it is not read further
             if upd.delta:
                 first_token = first_token or time.perf_counter()
@@ -448,8 +449,7 @@ class Answerer:
         answer that says one part leaves the rest to them); with no answer, the best. The delta."""
         if shown.text:
             used = {(e.number, e.start) for v in shown.verdicts for e in v.evidence}
-            said = _said(shown.text)
-            asked = terms(question)
+            said, asked = _said(shown.text), terms(question)
             rests = [q for q in quotes if (q.source.ordinal, q.start) in used]
             bears = [q for q in quotes if (q.source.ordinal, q.start) not in used and terms(q.reading) & asked]
             chosen = [q for q in rests + bears if _said(q.text) not in said]

@@ -331,6 +331,7 @@ class GenaiChatClient:
                     stats["prefill_seconds"] = time.perf_counter() - t_prefill
                     p_decline = self._first_token_probability(generator, options.decline_text)
                     stats["p_decline"] = p_decline
+                    avoid = self._tokenizer.encode(options.decline_text)[:1] if options.avoid_decline else []
                     tok_stream = self._tokenizer.create_stream()
                     eos = self._eos_ids
                     n_new = 0
@@ -342,8 +343,12 @@ class GenaiChatClient:
                             stop = StopReason.CANCELLED
                             break
                         logits = np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1)
-                        generator.generate_next_token()
-                        token = int(generator.get_next_tokens()[0])
+                        if n_new == 0 and len(avoid) and int(np.argmax(logits)) == int(avoid[0]):
+                            token = int(np.argsort(logits)[-2])  # the next likeliest beginning
+                            generator.append_tokens(np.asarray([token], dtype=np.int32))
+                        else:
+                            generator.generate_next_token()
+                            token = int(generator.get_next_tokens()[0])
                         sure.append(float(_softmax(logits)[token]))
                         n_new += 1
                         t_last = time.perf_counter()

@@ -348,6 +348,22 @@ def test_the_probability_of_a_given_beginning_is_read_from_the_first_token(clien
     assert "".join(u.delta for u in own) == last.text  # reading it changes nothing of the answer
 
 
+def test_an_answer_that_avoids_a_beginning_begins_with_the_next_likeliest_token(client):
+    """With ChatOptions.avoid_decline the answer never begins with decline_text's first token: where
+    the greedy answer would, it begins with a less likely token and goes on from there, and p_decline
+    still says how likely the avoided beginning was; any other decline_text changes nothing."""
+    greedy = ChatOptions(temperature=0.0, max_new_tokens=12)
+    plain, last = run(client, [SYSTEM, QUESTION], greedy)
+    avoid = ChatOptions(temperature=0.0, max_new_tokens=12, decline_text=last.text, avoid_decline=True)
+    avoided, other_last = run(client, [SYSTEM, QUESTION], avoid)
+    assert avoided[0].p_decline == pytest.approx(plain[0].token_p[0])
+    assert avoided[0].delta != plain[0].delta and other_last.text != last.text
+    assert 0.0 < avoided[0].token_p[0] < plain[0].token_p[0]
+    assert len(other_last.text.split()) > 1  # it goes on writing after the beginning it was given
+    unrelated = ChatOptions(temperature=0.0, max_new_tokens=12, decline_text="Zebras graze.", avoid_decline=True)
+    assert run(client, [SYSTEM, QUESTION], unrelated)[1].text == last.text
+
+
 def test_each_delta_carries_the_probability_of_each_token_it_decodes(client):
     """One probability per generated token, each in (0, 1]; the first is the one the first token's
     probability of a given beginning reads, when that beginning is the answer's own."""

@@ -344,7 +344,9 @@ class GenaiChatClient:
                             break
                         logits = np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1)
                         if n_new == 0 and len(avoid) and int(np.argmax(logits)) == int(avoid[0]):
-                            token = int(np.argsort(logits)[-2])  # the next likeliest beginning
+                            others = logits.copy()
+                            others[int(avoid[0])] = -np.inf
+                            token = int(np.argmax(others))  # the next likeliest beginning
                             generator.append_tokens(np.asarray([token], dtype=np.int32))
                         else:
                             generator.generate_next_token()

@@ -256,7 +256,7 @@ def test_a_model_tuned_to_avoid_declining_is_asked_to_and_its_checks_decide(engi
     assert writer.options[-1].avoid_decline and writer.options[-1].decline_text == DONT_KNOW
     assert "88 Earth days" in r.text and not r.abstained
     writer, r = ask(Tuning(avoid_decline=True), "A year on Mercury lasts 300 Earth days [1].")
-    assert r.abstained and r.text == MODEL_NOT_CHECKED  # the judge, not the first token, declined it
+    assert r.abstained and r.text == MODEL_NOT_CHECKED  # a wrong sentence is still withheld by the judge
     writer, _ = ask(Tuning(decline_at=0.5), "A year on Mercury lasts 88 Earth days [1].")
     assert not writer.options[-1].avoid_decline
 

@@ -329,9 +329,10 @@ class GenaiChatClient:
                         generator.append_tokens(ids[:system])
                     generator.append_tokens(ids[system:])
                     stats["prefill_seconds"] = time.perf_counter() - t_prefill
-                    p_decline = self._first_token_probability(generator, options.decline_text)
+                    decline = self._tokenizer.encode(options.decline_text)[:1] if options.decline_text else []
+                    p_decline = self._first_token_probability(generator, decline)
                     stats["p_decline"] = p_decline
-                    avoid = self._tokenizer.encode(options.decline_text)[:1] if options.avoid_decline else []
+                    avoid = decline if options.avoid_decline else []
                     tok_stream = self._tokenizer.create_stream()
                     eos = self._eos_ids
                     n_new = 0
@@ -389,10 +390,10 @@ class GenaiChatClient:
                 stats["stop_reason"] = stop or "abandoned"
         yield ChatUpdate(done=True, text=text, stop_reason=stop)
 
-    def _first_token_probability(self, generator: Any, text: str) -> float | None:
+    @staticmethod
+    def _first_token_probability(generator: Any, first: Any) -> float | None:
         """The probability, read from the logits after the prompt, that the answer's first token is
-        `text`'s (None without a text)."""
-        first = self._tokenizer.encode(text) if text else []
+        `first`'s one token id (None without one)."""
         if not len(first):
             return None
         weights = _softmax(np.asarray(generator.get_logits(), dtype=np.float64).reshape(-1))

@@ -443,6 +443,28 @@ def test_a_sentence_the_evidence_says_is_shown_whatever_words_of_not_knowing_it_
     assert r.abstained and r.text == MODEL_FOUND_NONE
 
 
+def test_a_bare_yes_or_no_is_answered_with_the_passages_that_decide_it(said_back):
+    """"Yes." or "No." alone says the passages decide the question, not what they say: the evidence
+    is shown as the answer, whether the model wrote it surely or not. Shown on a kitchen note and a
+    software page."""
+    from edgechat.core.answering.answer import Answerer, Tuning
+
+    for question, written, decides in (
+            ("Does the bread recipe call for sugar?", "No [1].", "The recipe does not include any sugar"),
+            ("Does the notes app send my notes over the network?", "No.", "no information is sent over the network")):
+        for sureness in (None, {"No": 0.3, "No.": 0.3, "[1].": 0.3}):
+            writer = ScriptedWriter(written, sureness)
+            answerer = Answerer(said_back._pipeline(writer), writer, embed=said_back.embedder.embed,
+                                describe=said_back.parts.store.describe_files)
+            answerer.tuning = Tuning(sure_at=0.8, min_evidence=0.0)
+            r = list(answerer.stream(RagRequest(question)))[-1].response
+            assert r.text.startswith(YOUR_DOCUMENTS_SAY) and decides in r.text, (question, sureness)
+            assert not r.abstained and r.citations and r.draft == written
+    # A yes or no that says what the passages say is judged as any sentence.
+    _, r = _ask(said_back, "Does the bread recipe call for sugar?", ScriptedWriter("No, the recipe does not include any sugar."))
+    assert r.text.startswith("No, the recipe does not include any sugar")
+
+
 @pytest.fixture(scope="module")
 def two_things(tmp_path_factory, embedder):
     """A library whose pages answer questions that ask two things, each in a sentence of its own."""

@@ -98,6 +98,7 @@ _DONT_KNOW_RE = re.compile(
 )
 
 
+_BARE_POLARITY_RE = re.compile(r"\W*(?:yes|no)\W*", re.IGNORECASE)
 # The prompt's own markup, which a small model sometimes writes back before it answers.
 _FENCE_RE = re.compile(rf"{re.escape(OPEN_FENCE)}|{re.escape(CLOSE_FENCE)}", re.IGNORECASE)
 
@@ -279,20 +280,19 @@ class Answerer:
         abstained = False
         kept_whole = bool(shown.verdicts) and not derailed
         if not shown.text and stop_reason != StopReason.CANCELLED:
-            if draft_verdicts and draft_verdicts[-1].reason == UNSURE:  # withheld before it was judged
+            first = MARKER_RE.sub("", draft[draft_verdicts[0].start:draft_verdicts[0].end]) if draft_verdicts else ""
+            if _BARE_POLARITY_RE.fullmatch(first):  # nothing to check: the passages' words answer (docs/answers.md)
+                self._quote_evidence(shown, quotes, question)
+            elif draft_verdicts and draft_verdicts[-1].reason == UNSURE:  # withheld before it was judged
                 shown.text, abstained = MODEL_UNSURE, True
             elif declined_early or _DONT_KNOW_RE.search(draft):
-                # The writer read the evidence and found no answer in it: showing the evidence
-                # then was wrong far more often than right on the tuning halves (docs/answers.md).
+                # The writer found no answer in the evidence; shown, it was mostly wrong (docs/answers.md).
                 shown.text, abstained = MODEL_FOUND_NONE, True
             elif draft_verdicts and all(v.support == Support.NO_CLAIM for v in draft_verdicts):
-                # The writer's sentences say no more than the question ("EdgeChat keeps your
-                # documents private."): nothing false, and no answer. Showing its evidence instead
-                # added more wrong answers than right ones on the tuning halves (docs/answers.md).
+                # Its sentences say no more than the question: nothing false, no answer (docs/answers.md).
                 shown.text, abstained = MODEL_RESTATED, True
             elif self.client.kind == ClientKind.MODEL:
-                # The model's first sentence does not hold: its evidence rarely held the answer either
-                # (shown as the answer, it was right for 9 of 45 such questions: docs/answers.md).
+                # Its first sentence does not hold, and its evidence rarely held the answer (docs/answers.md).
                 shown.text, abstained = MODEL_NOT_CHECKED, True
             else:
                 self._quote_evidence(shown, quotes, question)

@@ -77,10 +77,10 @@ def test_the_note_under_an_answer_does_not_repeat_what_the_answer_says():
     base = dict(stop_reason="eos", search_skipped=False, sources=[{"n": 1}], citations=[], verdicts=[], grounded=False)
     not_found = SimpleNamespace(**base, abstained=True, draft="", answer="Your documents don't say: ...")
     declined = SimpleNamespace(**base, abstained=True, draft="I do not know.", answer="Your documents don't say: ...")
-    quoted = SimpleNamespace(**base, abstained=False, draft="Mercury is a gas giant.", answer="Your documents say:\nX [1]")
+    quoted = SimpleNamespace(**base, abstained=False, draft="No [1].", answer="Your documents say:\nX [1]")
     trimmed = SimpleNamespace(**base, abstained=False, draft="Mercury is small. It has rings.", answer="Mercury is small [1].")
     assert no_source_note(not_found) == no_source_note(declined) == ""  # the answer itself says so
-    assert "did not hold" in no_source_note(quoted)
+    assert "only yes or no" in no_source_note(quoted)
     assert "left out" in no_source_note(trimmed)
 
 

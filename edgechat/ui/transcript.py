@@ -116,8 +116,8 @@ def no_source_note(turn: Any) -> str:
     if getattr(turn, "abstained", False):
         return ""  # the answer itself says the documents don't say
     if getattr(turn, "draft", "") and turn.answer.startswith(YOUR_DOCUMENTS_SAY):
-        return ("The model answered only yes or no, which says nothing to check against your documents, "
-                "so the passages that decide it are shown instead.")
+        return ("The model answered only yes or no, which cannot be checked against your documents, "
+                "so the passages closest to the question are shown instead.")
     if getattr(turn, "draft", ""):
         return ("The model's answer is shown up to its first sentence that your documents do not "
                 "support; the rest was left out.")

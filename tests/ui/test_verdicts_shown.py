@@ -69,6 +69,21 @@ def test_each_chip_shows_the_sentence_behind_its_own_marker(qtbot, make_window, 
     assert "88 Earth days" not in view.highlighted_text()
 
 
+class BareNoClient(ScriptedClient):
+    """A writer that answers only "No", citing the first source."""
+
+    TEXT = "No [1]."
+
+
+def test_a_bare_no_is_shown_as_the_passages_with_a_note_that_says_why(qtbot, make_window, tmp_path):
+    w, turn = answered(qtbot, make_window, tmp_path, client=BareNoClient(delay=0.0),
+                       question="Does a year on Mercury last longer than 100 Earth days?")
+    assert turn.answer.startswith("Your documents say:") and "88 Earth days" in turn.answer
+    assert not turn.abstained and turn.citations and turn.draft == "No [1]."
+    shown = w.chat.transcript.toPlainText()
+    assert "only yes or no" in shown and "Show the model's unverified answer" in shown
+
+
 def test_the_note_under_an_answer_does_not_repeat_what_the_answer_says():
     from types import SimpleNamespace
 

@@ -314,9 +314,10 @@ def _generated_questions(n: int) -> list[str]:
 
 
 def test_no_question_ends_in_an_internal_error(engine):
-    writers = [engine.choose_client("extractive").client, ScriptedWriter("It lasts 88 Earth days [2]. Really?")]
+    writers = [engine.choose_client("extractive").client, ScriptedWriter("It lasts 88 Earth days [2]. Really?"),
+               ScriptedWriter("Yes [1].")]
     for i, question in enumerate(_generated_questions(240)):
-        *_, last = engine.ask(RagRequest(question), client=writers[i % 2])
+        *_, last = engine.ask(RagRequest(question), client=writers[i % 3])
         r = last.response
         assert last.done and r is not None, question
         assert r.text.strip() or r.stop_reason == StopReason.CANCELLED, question

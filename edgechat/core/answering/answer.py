@@ -98,9 +98,9 @@ _DONT_KNOW_RE = re.compile(
 )
 
 
-_BARE_POLARITY_RE = re.compile(r"\W*(?:yes|no)\W*", re.IGNORECASE)
 # The prompt's own markup, which a small model sometimes writes back before it answers.
 _FENCE_RE = re.compile(rf"{re.escape(OPEN_FENCE)}|{re.escape(CLOSE_FENCE)}", re.IGNORECASE)
+_BARE_POLARITY_RE = re.compile(r"\W*(?:yes|no)\W*", re.IGNORECASE)  # a sentence only "yes" or "no"
 
 
 @dataclasses.dataclass

@@ -5,8 +5,8 @@ path), what was shown sorted into the classes of ../shared/EVALUATION.md, per qu
                                  [--model active|extractive|NAME[,...]] [--limit N] [--out FILE.json]
     python -m benchmarks.answers --calibrate [--split tune,heldout,...]   # the evidence threshold, from data
 
-Sets (benchmarks/data/questions/<set>/{tune,heldout}.jsonl), each over its own library, indexed once
-into the user cache (eval-libraries/<set>):
+Sets (benchmarks/data/questions/<set>/{tune,heldout}.jsonl), each over its own library, indexed
+into the user cache (eval-libraries/<set>) again whenever the indexing code changes:
   manuals    ../shared/data/corpus/pdf/debian (13 PDF manuals)
   filings    ../shared/data/eval/sec10q-dev/docs (8 quarterly reports, PDF)
   markdown   ../shared/data/corpus/md (API reference pages and other Markdown)
@@ -41,6 +41,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import time
@@ -251,11 +252,17 @@ def keeping_active_model(manager=None):
 
 
 def open_library(name: str):
-    """The set's library, indexed once into the user cache and opened read-only."""
+    """The set's library, indexed into the user cache once per version of the indexing code
+    (benchmarks.sec10q_retrieval.code_fingerprint) and opened read-only."""
+    from benchmarks.sec10q_retrieval import code_fingerprint
     from edgechat.core import paths
     from edgechat.core.engine import Engine
 
     lib = paths.cache_dir() / "eval-libraries" / name
+    stamp, fingerprint = lib / "fingerprint", code_fingerprint()
+    if lib.exists() and (not stamp.is_file() or stamp.read_text().strip() != fingerprint):
+        print(f"{lib} was indexed by other indexing code: indexing again", file=sys.stderr, flush=True)
+        shutil.rmtree(lib)
     missing = [str(f) for f in CORPORA[name] if not Path(f).is_dir()]
     if missing:  # else an empty library would be made, kept, and every answer counted as declined
         raise SystemExit(f"the {name} set's documents are not at {', '.join(missing)}: the benchmarks read "
@@ -267,6 +274,7 @@ def open_library(name: str):
         t = time.perf_counter()
         with Engine(lib) as e:
             e.index(folders)
+        stamp.write_text(fingerprint)
         print(f"indexed in {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
     return Engine(lib, readonly=True)
 

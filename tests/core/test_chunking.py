@@ -133,3 +133,33 @@ def test_a_document_s_chunks_give_the_ids_of_what_is_embedded(tokenizer):
     for c in chunks:
         if c.embed_ids is not None:
             assert list(c.embed_ids) == tokenizer.encode(c.embed_text, add_special_tokens=False).ids
+
+
+# Two unrelated kinds of prose: a kitchen's instructions and a contract's clauses. Sentences of
+# different lengths, some with "e.g." inside, so that the overlap starts inside a sentence.
+_KITCHEN = [
+    "Whisk the eggs with the sugar until the mixture is pale and falls from the whisk in ribbons.",
+    "Do not open the oven during the first twenty minutes, e.g. to look at the crust, or the cake sinks.",
+    "Butter the tin.",
+    "Sift the flour twice, then fold it in with a metal spoon so that the air beaten into the eggs stays there.",
+]
+_CONTRACT = [
+    "The tenant shall not sublet any part of the premises without the written consent of the landlord.",
+    "Rent is due on the first day of each month, e.g. by standing order, and is late after the seventh day.",
+    "Notices are given in writing.",
+    "Either party may end this agreement by giving the other at least two months' notice, except during the first year.",
+]
+
+
+@pytest.mark.parametrize("sentences", [_KITCHEN, _CONTRACT], ids=["kitchen", "contract"])
+def test_a_window_after_the_first_starts_at_a_sentence(tokenizer, sentences):
+    # A passage that opens inside a sentence is quoted without its subject or its "not"; the
+    # window starts at the start of a sentence near where its overlap begins.
+    text = " ".join(sentences[i % 4] for i in range(60))
+    page = Page(1, text)
+    chunks = list(chunk_page(page, tokenizer, ChunkSettings(size=64, overlap=16)))
+    assert len(chunks) > 10
+    _check(page, chunks, tokenizer, 64)
+    for a, b in zip(chunks, chunks[1:]):
+        assert b.start < a.end  # still overlapping
+        assert text[b.start:].startswith(tuple(s[:12] for s in sentences)), text[b.start:b.start + 40]

@@ -5,7 +5,10 @@ Why 200 tokens with 40 of overlap: all-MiniLM-L6-v2 was tuned on inputs up to 25
 chunk holds one passage rather than a whole page. 200 leaves room for the [CLS]/[SEP] tokens and
 for tokenizer drift, and keeps a typical PDF page to 2-4 chunks. An overlap of 40 tokens (about
 two sentences of prose) means a sentence cut at a window's edge appears whole in the next one.
-Windows end at a sentence boundary when one lies in the last quarter of the window.
+Windows end at a sentence boundary when one lies in the last quarter of the window, and the next
+one starts at a sentence's start when one lies near where the overlap begins (up to twice the
+overlap back, else up to the window's end): a passage that opens inside a sentence is quoted
+without the sentence's subject or its "not".
 
 Chunks never cross a page, and each keeps its character span in that page's text:
 `page.text[chunk.start:chunk.end] == chunk.text` always holds.
@@ -28,6 +31,7 @@ from edgechat.core.indexing import context as ctx
 from edgechat.core.records import Chunk, Document, Page
 
 _SENTENCE_END = (".", "?", "!", ";", ":")
+_CLOSERS = "\"')]\u201d\u2019"
 # Formats whose every line is a table row (spreadsheets): rows that look alike page after page
 # are data, not running headers, and a row ending in a small number is not a contents entry.
 ROWS_ONLY = frozenset({"xlsx", "csv"})
@@ -110,6 +114,8 @@ def chunk_page(
         if rows:  # the overlap starts at a row's start
             k = _line_cut(text, offsets, nxt, j, forward=True)
             nxt = k if k < j else nxt
+        else:  # ... or at a sentence's
+            nxt = _sentence_start(text, offsets, nxt, max(i + 1, j - 2 * settings.overlap), j)
         if whole_table and any(a == j and b - nxt > size for a, b in spans):
             nxt = j  # with the overlap the table would not fit: start the next window at it
         i = nxt
@@ -138,6 +144,28 @@ def _sentence_cut(text: str, offsets: Sequence[tuple[int, int]], i: int, j: int,
         if "\n\n" in text[offsets[k][1] : offsets[k + 1][0]] if k + 1 < len(offsets) else False:
             return k + 1
     return j
+
+
+def _starts_sentence(text: str, offsets: Sequence[tuple[int, int]], k: int) -> bool:
+    """Does token k start a paragraph, or a sentence: whitespace before it, a sentence's end
+    before that (a closing quote or bracket may follow it), and not a word in lower case ("e.g.
+    the")?"""
+    end = offsets[k - 1][1]
+    gap = text[end:offsets[k][0]]
+    if not gap or gap.strip():
+        return False
+    if "\n\n" in gap:
+        return True
+    return text[max(0, end - 3):end].rstrip(_CLOSERS)[-1:] in ".?!" and not text[offsets[k][0]].islower()
+
+
+def _sentence_start(text: str, offsets: Sequence[tuple[int, int]], k: int, lo: int, hi: int) -> int:
+    """Where the next window starts: the last sentence start in [lo, k], else the first in
+    (k, hi), else k."""
+    for m in [*range(k, lo - 1, -1), *range(k + 1, hi)]:
+        if 0 < m < len(offsets) and _starts_sentence(text, offsets, m):
+            return m
+    return k
 
 
 ENCODE_PAGES = 32  # pages tokenized per call (bounds the encodings held at once)

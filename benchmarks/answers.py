@@ -251,6 +251,14 @@ def keeping_active_model(manager=None):
             manager.use(before.name)
 
 
+def set_folders(name: str) -> list[Path]:
+    """The folders a set's library is indexed from (for abstracts and licences, made first)."""
+    from edgechat.core import paths
+
+    made = {"abstracts": abstracts_folder, "licences": licences_folder}.get(name)
+    return [made(paths.cache_dir() / "eval-documents" / name)] if made else CORPORA[name]
+
+
 def open_library(name: str):
     """The set's library, indexed into the user cache once per version of the indexing code
     (benchmarks.sec10q_retrieval.code_fingerprint) and opened read-only."""
@@ -267,8 +275,7 @@ def open_library(name: str):
     if missing:  # else an empty library would be made, kept, and every answer counted as declined
         raise SystemExit(f"the {name} set's documents are not at {', '.join(missing)}: the benchmarks read "
                          f"../shared next to the checkout (a worktree elsewhere needs it linked there)")
-    made = {"abstracts": abstracts_folder, "licences": licences_folder}.get(name)
-    folders = [made(paths.cache_dir() / "eval-documents" / name)] if made else CORPORA[name]
+    folders = set_folders(name)
     if not (lib / "library.sqlite3").exists():
         print(f"indexing {', '.join(map(str, folders))} into {lib} (once)...", file=sys.stderr, flush=True)
         t = time.perf_counter()

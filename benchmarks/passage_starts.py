@@ -30,12 +30,9 @@ def opens_inside_sentence(text: str) -> bool:
 
 
 def files_of(name: str) -> list[Path]:
-    from benchmarks.answers import CORPORA, abstracts_folder, licences_folder
-    from edgechat.core import paths
+    from benchmarks.answers import set_folders
 
-    made = {"abstracts": abstracts_folder, "licences": licences_folder}.get(name)
-    folders = [made(paths.cache_dir() / "eval-documents" / name)] if made else CORPORA[name]
-    return sorted(p for f in folders for p in f.rglob("*") if p.is_file())
+    return sorted(p for f in set_folders(name) for p in f.rglob("*") if p.is_file())
 
 
 def count(name: str, tokenizer) -> dict:

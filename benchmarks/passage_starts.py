@@ -1,6 +1,7 @@
 """How the answer sets' documents are cut into passages: per set, the passages and how many of
-them open inside a sentence (not at a page's start, not a list item, a heading or a table row,
-and their first letter in lower case). Such a passage's first quote lacks its sentence's start.
+them open inside a sentence (not a list item, a heading or a table row, and their first letter in
+lower case), counted apart for those that open a page (a sentence carried over from the page
+before). Such a passage's first quote lacks its sentence's start.
 
     python -m benchmarks.passage_starts [--sets manuals,filings,...] [--out FILE.json]
 
@@ -39,7 +40,7 @@ def count(name: str, tokenizer) -> dict:
     from edgechat.core.documents import DocumentError, is_supported, parse_document
     from edgechat.core.indexing.chunking import chunk_document
 
-    passages = inside = 0
+    passages = inside = page_openers = 0
     for path in files_of(name):
         if not is_supported(path):
             continue
@@ -49,8 +50,10 @@ def count(name: str, tokenizer) -> dict:
             continue
         for c in chunk_document(doc, tokenizer):
             passages += 1
-            inside += c.start > 0 and opens_inside_sentence(c.text)
-    return {"passages": passages, "open_inside_a_sentence": inside}
+            if opens_inside_sentence(c.text):
+                page_openers += c.start == 0
+                inside += c.start > 0
+    return {"passages": passages, "open_inside_a_sentence": inside, "open_a_page_inside_a_sentence": page_openers}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -66,7 +69,8 @@ def main(argv: list[str] | None = None) -> None:
         out["sets"][name] = count(name, tokenizer)
         print(name, out["sets"][name], file=sys.stderr, flush=True)
     out["passages"] = sum(s["passages"] for s in out["sets"].values())
-    out["open_inside_a_sentence"] = sum(s["open_inside_a_sentence"] for s in out["sets"].values())
+    for key in ("open_inside_a_sentence", "open_a_page_inside_a_sentence"):
+        out[key] = sum(s[key] for s in out["sets"].values())
     emit(out, args.out)
 
 

@@ -1,6 +1,6 @@
 """How the answer sets' documents are cut into passages: per set, the passages and how many of
-them open inside a sentence (not a list item, a heading or a table row, and their first letter in
-lower case), counted apart for those that open a page (a sentence carried over from the page
+them open inside a sentence (not after a blank line, not a list item, a heading or a table row,
+and their first letter in lower case), counted apart for those that open a page (a sentence carried over from the page
 before). Such a passage's first quote lacks its sentence's start.
 
     python -m benchmarks.passage_starts [--sets manuals,filings,...] [--out FILE.json]
@@ -22,7 +22,10 @@ from benchmarks.common import emit
 _LEAD_RE = re.compile(r"[-*\u2022#>|\d]")  # a list item, heading, quote, table row or figure
 
 
-def opens_inside_sentence(text: str) -> bool:
+def opens_inside_sentence(text: str, before: str = "") -> bool:
+    """`before`: the page's text before the passage ("" at the page's start)."""
+    if re.search(r"\n[ \t]*\n[ \t]*$", before):
+        return False  # a paragraph, a block of code, a table: not the middle of a sentence
     t = text.lstrip()
     if not t or _LEAD_RE.match(t):
         return False
@@ -48,9 +51,10 @@ def count(name: str, tokenizer) -> dict:
             doc = parse_document(path)
         except DocumentError:
             continue
+        texts = {p.number: p.text for p in doc.pages}
         for c in chunk_document(doc, tokenizer):
             passages += 1
-            if opens_inside_sentence(c.text):
+            if opens_inside_sentence(c.text, texts[c.page][:c.start]):
                 page_openers += c.start == 0
                 inside += c.start > 0
     return {"passages": passages, "open_inside_a_sentence": inside, "open_a_page_inside_a_sentence": page_openers}

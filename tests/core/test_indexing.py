@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from edgechat.core.documents import parse_document
 from edgechat.core.engine import Engine
+from edgechat.core.indexing.chunking import CUT
 from edgechat.core.records import Scope
 from edgechat.core.store import LibraryLockedError, Store
 from tests.helpers import make_corpus, write
@@ -182,3 +184,26 @@ def test_a_lone_keyword_match_ranks_first_in_a_small_library(engine, tmp_path):
     engine.index([docs])
     top = engine.parts.retriever.search("How hot is the surface of Venus?").candidates[0]
     assert top.path.endswith("solar-system.md") and top.lexical_rank == 1
+
+
+def test_files_cut_the_way_an_older_edgechat_cut_them_are_indexed_again(library, embedder, tmp_path):
+    """A library written before passages recorded how they were cut (chunking.CUT) has every
+    file indexed again by the next run over its folders, once; a file that failed stays as it is."""
+    docs = make_corpus(tmp_path / "docs")
+    write(docs / "broken.pdf", "not a pdf at all")
+    with Engine(library, embedder=embedder) as e:
+        first = e.index([docs])
+        assert len(first.indexed) == 3 and len(first.failed) == 1
+    with sqlite3.connect(library / "library.sqlite3") as db:  # as an older EdgeChat left it
+        db.execute("ALTER TABLE files DROP COLUMN cut")
+    with Engine(library, embedder=embedder) as e:
+        store = e.parts.store
+        assert {f.cut for f in store.files()} == {None}
+        again = e.index([docs])
+        assert sorted(again.indexed) == sorted(first.indexed) and again.embedded > 0
+        assert [f.path for f in store.files() if f.state == "failed"] == [str(docs / "broken.pdf")]
+        assert {f.cut for f in store.files() if f.state == "done"} == {CUT}
+        consistent(store)
+        assert "88 Earth days" in e.parts.retriever.search("How long is a year on Mercury?").candidates[0].text
+        third = e.index([docs])
+        assert third.embedded == 0 and not third.indexed and third.unchanged == 4

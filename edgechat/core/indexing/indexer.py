@@ -36,13 +36,13 @@ from typing import Any
 from edgechat.core import documents
 from edgechat.core.embedding.embedder import Embedder
 from edgechat.core.fileio import sha256_file
-from edgechat.core.indexing.chunking import ChunkSettings, chunk_document, chunk_document_parts
+from edgechat.core.indexing.chunking import CUT, ChunkSettings, chunk_document, chunk_document_parts
 from edgechat.core.indexing.parse_worker import ParseCancelled, ParseLimit, ParseWorker, ParseWorkerUnavailable
 from edgechat.core.indexing.scan import scan
 from edgechat.core.records import Chunk, Document, DocumentError, FileState, IndexPhase, Problem
 from edgechat.core.store import Store
 from edgechat.core.store.diskfull import DiskFullError, disk_full_message, disk_full_reason
-from edgechat.core.store.library import text_hash
+from edgechat.core.store.library import FileRecord, text_hash
 
 log = logging.getLogger(__name__)
 
@@ -329,6 +329,12 @@ def is_offline(root: Path, holds_files: bool, added_file: bool = False) -> bool:
         return True
 
 
+def cut_before(rec: FileRecord) -> bool:
+    """A file the library holds as passages cut the way an older EdgeChat cut them
+    (chunking.CUT): indexed again, its old passages searchable until the new ones replace them."""
+    return rec.state == FileState.DONE and (rec.cut or 1) < CUT
+
+
 class Indexer:
     # Store writes on a writer thread, overlapping with embedding (False: inline, between
     # batches). benchmarks.pipeline_overlap compares the two: no faster on 2 cores, so off.
@@ -394,7 +400,8 @@ class Indexer:
                     summary.failed.append((path, Problem.UNREADABLE.value, str(e)))
                     continue
                 rec = known.get(path) or self.store.file(path)
-                if rec and rec.size == st.st_size and rec.mtime == st.st_mtime and rec.state in UNCHANGED_STATES:
+                recut = rec is not None and cut_before(rec)
+                if rec and not recut and rec.size == st.st_size and rec.mtime == st.st_mtime and rec.state in UNCHANGED_STATES:
                     if not (rec.state == FileState.FAILED and path in self.passwords):
                         summary.unchanged += 1
                         continue
@@ -409,7 +416,7 @@ class Indexer:
                     self.store.fail_file(path, root_s, st.st_size, st.st_mtime, None, Problem.UNREADABLE.value, str(e))
                     summary.failed.append((path, Problem.UNREADABLE.value, str(e)))
                     continue
-                if rec and rec.sha256 == digest and rec.state in UNCHANGED_STATES and path not in self.passwords:
+                if rec and not recut and rec.sha256 == digest and rec.state in UNCHANGED_STATES and path not in self.passwords:
                     self.store.touch_file(path, st.st_size, st.st_mtime)
                     summary.unchanged += 1
                     continue

@@ -38,6 +38,7 @@ import numpy as np
 
 from edgechat.core.documents.common import READING_KEYS
 from edgechat.core.documents.titles import page_title
+from edgechat.core.indexing.chunking import CUT
 from edgechat.core.indexing.context import HEADING_CHARS, HEADING_LINES, find_tables
 from edgechat.core.records import Candidate, Chunk, FileState, WordBox
 from edgechat.core.search.subject import Description
@@ -69,7 +70,8 @@ CREATE TABLE IF NOT EXISTS files (
     state TEXT NOT NULL,           -- indexing | done | stale | failed | removing
     problem TEXT, detail TEXT,
     title TEXT, format TEXT, pages INTEGER, chunks INTEGER,
-    metadata TEXT, indexed REAL
+    metadata TEXT, indexed REAL,
+    cut INTEGER                    -- how its passages were cut (chunking.CUT); NULL: before 2
 );
 CREATE TABLE IF NOT EXISTS chunks (
     rowid INTEGER PRIMARY KEY,
@@ -146,6 +148,7 @@ class FileRecord:
     chunks: int | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     indexed: float | None = None
+    cut: int | None = None  # how its passages were cut (indexing.chunking.CUT); None: the first way
 
 
 class _VectorWrite(NamedTuple):
@@ -198,6 +201,8 @@ class Store:
         if not readonly:
             self.db.execute(_WORDS_SCHEMA)
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        if not readonly and "cut" not in {r[1] for r in self.db.execute("PRAGMA table_info(files)")}:
+            self.db.execute("ALTER TABLE files ADD COLUMN cut INTEGER")  # a library of an older EdgeChat
         self._fts_columns = self._migrate_fts()
         if not readonly:
             self._retitle_from_first_pages()
@@ -434,13 +439,15 @@ class Store:
         metadata: dict[str, str],
         word_boxes: dict[int, list[WordBox]] | None = None,
         defer_vectors: bool = False,
+        cut: int = CUT,
     ) -> str:
         """A file's new version replaces its old one in one SQLite transaction: manifest row,
         chunks, vectors, FTS rows and the word boxes of its pages read by OCR. Until it commits,
         the old version stays searchable; a kill at any point leaves one version or the other.
         The vector index follows after the commit (a kill in between is repaired by the resync
         of the next open): at once, or with `defer_vectors` once VECTOR_WRITE_BATCH vectors wait
-        or flush_vectors() is called (until then the file is found by its words only)."""
+        or flush_vectors() is called (until then the file is found by its words only). `cut`: how
+        `chunks` were cut (indexing.chunking.CUT), recorded so that a later cut replaces them."""
         fid = file_id_for(path)
         ids = [f"{fid}:{sha256[:10]}:{i}" for i in range(len(chunks))]
         vectors = np.asarray(vectors, dtype=np.float32)
@@ -462,11 +469,12 @@ class Store:
                            (cur.lastrowid, c.search_text or c.text, title, name_words(path), c.context))
             db.execute(
                 "INSERT INTO files (file_id, path, root, size, mtime, sha256, state, title, format, pages, chunks, "
-                "metadata, indexed) VALUES (?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
+                "metadata, indexed, cut) VALUES (?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
                 "root=excluded.root, size=excluded.size, mtime=excluded.mtime, sha256=excluded.sha256, state='done', "
                 "title=excluded.title, format=excluded.format, pages=excluded.pages, chunks=excluded.chunks, "
-                "metadata=excluded.metadata, indexed=excluded.indexed, problem=NULL, detail=NULL",
-                (fid, path, root, size, mtime, sha256, title, fmt, pages, len(chunks), json.dumps(metadata), time.time()),
+                "metadata=excluded.metadata, indexed=excluded.indexed, cut=excluded.cut, problem=NULL, detail=NULL",
+                (fid, path, root, size, mtime, sha256, title, fmt, pages, len(chunks), json.dumps(metadata), time.time(),
+                 cut),
             )
         if any(w.file_id == fid and not w.ahead for w in self._backlog):
             self.flush_vectors()  # this file's earlier version first: its ids are among `old`

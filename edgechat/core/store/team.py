@@ -605,7 +605,7 @@ class TeamStore(Store):
                 words = dict(self.db.execute("SELECT page, words FROM ocr_words WHERE file_id=?", (fid,)).fetchall())
                 readers = roots.get(rec["root"], Readers.everyone())
                 doc = json.dumps({k: rec[k] for k in ("path", "root", "size", "mtime", "sha256", "state", "title",
-                                                      "format", "pages", "chunks", "metadata", "indexed")}
+                                                      "format", "pages", "chunks", "metadata", "indexed", "cut")}
                                  | {"words": {str(p): w for p, w in words.items()}})
                 meta = {"file_id": fid, "chunks": int(rec["chunks"] or 0), "readers": readers.spec(),
                         "version": f"{rec['sha256']}:{rec['chunks']}:{readers.spec()}", **readers.keys()}
@@ -751,9 +751,9 @@ def _remember(db: Any, fid: str, rec: dict[str, Any], meta: dict[str, Any],
     db.execute("DELETE FROM files WHERE path=?", (rec["path"],))
     db.execute(
         "INSERT INTO files (file_id, path, root, size, mtime, sha256, state, title, format, pages, chunks, metadata, "
-        "indexed) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "indexed, cut) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (fid, rec["path"], rec["size"], rec["mtime"], rec["sha256"], rec["state"] or "done", rec["title"],
-         rec["format"], rec["pages"], rec["chunks"], rec["metadata"], rec["indexed"]),
+         rec["format"], rec["pages"], rec["chunks"], rec["metadata"], rec["indexed"], rec.get("cut")),
     )
     name = name_words(rec["path"])
     rows.sort(key=lambda r: int(r[0].rsplit(":", 1)[-1]) if r[0].rsplit(":", 1)[-1].isdigit() else 0)

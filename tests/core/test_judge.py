@@ -99,6 +99,17 @@ def test_a_table_figure_is_the_cell_of_the_row_and_column_the_claim_names():
     assert support("The team won 57 matches in 2020 [1].", sport) == Support.UNSUPPORTED
 
 
+def test_a_claim_that_names_two_columns_takes_each_figure_from_its_own_clauses_column():
+    fin = rows(FINANCE, "Three Months Ended March 31, 2022 2023")
+    sport = rows(SPORTS, "Season results 2019 2020")
+    assert support("Operating income was 4,774 in 2023, against 3,669 in 2022 [1].", fin) == Support.SUPPORTED
+    assert support("In 2023 operating income was 3,669, and in 2022 it was 4,774 [1].", fin) == Support.UNSUPPORTED
+    assert support("The team scored 57 goals in 2020 compared with 41 in 2019 [1].", sport) == Support.SUPPORTED
+    assert support("The team scored 41 goals in 2020 compared with 57 in 2019 [1].", sport) == Support.UNSUPPORTED
+    # a clause that names no column, or both, leaves the figure to the row alone
+    assert support("Operating income rose from 3,669 in 2022 to 4,774 in 2023 [1].", fin) == Support.SUPPORTED
+
+
 def test_a_name_the_evidence_does_not_have_is_unsupported():
     assert support("The airplane departed from Kodiak with two passengers [1].", quotes(REPORT)) == Support.UNSUPPORTED
     assert support("Use the argument encodingHint to name the encoding [1].", quotes(MANUAL)) == Support.UNSUPPORTED

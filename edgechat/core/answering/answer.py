@@ -51,8 +51,7 @@ __all__ = ["MODEL_FOUND_NONE", "MODEL_NOT_CHECKED", "NOTHING_FOUND", "NOT_IN_DOC
 NOTHING_FOUND = "Nothing in your library matched this question, so there is nothing to cite."
 NO_SEARCH_EXTRACTIVE = (
     "That doesn't look like a question about your documents, so nothing was searched. "
-    "Without a language model EdgeChat can only answer from your documents: ask about them."
-)
+    "Without a language model EdgeChat can only answer from your documents: ask about them.")
 NOT_IN_DOCUMENTS = "Your documents don't say: nothing in them is close enough to this question."
 MODEL_FOUND_NONE = "Your documents don't seem to answer this: the passages closest to it do not say."
 MODEL_NOT_CHECKED = ("No answer is shown: what the model wrote does not hold against the passages it was given. "
@@ -93,9 +92,7 @@ _DONT_KNOW_RE = re.compile(
     r"\b(?:do not|don't|cannot|can't|can not) (?:know|answer|find|determine|tell)\b"
     r"|\b(?:does not|doesn't|do not|don't) (?:say|contain|mention|provide|include|specify|state)\b"
     r"|\bnot (?:mentioned|provided|stated|specified|found|available) in\b"
-    r"|\bno (?:information|mention)\b",
-    re.IGNORECASE,
-)
+    r"|\bno (?:information|mention)\b", re.IGNORECASE)
 
 
 # The prompt's own markup, which a small model sometimes writes back before it answers.

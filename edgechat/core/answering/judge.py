@@ -197,6 +197,8 @@ def _opposed(claim_terms: set[str], sentence: str) -> tuple[str, str] | None:
 _FOOTNOTE_MARK_RE = re.compile(r"[^\W\d_]\s*\(\d{1,2}\)\s+[-\u2212$\u20ac\u00a3(]?\d")
 _CELL_RE = re.compile(r"\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?")
 _LABEL_RE = re.compile(r"(?<![\w.,])\d[\d.]*(?![\w,])(?!\s*,)")
+# Where a sentence's clauses part: a comma or semicolon (not inside a figure), or a word setting two side by side.
+_CLAUSE_RE = re.compile(r"[,;](?!\d)|\b(?:and|but|while|whereas|against|versus|vs\.|compared (?:with|to))\b", re.I)
 
 _SCALE_RE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion|trillion)s?\b", re.IGNORECASE)
 _SCALE_OF_TABLE_RE = re.compile(r"\bin (thousand|million|billion|trillion)s\b", re.IGNORECASE)
@@ -304,7 +306,8 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
     claim names: its row's label, when it has one, shares a word with `claim_terms` (what the claim
     says of that figure), and no other row of its table (`rows`: those read) says more of it; and
     when the table's column headings are labels of their own ("2022 2023", "v1 v2"), one per cell,
-    and the claim names some of them, the figure is in a column so labelled."""
+    and the claim names some of them, the figure is in a column so labelled (where it names
+    several, the one its clause names: "$52,966 in 2023, against $50,855 in 2022")."""
     if not quote.row:
         return True
     label = _row_label_terms(quote)
@@ -319,7 +322,8 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
         cells = cells[1:]  # "Garden tools (2) 4,591 4,895": the mark refers to a note, the cells follow it
     if len(cells) < 2 or len(columns) != len(cells) or figure not in cells:
         return True
-    named = {c for c in columns if re.search(rf"(?<![\d.]){re.escape(c)}(?![\d])", claim)}
+    texts = [c for c in _CLAUSE_RE.split(claim) if figure in figures(c)] + [claim]  # its clause's, else the claim's
+    named = next((n for t in texts if (n := {c for c in columns if re.search(rf"(?<![\d.]){re.escape(c)}(?!\d)", t)})), set())
     if not named or named == set(columns):
         return True
     return any(columns[i] in named for i, cell in enumerate(cells) if cell == figure)
@@ -357,8 +361,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     local model's P(Yes) that the evidence supports the claim, asked once the principles pass."""
     bare = _unattributed(" ".join(MARKER_RE.sub(" ", claim).split()))
     reply = _REPLY_RE.match(bare) if asks_yes_or_no(question) else None
-    if reply:
-        bare = bare[reply.end():]
+    bare = bare[reply.end():] if reply else bare
     question_terms = terms(question)
     claim_terms = terms(bare)
     own = claim_terms if reply else claim_terms - question_terms  # a reply's polarity is its claim

@@ -618,6 +618,12 @@ def test_a_footnote_mark_after_a_row_s_label_is_not_a_cell():
     wet = rows(rain, "Station 2019 2020")
     assert support("March rainfall in 2020 was 45 [1].", wet) == Support.SUPPORTED
     assert support("March rainfall in 2020 was 59 [1].", wet) == Support.UNSUPPORTED
+    # a currency sign set apart from its figure, as a PDF's text often gives it
+    tickets = rows("Box office\n2019 2020\nAdult tickets (1) \u20ac 1,200 \u20ac 1,450\n", "Concert season 2019 2020")
+    assert support("Adult tickets brought in \u20ac1,450 in 2020 and \u20ac1,200 in 2019 [1].", tickets) == Support.SUPPORTED
+    assert support("Adult tickets brought in \u20ac1,200 in 2020 [1].", tickets) == Support.UNSUPPORTED
+    spaced = rows(sales.replace("(2) 4,591 4,895", "(2) $ 4,591 $ 4,895"), "Three Months Ended March 31, 2022 2023")
+    assert support("Garden tools sales in 2023 were $4,591 [1].", spaced) == Support.UNSUPPORTED
 
 
 def test_a_sentence_the_principles_pass_is_withheld_when_the_model_asked_says_no():

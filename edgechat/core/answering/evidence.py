@@ -41,7 +41,7 @@ FRAME_WORDS = 15  # a running header or footer is at most this long
 
 _END_RE = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]\u00bb]*(?=\s|$)")
 _ITEM_RE = re.compile(r"^\s*(?:#{1,6}\s|[-*\u2022\u25aa\u2013]\s|\d{1,3}[.)]\s|>\s)")
-_CELL_RE = re.compile(r"^\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?$|^[-\u2013\u2014$%]$")
+_CELL_RE = re.compile(r"^\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?$|^[-\u2013\u2014$\u20ac\u00a3%]$")
 _SENTENCE_END_RE = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]\u00bb]*$")
 _LEADER_RE = re.compile(r"(?:\.\s?){4,}|_{4,}|-{4,}|={3,}")
 _DOC_MARKER_RE = re.compile(r"\s*" + MARKER_RE.pattern)

@@ -194,7 +194,7 @@ def _opposed(claim_terms: set[str], sentence: str) -> tuple[str, str] | None:
 
 
 # A footnote's mark written after a row's label, before its cells ("Garden tools (2) 4,591").
-_FOOTNOTE_MARK_RE = re.compile(r"[^\W\d_]\s*\(\d{1,2}\)\s+[-\u2212$\u20ac\u00a3(]?\d")
+_FOOTNOTE_MARK_RE = re.compile(r"[^\W\d_]\s*\(\d{1,2}\)\s+[-\u2212$\u20ac\u00a3(]?\s*\d")
 _CELL_RE = re.compile(r"\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?")
 _LABEL_RE = re.compile(r"(?<![\w.,])\d[\d.]*(?![\w,])(?!\s*,)")
 # Where a sentence's clauses part: a comma or semicolon (not inside a figure), or a word setting two side by side.
@@ -232,7 +232,7 @@ def _cells(row: str) -> list[str]:
     for token in reversed(row.replace("|", " ").split()):
         if _CELL_RE.fullmatch(token):
             cells.append(figures(token)[0] if figures(token) else token)
-        elif token not in {"$", "%", "\u2014", "\u2013", "-"}:
+        elif token not in {"$", "\u20ac", "\u00a3", "%", "\u2014", "\u2013", "-"}:
             break
     return cells[::-1]
 

@@ -197,8 +197,6 @@ def _opposed(claim_terms: set[str], sentence: str) -> tuple[str, str] | None:
 _FOOTNOTE_MARK_RE = re.compile(r"[^\W\d_]\s*\(\d{1,2}\)\s+[-\u2212$\u20ac\u00a3(]?\s*\d")
 _CELL_RE = re.compile(r"\(?[-\u2212$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\)?%?")
 _LABEL_RE = re.compile(r"(?<![\w.,])\d[\d.]*(?![\w,])(?!\s*,)")
-# Where a sentence's clauses part: a comma or semicolon (not inside a figure), or a word setting two side by side.
-_CLAUSE_RE = re.compile(r"[,;](?!\d)|\b(?:and|but|while|whereas|against|versus|vs\.|compared (?:with|to))\b", re.I)
 
 _SCALE_RE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion|trillion)s?\b", re.IGNORECASE)
 _SCALE_OF_TABLE_RE = re.compile(r"\bin (thousand|million|billion|trillion)s\b", re.IGNORECASE)
@@ -241,8 +239,9 @@ def _row_label_terms(quote: Quote) -> set[str]:
     return terms(quote.text) - set(figures(quote.text))
 
 
-# Where a sentence moves from one thing to the next: a comma, a semicolon, or "and"/"while"/"but".
-_NEXT_THING_RE = re.compile(r"[,;]|\b(?:and|while|whereas|but)\b", re.IGNORECASE)
+# Where a sentence moves from one thing to the next: a comma or semicolon (not inside a figure), or a
+# word that sets two side by side ("and", "while", "against", "compared with" ...).
+_NEXT_THING_RE = re.compile(r"[,;](?!\d)|\b(?:and|but|while|whereas|against|versus|vs\.|compared (?:with|to))\b", re.I)
 
 
 def _said_of(claim: str, figure: str, skip: frozenset[str]) -> set[str]:
@@ -322,7 +321,7 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
         cells = cells[1:]  # "Garden tools (2) 4,591 4,895": the mark refers to a note, the cells follow it
     if len(cells) < 2 or len(columns) != len(cells) or figure not in cells:
         return True
-    texts = [c for c in _CLAUSE_RE.split(claim) if figure in figures(c)] + [claim]  # its clause's, else the claim's
+    texts = [c for c in _NEXT_THING_RE.split(claim) if figure in figures(c)] + [claim]  # its clause's, else the claim's
     named = next((n for t in texts if (n := {c for c in columns if re.search(rf"(?<![\d.]){re.escape(c)}(?!\d)", t)})), set())
     if not named or named == set(columns):
         return True

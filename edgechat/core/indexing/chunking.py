@@ -162,7 +162,8 @@ def _starts_sentence(text: str, offsets: Sequence[tuple[int, int]], k: int) -> b
         return False
     if "\n\n" in gap:
         return True
-    return text[max(0, end - 3):end].rstrip(_CLOSERS)[-1:] in ".?!" and not text[offsets[k][0]].islower()
+    last = text[max(0, end - 3):end].rstrip(_CLOSERS)[-1:]  # "" (closers only) is no sentence's end
+    return last != "" and last in ".?!" and not text[offsets[k][0]].islower()
 
 
 def _sentence_start(text: str, offsets: Sequence[tuple[int, int]], k: int, lo: int, hi: int) -> int:

@@ -81,10 +81,10 @@ def test_pdfium_reads_pages_metadata_and_line_ends(tmp_path: Path) -> None:
 
 
 def test_pdfium_text_replacements_keep_every_offset() -> None:
-    raw = "a\r\nb\rc\x02d\ufffee\x00f"
+    raw = "a\r\nb\rc\x02d\ufffee\x00f\x88g\x7fh\u00a0i"
     clean = pdfmod.indexed_pdfium_text(raw)
     assert len(clean) == len(raw)
-    assert clean == "a \nb\nc d-e f"
+    assert clean == "a \nb\nc d-e f g h\u00a0i"  # C0 and C1 controls are spaces; a no-break space stays
 
 
 def test_pdf_with_junk_before_the_header_is_read(tmp_path: Path) -> None:

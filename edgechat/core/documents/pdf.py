@@ -436,7 +436,8 @@ def pdfium_page_text(textpage) -> str:
     """A page's text as QtPdf's `QPdfDocument.getAllText` gets it (FPDFText_GetText over all the
     page's characters), with characters replaced one for one so every offset stays QtPdf's:
     the "\\r" of PDFium's "\\r\\n" line ends becomes a space, a lone "\\r" a line end, PDFium's
-    end-of-line hyphen marker (U+FFFE) a "-", and other control characters spaces. Characters
+    end-of-line hyphen marker (U+FFFE) a "-", and other control characters (C0 and C1) spaces: a
+    font's private code for a bullet comes out as a C1 control, which is no text. Characters
     outside the Basic Multilingual Plane are one Python character but two UTF-16 units in Qt."""
     import pypdfium2.raw as raw
 
@@ -451,7 +452,7 @@ def pdfium_page_text(textpage) -> str:
     return indexed_pdfium_text(text)
 
 
-_PDFIUM_CONTROLS = {c: " " for c in range(32) if chr(c) not in "\n\t"}
+_PDFIUM_CONTROLS = {c: " " for c in [*range(32), *range(0x7F, 0xA0)] if chr(c) not in "\n\t"}
 _PDFIUM_CONTROLS[0xFFFE] = "-"
 _PDFIUM_CONTROLS[0xFFFF] = " "
 

@@ -593,6 +593,29 @@ def test_a_bound_written_with_a_negation_is_not_a_negation():
     assert support("The pilot obtained a weather briefing before the flight [1].", flight) == Support.UNSUPPORTED
 
 
+def test_without_limitation_includes_what_it_lists():
+    # "including, without limitation, A and B" says A and B are included; a plain "without" still
+    # denies. Shown on a licence and a company report.
+    licence = quotes('"Licensed uses" means any use of the Work, including without limitation copying, printing '
+                     "and public display. The licence is granted without any warranty.")
+    assert support("Licensed uses include copying, printing and public display [1].", licence) == Support.SUPPORTED
+    assert support("The licence comes with a warranty [1].", licence) == Support.UNSUPPORTED
+    report = quotes("We rely on outside suppliers for many services, including, without limitation, payroll, "
+                    "data storage and customer support.")
+    assert support("The company relies on outside suppliers for payroll, data storage and customer support [1].",
+                   report) == Support.SUPPORTED
+
+
+def test_a_negation_in_brackets_governs_only_what_they_enclose():
+    # "(I am not exaggerating)" denies nothing outside its brackets; inside them it still denies.
+    # Shown on a travel book and a laboratory report.
+    travel = quotes("Night and day (I am not exaggerating) a keeper like Hans Meyer will watch over the rink.")
+    assert support("Hans Meyer watches over the rink night and day [1].", travel) == Support.SUPPORTED
+    lab = quotes("The samples (which were not frozen) were analysed by Dr. Okafor within two hours of collection.")
+    assert support("Dr. Okafor analysed the samples within two hours of collection [1].", lab) == Support.SUPPORTED
+    assert support("The samples were frozen [1].", lab) == Support.UNSUPPORTED
+
+
 def test_a_row_s_headings_hold_only_the_figures_they_write_in_digits():
     # "Three Months Ended" names a period: it does not hold the figure 3 ("three times").
     fin = rows(FINANCE, "Three Months Ended March 31, 2022 2023")

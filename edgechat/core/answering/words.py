@@ -24,10 +24,9 @@ _FRAMING = frozenset(
 _FIGURE_RE = re.compile(r"(?<![\w.\u00b7])[-\u2212]?\d[\d,]*(?:[.\u00b7]\d+)?(?![\d])")
 # A count written as a word is the same figure as its digits ("six Nobel Prizes" = "6 Nobel
 # Prizes"). "one" is left out: it is as often a pronoun ("the one that") as a count.
-_NUMBER_WORDS = dict(zip(
-    """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
-    seventeen eighteen nineteen twenty""".split(), map(str, range(2, 21))))
-_NUMBER_WORDS.update(zip("thirty forty fifty sixty seventy eighty ninety".split(), map(str, range(30, 100, 10))))
+_NUMBER_WORDS = dict(zip("""two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety""".split(),
+                         map(str, [*range(2, 21), *range(30, 100, 10)])))
 _NUMBER_WORD_RE = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
 _NEGATION_RE = re.compile(
     r"\b(?:not|no|never|none|neither|nor|cannot|without|nothing|nobody|nowhere)\b|n['\u2019]t\b", re.IGNORECASE)
@@ -66,15 +65,15 @@ def figure_spans(text: str) -> list[tuple[str, int, int]]:
              m.start(), m.end()) for m in _FIGURE_RE.finditer(text)]  # each holds a digit: never empty
 
 
-# A bound written with a negation ("not less than seven years", "no more than 5") says "at least"
-# or "at most": a limit, not that something is not so.
-_NEGATED_BOUND_RE = re.compile(r"\b(?:not|no)\s+(?=(?:less|fewer|more|greater|later|earlier)\s+than\b)",
-                               re.IGNORECASE)
+# Negating words that deny nothing: a bound ("not less than seven years", "no more than 5" say "at
+# least" and "at most") and "without limitation" (what follows is included, and not all there is).
+_NOT_DENYING_RE = re.compile(r"\b(?:(?:not|no)\s+(?=(?:less|fewer|more|greater|later|earlier)\s+than\b)"
+                             r"|without\s+(?=limit(?:ation|ing)?\b))", re.IGNORECASE)
 
 
 def has_negation(text: str) -> bool:
     """Does `text` say something is not so ("not", "no", "never", "cannot", "n't", "without")?"""
-    return bool(_NEGATION_RE.search(_NEGATED_BOUND_RE.sub("", text)))
+    return bool(_NEGATION_RE.search(_NOT_DENYING_RE.sub("", text)))
 
 
 # Words that end what a negation governs: a new clause begins ("not often seen, for it requires ...").
@@ -86,11 +85,13 @@ NEGATED_WORDS = 3  # content words after a negation that it governs at most
 def negated_terms(text: str) -> set[str]:
     """The content words a negation of `text` governs: the first few after each negating word, up to
     where a new clause begins ("size without IP fragmentation plus 28 bytes" -> ip, fragmentation,
-    plus; "it is not, in Switzerland, often seen, for it requires ..." -> switzerland, often, seen)."""
+    plus; "it is not, in Switzerland, often seen, for it requires ..." -> switzerland, often, seen),
+    or where the brackets it stands in close ("(I am not exaggerating) a man like ..." -> exaggerating)."""
     out: set[str] = set()
-    text = _NEGATED_BOUND_RE.sub("", text)
+    text = _NOT_DENYING_RE.sub("", text)
     for m in _NEGATION_RE.finditer(text):
         after = text[m.end():]
+        after = after.split(")", 1)[0] if text.rfind("(", 0, m.start()) > text.rfind(")", 0, m.start()) else after
         stop = _CLAUSE_BREAK_RE.search(after)
         out.update(itertools.islice(_terms_in_order(after[: stop.start()] if stop else after), NEGATED_WORDS))
     return out

@@ -616,6 +616,19 @@ def test_a_negation_in_brackets_governs_only_what_they_enclose():
     assert support("The samples were frozen [1].", lab) == Support.UNSUPPORTED
 
 
+def test_a_word_said_both_with_and_without_a_negation_is_not_denied():
+    # A sentence that negates one use of a word and states another ("should not let patents
+    # restrict ..., but ... patents could make ...") does not deny the word; what only its negation
+    # says stays denied. Shown on a licence's preamble and a trial protocol.
+    licence = quotes("Members should not let patents restrict the software, but we wish to avoid the danger that "
+                     "patents could make a free program proprietary.")
+    assert support("Patents could make a free program proprietary [1].", licence) == Support.SUPPORTED
+    assert support("Members should let patents restrict the software [1].", licence) == Support.UNSUPPORTED
+    trial = quotes("The trial did not enrol children, but the trial enrolled adults over 65 at four hospitals.")
+    assert support("The trial enrolled adults over 65 at four hospitals [1].", trial) == Support.SUPPORTED
+    assert support("The trial enrolled children [1].", trial) == Support.UNSUPPORTED
+
+
 def test_a_row_s_headings_hold_only_the_figures_they_write_in_digits():
     # "Three Months Ended" names a period: it does not hold the figure 3 ("three times").
     fin = rows(FINANCE, "Three Months Ended March 31, 2022 2023")

@@ -506,8 +506,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     if confirm is not None:
         p = confirm("\n".join(q.reading for q in quotes), " ".join(MARKER_RE.sub(" ", claim).split()))
         if p < CONFIRM_AT:
-            return Judgement(Support.UNSUPPORTED, reason=f"asked, the model says the evidence does not support it "
-                                                         f"(P(yes) {p:.2f})")
+            return Judgement(Support.UNSUPPORTED, reason=f"asked, the model says the evidence does not (P(yes) {p:.2f})")
     return Judgement(Support.SUPPORTED, supporting)
 
 
@@ -515,9 +514,6 @@ def _with_neighbour(best: Quote, pool: Sequence[Quote], target: set[str]) -> lis
     """The supporting quotes: the best, and one of its passage that says the rest, if any."""
     rest = target - terms(best.reading)
     return [best] + [q for q in pool if q is not best and q.source is best.source and terms(q.reading) & rest][:1]
-
-
-_SPACE_BEFORE_STOP_RE = re.compile(r"\s+([.,;:!?])")
 
 
 def _ask_checker(checker: SupportChecker, claim: str, quotes: Sequence[Quote]) -> SupportVerdict | None:
@@ -531,7 +527,7 @@ def _ask_checker(checker: SupportChecker, claim: str, quotes: Sequence[Quote]) -
         said = " ".join(q.reading for q in sorted(chosen, key=lambda q: q.start) if q.source is source)
         parts.append(f"{source.title}\n{said}" if source.title else said)
     try:
-        return checker.check("\n\n".join(parts), _SPACE_BEFORE_STOP_RE.sub(r"\1", claim).strip())
+        return checker.check("\n\n".join(parts), re.sub(r"\s+([.,;:!?])", r"\1", claim).strip())
     except Exception as e:  # noqa: BLE001 - a checker that fails leaves the principles to decide
         log.warning("the support checker %s failed (%s): the answer check's principles decide", checker.name, e)
         return None

@@ -59,9 +59,7 @@ def neutralise_fences(text: str) -> str:
 
 def _one_line(value: object, limit: int = _MAX_LINE) -> str:
     text = " ".join(str(value).split())
-    if len(text) > limit:
-        text = text[: limit - 3].rstrip() + "..."
-    return neutralise_fences(text)
+    return neutralise_fences(text if len(text) <= limit else text[: limit - 3].rstrip() + "...")
 
 
 def _clip(quote: str) -> str:
@@ -77,8 +75,7 @@ def render_context(sources: Sequence[Source], evidence: Sequence[tuple[int, str]
     keep their own ordinals."""
     numbers = {n for n, _ in evidence}
     ranked = [s for s in sorted(sources, key=lambda s: s.ordinal) if s.ordinal in numbers]
-    if keep is not None:
-        ranked = ranked[: max(0, keep)]
+    ranked = ranked if keep is None else ranked[: max(0, keep)]
     parts = [OPEN_FENCE]
     if not ranked:
         parts.append("(no sources)")

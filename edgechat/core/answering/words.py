@@ -86,15 +86,19 @@ def negated_terms(text: str) -> set[str]:
     """The content words a negation of `text` governs: the first few after each negating word, up to
     where a new clause begins ("size without IP fragmentation plus 28 bytes" -> ip, fragmentation,
     plus; "it is not, in Switzerland, often seen, for it requires ..." -> switzerland, often, seen),
-    or where the brackets it stands in close ("(I am not exaggerating) a man like ..." -> exaggerating)."""
+    or where the brackets it stands in close ("(I am not exaggerating) a man like ..." -> exaggerating).
+    A word the text also says outside every negation is said both ways, and is not one of them
+    ("should not let patents restrict it, but ... the danger that patents make it ...")."""
     out: set[str] = set()
-    text = _NOT_DENYING_RE.sub("", text)
+    plain = text = _NOT_DENYING_RE.sub("", text)
     for m in _NEGATION_RE.finditer(text):
         after = text[m.end():]
         after = after.split(")", 1)[0] if text.rfind("(", 0, m.start()) > text.rfind(")", 0, m.start()) else after
         stop = _CLAUSE_BREAK_RE.search(after)
-        out.update(itertools.islice(_terms_in_order(after[: stop.start()] if stop else after), NEGATED_WORDS))
-    return out
+        governed = after[: stop.start()] if stop else after
+        out.update(itertools.islice(_terms_in_order(governed), NEGATED_WORDS))
+        plain = plain[:m.start()] + " " * (m.end() + len(governed) - m.start()) + plain[m.end() + len(governed):]
+    return out - terms(plain)
 
 
 def names(text: str) -> set[str]:

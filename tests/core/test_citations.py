@@ -238,6 +238,20 @@ def test_sentence_spans_basic():
     assert slices(text, sentence_spans(text)) == ["First one.", "Second one!", "Third one?"]
 
 
+def test_an_initial_is_kept_with_the_name_after_it_but_a_capital_before_a_figure_ends_a_sentence():
+    # "N. G. Thompson" is one name; "of R. 7.44 How ..." and "Appendix B. 12 sites ..." are two
+    # sentences each (a FAQ's numbered heading, a survey report's count).
+    for text, expected in (
+            ("Skating was led by Mr. N. G. Thompson. It spread.", ["Skating was led by Mr. N. G. Thompson.",
+                                                                   "It spread."]),
+            ("Nothing is needed in recent versions of R. 7.44 How can I get binaries?",
+             ["Nothing is needed in recent versions of R.", "7.44 How can I get binaries?"]),
+            ("The methods are in Appendix B. 12 sites were surveyed in May.",
+             ["The methods are in Appendix B.", "12 sites were surveyed in May."]),
+            ("See Fig. 3 for the sites.", ["See Fig. 3 for the sites."])):
+        assert slices(text, sentence_spans(text)) == expected
+
+
 # --------------------------------------------------------------------------- properties
 
 source_counts = st.integers(min_value=0, max_value=12)

@@ -544,6 +544,22 @@ def test_what_a_page_hides_from_its_reader_is_not_evidence(embedder):
     assert any("history" in q.text for q in shown.ranked)
 
 
+def test_a_markdown_link_definition_is_not_evidence(embedder):
+    """A Markdown link's reference definition ("[label]: https://...") says where a link goes and is
+    never shown to the reader: not quoted, while the text around it keeps its places. Shown on an
+    API reference and a recipe page."""
+    reference = ("The timeout option stops scripts that run too long, as [the spec][Script Timeout Option] says.\n\n"
+                 "[Script Timeout Option]: https://example.org/spec/timeout-option-for-scripts\n")
+    recipe = ("Rest the dough for an hour before you shape the loaves, as [the baker's guide][Resting Dough Guide] "
+              "advises.\n"
+              "[Resting Dough Guide]: https://example.org/guides/how-long-to-rest-dough-before-shaping\n")
+    for question, text, title in (("What does the timeout option stop?", reference, "vm.md"),
+                                  ("How long should the dough rest before shaping?", recipe, "bread.md")):
+        sel = select(question, [src(1, text, title)], embedder.embed)
+        assert sel.ranked and not any("https://" in q.text for q in sel.ranked), [q.text for q in sel.ranked]
+        assert all(text[q.start:q.end].startswith(q.text.split()[0]) for q in sel.ranked)
+
+
 def test_a_row_is_read_with_the_headings_its_passage_holds_above_it(embedder):
     """A table whose column headings are in the same passage, above its rows: each row is read
     with them, so the judge tells a row's columns apart and the prompt shows them."""

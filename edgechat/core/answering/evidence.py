@@ -12,6 +12,7 @@ the documents say anything about the question at all). What a reader never sees 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -191,16 +192,19 @@ _PAGINATED = (".pdf",)
 # Formats whose comments ("<!-- ... -->") their reader never sees: Markdown and HTML.
 _HIDES_COMMENTS = (".md", ".markdown", ".html", ".htm", ".xhtml")
 _COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_LINK_DEFINITION_RE = re.compile(r"^ {0,3}\[[^\]\n]+\]:[ \t]*\S+.*$", re.MULTILINE)  # Markdown's "[label]: url"
 
 
 def _as_shown(src: Source) -> str:
     """The passage as its reader sees it: in a format that hides its comments, each comment is
     blanked (its line breaks kept, so every offset still points into `src.content`). A comment
     is what a document keeps from its reader (an edit history, a note to its authors), so it is
-    not what the document says."""
-    if not src.path.lower().endswith(_HIDES_COMMENTS):
+    not what the document says; nor is a Markdown link's definition, which says where it goes."""
+    path, blank = src.path.lower(), lambda m: re.sub(r"[^\n]", " ", m.group())
+    if not path.endswith(_HIDES_COMMENTS):
         return src.content
-    return _COMMENT_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), src.content)
+    text = _COMMENT_RE.sub(blank, src.content)
+    return _LINK_DEFINITION_RE.sub(blank, text) if path.endswith((".md", ".markdown")) else text
 
 
 def _quotes_of(sources: Sequence[Source], searched: Mapping[str, str] | None = None) -> list[Quote]:
@@ -242,13 +246,9 @@ def _left_out(text: str, searched: str | None) -> list[tuple[int, int]]:
     if searched is None or searched == text:
         return []
     kept = {line.strip() for line in searched.splitlines()}
-    out: list[tuple[int, int]] = []
-    pos = 0
-    for piece in text.splitlines(keepends=True):
-        if piece.strip() and piece.strip() not in kept:
-            out.append((pos, pos + len(piece)))
-        pos += len(piece)
-    return out
+    pieces = text.splitlines(keepends=True)
+    starts = itertools.accumulate(map(len, pieces), initial=0)
+    return [(s, s + len(p)) for s, p in zip(starts, pieces) if p.strip() and p.strip() not in kept]
 
 
 def _term_shares(question_terms: set[str], quotes: Sequence[Quote]) -> list[float]:

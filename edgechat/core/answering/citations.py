@@ -84,7 +84,7 @@ _WORD_BEFORE_RE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 def ends_abbreviation(text: str, end: re.Match[str]) -> bool:
     """True if `end`, a match of sentence-ending punctuation in `text`, is a single "." (closing
     quotes or brackets aside) that ends a known abbreviation or an initial ("J. Smith"; a capital
-    before a figure ends a sentence: "versions of R. 7.44 How ...")."""
+    before a figure ends a sentence: "in Appendix B. 12 sites were ...")."""
     if not end.group().startswith(".") or len(end.group().rstrip("\"'\u201d\u2019)]\u00bb")) != 1:
         return False
     m = _WORD_BEFORE_RE.search(text, max(0, end.start() - 12), end.start())

@@ -4,6 +4,8 @@ meaning is weighed."""
 
 from __future__ import annotations
 
+import pytest
+
 from edgechat.core.answering.evidence import Quote, is_row, quote_text, split_quotes
 from edgechat.core.answering.judge import Library, judge
 from edgechat.core.records import Source, Support
@@ -593,40 +595,37 @@ def test_a_bound_written_with_a_negation_is_not_a_negation():
     assert support("The pilot obtained a weather briefing before the flight [1].", flight) == Support.UNSUPPORTED
 
 
-def test_without_limitation_includes_what_it_lists():
-    # "including, without limitation, A and B" says A and B are included; a plain "without" still
-    # denies. Shown on a licence and a company report.
-    licence = quotes('"Licensed uses" means any use of the Work, including without limitation copying, printing '
-                     "and public display. The licence is granted without any warranty.")
-    assert support("Licensed uses include copying, printing and public display [1].", licence) == Support.SUPPORTED
-    assert support("The licence comes with a warranty [1].", licence) == Support.UNSUPPORTED
-    report = quotes("We rely on outside suppliers for many services, including, without limitation, payroll, "
-                    "data storage and customer support.")
-    assert support("The company relies on outside suppliers for payroll, data storage and customer support [1].",
-                   report) == Support.SUPPORTED
+# What a negation does not deny, each shown on two unrelated kinds of documents: "including, without
+# limitation, A and B" includes A and B (a licence, a company report); "(I am not exaggerating)"
+# denies nothing outside its brackets (a travel book, a laboratory report); a word the sentence
+# also says plainly is not denied (a licence's preamble, a trial protocol). What the negation
+# itself governs stays denied.
+NEGATION_SCOPES = [
+    ('"Licensed uses" means any use of the Work, including without limitation copying, printing and public '
+     "display. The licence is granted without any warranty.",
+     ["Licensed uses include copying, printing and public display [1]."],
+     ["The licence comes with a warranty [1]."]),
+    ("We rely on outside suppliers for many services, including, without limitation, payroll, data storage and "
+     "customer support.",
+     ["The company relies on outside suppliers for payroll, data storage and customer support [1]."], []),
+    ("Night and day (I am not exaggerating) a keeper like Hans Meyer will watch over the rink.",
+     ["Hans Meyer watches over the rink night and day [1]."], []),
+    ("The samples (which were not frozen) were analysed by Dr. Okafor within two hours of collection.",
+     ["Dr. Okafor analysed the samples within two hours of collection [1]."], ["The samples were frozen [1]."]),
+    ("Members should not let patents restrict the software, but we wish to avoid the danger that patents could "
+     "make a free program proprietary.",
+     ["Patents could make a free program proprietary [1]."], ["Members should let patents restrict the software [1]."]),
+    ("The trial did not enrol children, but the trial enrolled adults over 65 at four hospitals.",
+     ["The trial enrolled adults over 65 at four hospitals [1]."], ["The trial enrolled children [1]."]),
+]
 
 
-def test_a_negation_in_brackets_governs_only_what_they_enclose():
-    # "(I am not exaggerating)" denies nothing outside its brackets; inside them it still denies.
-    # Shown on a travel book and a laboratory report.
-    travel = quotes("Night and day (I am not exaggerating) a keeper like Hans Meyer will watch over the rink.")
-    assert support("Hans Meyer watches over the rink night and day [1].", travel) == Support.SUPPORTED
-    lab = quotes("The samples (which were not frozen) were analysed by Dr. Okafor within two hours of collection.")
-    assert support("Dr. Okafor analysed the samples within two hours of collection [1].", lab) == Support.SUPPORTED
-    assert support("The samples were frozen [1].", lab) == Support.UNSUPPORTED
-
-
-def test_a_word_said_both_with_and_without_a_negation_is_not_denied():
-    # A sentence that negates one use of a word and states another ("should not let patents
-    # restrict ..., but ... patents could make ...") does not deny the word; what only its negation
-    # says stays denied. Shown on a licence's preamble and a trial protocol.
-    licence = quotes("Members should not let patents restrict the software, but we wish to avoid the danger that "
-                     "patents could make a free program proprietary.")
-    assert support("Patents could make a free program proprietary [1].", licence) == Support.SUPPORTED
-    assert support("Members should let patents restrict the software [1].", licence) == Support.UNSUPPORTED
-    trial = quotes("The trial did not enrol children, but the trial enrolled adults over 65 at four hospitals.")
-    assert support("The trial enrolled adults over 65 at four hospitals [1].", trial) == Support.SUPPORTED
-    assert support("The trial enrolled children [1].", trial) == Support.UNSUPPORTED
+@pytest.mark.parametrize(("evidence", "said", "denied"), NEGATION_SCOPES)
+def test_a_negation_denies_only_what_it_governs(evidence: str, said: list[str], denied: list[str]):
+    for claim in said:
+        assert support(claim, quotes(evidence)) == Support.SUPPORTED, claim
+    for claim in denied:
+        assert support(claim, quotes(evidence)) == Support.UNSUPPORTED, claim
 
 
 def test_a_row_s_headings_hold_only_the_figures_they_write_in_digits():

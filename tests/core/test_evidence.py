@@ -592,3 +592,30 @@ def test_a_row_is_read_with_the_headings_its_passage_holds_above_it(embedder):
         numbered = Answerer._numbered(sel, [src(1, text, "report")])  # as the answer pass numbers them
         shown = render_context(numbered, [(q.source.ordinal, q.text) for q in rows])
         assert "table: " + rows[0].headings in shown
+
+
+def test_a_row_is_read_under_its_own_table_s_headings_not_those_of_a_table_above_it(embedder):
+    """A passage that starts inside one table (its headings are above the passage) and holds, further
+    down, a row of another table under headings of its own: that row is read under its own headings,
+    so a figure read from the wrong column is caught. Shown on a club's accounts and on a weather
+    station's record."""
+    from edgechat.core.answering.judge import judge
+    from edgechat.core.records import Support
+
+    club = ("Goals scored 41 57\nMatches won 12 18\nYellow cards 30 22\n"
+            "The board has planned the club's budget for the next three seasons as follows (in thousands):\n"
+            "2021 2022 2023\nPlanned budget 410 455 530\n")
+    weather = ("January rainfall 88 102\nFebruary rainfall 64 71\nMarch rainfall 59 45\n"
+               "The second station, opened on the ridge in 2016, recorded these yearly totals in millimetres:\n"
+               "2017 2018 2019\nYearly total at the ridge station 820 910 760\n")
+    for text, above, question, right, wrong in (
+            (club, "Season results 2019 2020", "What budget is planned for 2022?",
+             "The planned budget for 2022 is 455 [1].", "The planned budget for 2022 is 410 [1]."),
+            (weather, "Station 2019 2020", "What was the yearly total at the ridge station in 2018?",
+             "The yearly total at the ridge station in 2018 was 910 [1].",
+             "The yearly total at the ridge station in 2018 was 820 [1].")):
+        sel = select(question, [src(1, text, "report", above)], embedder.embed)
+        first, last = (next(q for q in sel.ranked if q.text.startswith(w)) for w in (text[:5], text.splitlines()[-1][:8]))
+        assert first.headings == above and last.headings == text.splitlines()[-2]
+        assert judge(right, sel.quotes, question).support == Support.SUPPORTED
+        assert judge(wrong, sel.quotes, question).support == Support.UNSUPPORTED

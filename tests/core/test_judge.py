@@ -25,7 +25,8 @@ SPORTS = ("Season results\n2019 2020\n"
 
 def quotes(text: str, number: int = 1, title: str = "doc", header: str = "") -> list[Quote]:
     src = Source(number, text, title, f"/docs/{title}", 0.9, 1, 0, len(text), table_header=header)
-    return [Quote(src, s, e, quote_text(text[s:e]), 0, row=is_row(text[s:e])) for s, e in split_quotes(text)]
+    return [Quote(src, s, e, quote_text(text[s:e]), 0, row=(row := is_row(text[s:e])), headings=header if row else "")
+            for s, e in split_quotes(text)]
 
 
 def rows(text: str, header: str) -> list[Quote]:
@@ -720,3 +721,22 @@ def test_the_words_that_name_a_document_are_the_library_s_own():
         for words, supported in ((naming, Support.SUPPORTED), ((), Support.UNSUPPORTED)):
             verdict = judge(claim, evidence, question, naming=identity, read=Library.read(passages, words))
             assert verdict.support == supported, (claim, verdict.reason)
+
+
+def test_the_words_after_a_table_s_last_column_label_label_columns_too():
+    """"2026 2027 Thereafter Total": each word after the last figure label heads a column of its own,
+    and labels that come before a table's column headings (a caption's date) are not columns: a row
+    has as many columns as cells, counted from the right. Shown on a schedule of payments and on a
+    weather station's record."""
+    leases = rows("Leases not yet commenced 558 2,009 1,887 15,712 20,166\n",
+                  "as of June 30, 2023 (in millions): Year Ended December 31, 2023 2024 2025 Thereafter Total")
+    assert support("The total for leases not yet commenced is $20,166 million [1].", leases) == Support.SUPPORTED
+    assert support("The total for leases not yet commenced is $15,712 million [1].", leases) == Support.UNSUPPORTED
+    assert support("Leases not yet commenced of $2,009 million fall in 2024 [1].", leases) == Support.SUPPORTED
+    assert support("Leases not yet commenced of $558 million fall in 2024 [1].", leases) == Support.UNSUPPORTED
+    rain = rows("Rainfall at the ridge station 820 910 760 830\n",
+                "Yearly rainfall at the hill stations (mm): 2017 2018 2019 Mean")
+    assert support("The mean rainfall at the ridge station was 830 mm [1].", rain) == Support.SUPPORTED
+    assert support("The mean rainfall at the ridge station was 760 mm [1].", rain) == Support.UNSUPPORTED
+    assert support("Rainfall at the ridge station was 910 mm in 2018 [1].", rain) == Support.SUPPORTED
+    assert support("Rainfall at the ridge station was 820 mm in 2018 [1].", rain) == Support.UNSUPPORTED

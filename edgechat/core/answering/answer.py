@@ -147,12 +147,9 @@ def prompt_quotes(question: str, quotes: Sequence[Quote], words: int) -> list[Qu
     told = [q for q in quotes if terms(q.text) - asked] or quotes
     words = words * (2 + len(question_parts(question))) // 3
     out: list[Quote] = []
-    used = 0
     for q in told:
-        n = len(q.text.split())
-        if not out or used + n <= words:
+        if not out or sum(len(o.text.split()) for o in out) + len(q.text.split()) <= words:
             out.append(q)
-            used += n
     return out
 
 
@@ -188,14 +185,9 @@ class Answerer:
         `describe_files`) says what each file says of itself; `searched` (`searched_texts`) gives
         each passage as indexed, boilerplate left out; `checker`: a support checker the user
         configured (edgechat.core.llm.support_check), for the judge."""
-        self.pipeline = pipeline
-        self.client = client
-        self.options = options or ChatOptions()
-        self.embed = embed
-        self.describe = describe
-        self.searched = searched
+        self.pipeline, self.client, self.options = pipeline, client, options or ChatOptions()
+        self.embed, self.describe, self.searched, self.checker = embed, describe, searched, checker
         self.tuning = TUNED.get(client.name, Tuning())
-        self.checker = checker
 
     # ------------------------------------------------------------------ the pass
 

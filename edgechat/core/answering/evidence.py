@@ -23,7 +23,7 @@ import numpy as np
 
 from edgechat.core.answering.citations import MARKER_RE, ends_abbreviation, trimmed
 from edgechat.core.answering.words import figures, terms
-from edgechat.core.indexing.context import HEADING_CHARS, HEADING_LINES, find_tables
+from edgechat.core.indexing.context import HEADING_CHARS, HEADING_LINES, Table, find_tables
 from edgechat.core.records import Source
 
 __all__ = ["Quote", "Selection", "is_row", "quote_text", "select", "split_quotes"]
@@ -159,16 +159,10 @@ class Quote:
     text: str  # quote_text of the span
     rank: int  # the passage's rank among those read, from 0
     row: bool = False  # a table row: read with its table's headings (`headings`)
-    header: str = ""  # a row's table headings where its passage holds them (above the rows)
+    headings: str = ""  # a row's table headings (`_headings_of_row`)
     score: float = 0.0
     meaning: float = 0.0
     term_share: float = 0.0
-
-    @property
-    def headings(self) -> str:
-        """A row's table headings: those its passage holds above the rows, else those above the
-        passage on its page (`Source.table_header`)."""
-        return self.header or self.source.table_header
 
     @property
     def reading(self) -> str:
@@ -225,9 +219,7 @@ def _quotes_of(sources: Sequence[Source], searched: Mapping[str, str] | None = N
     out: list[Quote] = []
     for rank, (src, text, spans) in enumerate(split):
         left_out = _left_out(text, (searched or {}).get(src.chunk_id))
-        # A table whose headings are in the passage, above its rows: each row is read with them.
-        headed = [t for t in find_tables(text, head_lines=HEADING_LINES, max_chars=HEADING_CHARS)
-                  if t.start < t.body and t.header]
+        tables = find_tables(text, min_rows=1, head_lines=HEADING_LINES, max_chars=HEADING_CHARS)
         for s, e, key in spans:
             if (len(pages_of[src.path, key]) > 1 and len(key.split()) <= FRAME_WORDS
                     and src.path.lower().endswith(_PAGINATED)):
@@ -236,9 +228,20 @@ def _quotes_of(sources: Sequence[Source], searched: Mapping[str, str] | None = N
                 continue
             if _worth_reading(said := quote_text(text[s:e])):
                 row = is_row(text[s:e])
-                header = next((t.header for t in headed if t.body <= s < t.end), "") if row else ""
-                out.append(Quote(src, s, e, said, rank, row=row, header=header))
+                header = _headings_of_row(src, text, tables, s) if row else ""
+                out.append(Quote(src, s, e, said, rank, row=row, headings=header))
     return out
+
+
+def _headings_of_row(src: Source, text: str, tables: Sequence[Table], at: int) -> str:
+    """The headings of the table the row at `at` belongs to: those the passage holds above its
+    rows, else, for the table the passage starts inside of, those above the passage on its page
+    (`Source.table_header`). A row of a table that begins further down is not read under the
+    headings of another table above it: "" when its own are not found."""
+    table = next((t for t in tables if t.body <= at < t.end), None)
+    if table is None:
+        return ""
+    return src.table_header if src.table_header and not text[:table.start].strip() else table.header
 
 
 def _left_out(text: str, searched: str | None) -> list[tuple[int, int]]:

@@ -304,9 +304,10 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
     """A figure taken from a table row fits the claim only if it is the cell whose headings the
     claim names: its row's label, when it has one, shares a word with `claim_terms` (what the claim
     says of that figure), and no other row of its table (`rows`: those read) says more of it; and
-    when the table's column headings are labels of their own ("2022 2023", "v1 v2"), one per cell,
-    and the claim names some of them, the figure is in a column so labelled (where it names
-    several, the one its clause names: "$52,966 in 2023, against $50,855 in 2022")."""
+    when the table's column headings are labels of their own ("2022 2023", "v1 v2", and any words
+    after the last: "2027 Thereafter Total"), one per cell counted from the right, and the claim
+    names some of them, the figure is in a column so labelled (where it names several, the one its
+    clause names: "$52,966 in 2023, against $50,855 in 2022")."""
     if not quote.row:
         return True
     label = _row_label_terms(quote)
@@ -316,13 +317,17 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
     if any(len(_row_label_terms(r) & claim_terms) > overlap for r in rows if r.source is quote.source):
         return False
     cells = _cells(quote.text)
-    columns = _LABEL_RE.findall(quote.headings)
+    labels = list(_LABEL_RE.finditer(quote.headings))
+    columns = [m.group() for m in labels]
     if len(cells) == len(columns) + 1 and _FOOTNOTE_MARK_RE.search(quote.text):
         cells = cells[1:]  # "Garden tools (2) 4,591 4,895": the mark refers to a note, the cells follow it
+    if labels and len(columns) != len(cells):  # the words after the last label head columns too
+        columns = (columns + re.findall(r"[^\W\d_]+", quote.headings[labels[-1].end():]))[-len(cells):]
     if len(cells) < 2 or len(columns) != len(cells) or figure not in cells:
         return True
     texts = [c for c in _NEXT_THING_RE.split(claim) if figure in figures(c)] + [claim]  # its clause's, else the claim's
-    named = next((n for t in texts if (n := {c for c in columns if re.search(rf"(?<![\d.]){re.escape(c)}(?!\d)", t)})), set())
+    named = next((n for t in texts if (n := {c for c in columns if re.search(
+        rf"(?<![\d.]){re.escape(c)}(?!\d)" if c[0].isdigit() else rf"\b{c}\b", t, re.I)})), set())
     if not named or named == set(columns):
         return True
     return any(columns[i] in named for i, cell in enumerate(cells) if cell == figure)

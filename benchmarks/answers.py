@@ -448,8 +448,9 @@ def selection_report(sets: list[str], splits: list[str], model: str = "qwen2.5-c
                      words: int = 0) -> dict:
     """The evidence selector alone (no model): per answerable question, whether its key facts are in
     the passages read, in the quotes chosen, in those of them `model`'s prompt holds (its words of
-    evidence, answer.TUNED), and how many of the best-ranked quotes it takes to hold them all; per
-    unanswerable one, the best score. `words`, when given, is the prompt's budget in place of the
+    evidence, answer.TUNED), how many of the best-ranked quotes it takes to hold them all, and
+    whether the documents the question names (the subject step) include its file; per unanswerable
+    one, the best score. `words`, when given, is the prompt's budget in place of the
     model's. Fast enough to run after every change."""
     from edgechat.core.answering.answer import TUNED, Tuning, prompt_quotes
 
@@ -461,9 +462,12 @@ def selection_report(sets: list[str], splits: list[str], model: str = "qwen2.5-c
         prompted = "\n".join(x.reading for x in prompt_quotes(q.question, g.selection.quotes, budget))
         depth = next((k for k in range(1, len(ranked) + 1)
                       if holds("\n".join(x.reading for x in ranked[:k]), q.key_facts)), None)
+        named = set(g.subject.file_ids)
         rows.append({"set": name, "split": split, "id": q.id, "answerable": q.answerable,
                      "best": round(g.selection.best, 4),
                      "right_document": any(_same_file(p.path, q.file) for p in g.passages),
+                     "subject": sorted({Path(p.path).name for p in g.passages if p.file_id in named}),
+                     "subject_right": any(_same_file(p.path, q.file) for p in g.passages if p.file_id in named),
                      "read": holds("\n".join(p.content for p in g.passages), q.key_facts),
                      "chosen": holds("\n".join(x.reading for x in g.selection.quotes), q.key_facts),
                      "prompted": holds(prompted, q.key_facts), "depth": depth})
@@ -472,6 +476,7 @@ def selection_report(sets: list[str], splits: list[str], model: str = "qwen2.5-c
     depths = [r["depth"] for r in ans if r["depth"]]
     return {"sets": sets, "splits": splits, "answerable": len(ans), "unanswerable": len(una),
             "right_document_read": sum(r["right_document"] for r in ans),
+            "subject_named": sum(bool(r["subject"]) for r in ans), "subject_right": sum(r["subject_right"] for r in ans),
             "answer_read": sum(r["read"] for r in ans), "answer_chosen": sum(r["chosen"] for r in ans),
             "answer_in_prompt": sum(r["prompted"] for r in ans), "prompt_of": model, "prompt_words": budget,
             "answer_in_top": {k: sum(1 for d in depths if d <= k) for k in (1, 2, 3, 5, 10)},

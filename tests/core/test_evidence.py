@@ -161,6 +161,29 @@ def test_a_name_of_several_words_names_the_document_that_holds_it_in_order():
     assert not named_documents("What did the board approve in May, on the 4th, in 2022?", mcands, minutes)
 
 
+def test_a_question_that_writes_a_file_s_name_names_that_file():
+    """"In the sample equations.docx": the file of that name, though another's title and metadata
+    hold more of the question's words; a name is written whole, extension too, so "wiki.md" is
+    not "wiki.md.md". Shown on Word samples and on spreadsheets."""
+    samples = {"e": Description("equations\nequations\nA. Author", "This is a word document with an inline equation."),
+               "o": Description("omml_multi_equation_paragraph\nOMML XML equations\npython-docx",
+                                "Three separate equations in one paragraph, as OMML XML."),
+               "t": Description("table_with_equations\nA table", "The next cell has an equation.")}
+    found = [Candidate(f"{f}-c", f, f"/docs/{n}", n, 1, 0, 20, "An equation in OMML XML.")
+             for f, n in (("o", "omml_multi_equation_paragraph.docx"), ("e", "equations.docx"),
+                          ("t", "table_with_equations.docx"))]
+    question = "In the Word sample equations.docx, how are large operators represented in OMML XML?"
+    assert named_documents(question, found, samples).file_ids == ["e"]
+    sheets = {"b": Description("budget\nBudget", "Budget for the year, by department."),
+              "d": Description("budget.xlsx\nBudget draft (budget.xlsx copy)", "Draft budget by department, 2024."),
+              "r": Description("rota\nRota", "Who works which shift.")}
+    rows = [Candidate(f"{f}-c", f, f"/docs/{n}", n, 1, 0, 20, "Department budget lines.")
+            for f, n in (("d", "budget.xlsx.xlsx"), ("b", "budget.xlsx"), ("r", "rota.xlsx"))]
+    assert named_documents("What does budget.xlsx give the 2024 department budget?", rows, sheets).file_ids == ["b"]
+    assert named_documents("What does budget.xlsx.xlsx give the 2024 department budget?", rows,
+                           sheets).file_ids == ["d"]
+
+
 def test_a_document_that_lacks_a_name_the_question_gives_is_not_the_one_it_names():
     """Two companies' reports of one quarter: one title writes "Q2 2023" in that order, the other's
     file name "2023 Q2" and its first page the company's name. Asked about the second company's

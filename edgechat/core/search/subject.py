@@ -35,6 +35,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import NamedTuple
 
 from edgechat.core.records import Candidate
@@ -187,11 +188,24 @@ def _editions(question: str, descriptions: Mapping[str, tuple[str, str]]) -> tup
     return named, {f for f in name if f not in named and kind[f] in kinds}
 
 
+def _writes_file_name(question: str, name: str) -> bool:
+    """Does `question` write the file name `name` whole, its extension too ("equations.docx", not
+    "equations" nor "wiki.md" for "wiki.md.md")?"""
+    return Path(name).suffix[1:].isalnum() and re.search(
+        rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\w)", question, re.IGNORECASE) is not None
+
+
 def named_documents(question: str, candidates: Sequence[Candidate],
                     descriptions: Mapping[str, Description | str]) -> Subject:
     """The documents among `candidates`' files that `question` names (see the module docstring);
     an empty Subject when it names none, or names them all alike. `candidates`: the passages
     retrieval found, best first."""
+    paths = {c.file_id: c.path for c in candidates if c.file_id in descriptions}
+    by_name = [f for f, p in paths.items() if _writes_file_name(question, Path(p).name)]
+    if by_name:  # "in the sample equations.docx": that file, whatever else the question's words name
+        said = set().union(*(_words(Path(paths[f]).name) for f in by_name))
+        written = sorted({w for w in _WORD_RE.findall(question.lower()) if stem(w) in said})
+        return Subject(by_name, written, written)
     q_words = _words(question)
     identity = {fid: d.identity if isinstance(d, tuple) else d for fid, d in descriptions.items()}
     # A web address in a page's opening points elsewhere ("<https://example.org/>" under a licence's

@@ -728,15 +728,22 @@ def test_the_words_after_a_table_s_last_column_label_label_columns_too():
     and labels that come before a table's column headings (a caption's date) are not columns: a row
     has as many columns as cells, counted from the right. Shown on a schedule of payments and on a
     weather station's record."""
-    leases = rows("Leases not yet commenced 558 2,009 1,887 15,712 20,166\n",
-                  "as of June 30, 2023 (in millions): Year Ended December 31, 2023 2024 2025 Thereafter Total")
-    assert support("The total for leases not yet commenced is $20,166 million [1].", leases) == Support.SUPPORTED
-    assert support("The total for leases not yet commenced is $15,712 million [1].", leases) == Support.UNSUPPORTED
-    assert support("Leases not yet commenced of $2,009 million fall in 2024 [1].", leases) == Support.SUPPORTED
-    assert support("Leases not yet commenced of $558 million fall in 2024 [1].", leases) == Support.UNSUPPORTED
-    rain = rows("Rainfall at the ridge station 820 910 760 830\n",
-                "Yearly rainfall at the hill stations (mm): 2017 2018 2019 Mean")
-    assert support("The mean rainfall at the ridge station was 830 mm [1].", rain) == Support.SUPPORTED
-    assert support("The mean rainfall at the ridge station was 760 mm [1].", rain) == Support.UNSUPPORTED
-    assert support("Rainfall at the ridge station was 910 mm in 2018 [1].", rain) == Support.SUPPORTED
-    assert support("Rainfall at the ridge station was 820 mm in 2018 [1].", rain) == Support.UNSUPPORTED
+    tables = (
+        ("Leases not yet commenced 558 2,009 1,887 15,712 20,166\n",
+         "as of June 30, 2023 (in millions): Year Ended December 31, 2023 2024 2025 Thereafter Total",
+         ("The total for leases not yet commenced is $20,166 million [1].",
+          "The total for leases not yet commenced is $15,712 million [1]."),  # the Thereafter cell
+         ("Leases not yet commenced of $2,009 million fall in 2024 [1].",
+          "Leases not yet commenced of $558 million fall in 2024 [1].")),  # 2023's cell
+        ("Rainfall at the ridge station 820 910 760 830\n",
+         "Yearly rainfall at the hill stations (mm): 2017 2018 2019 Mean",
+         ("The mean rainfall at the ridge station was 830 mm [1].",
+          "The mean rainfall at the ridge station was 760 mm [1]."),  # 2019's cell
+         ("Rainfall at the ridge station was 910 mm in 2018 [1].",
+          "Rainfall at the ridge station was 820 mm in 2018 [1].")),  # 2017's cell
+    )
+    for row, headings, *pairs in tables:
+        read = rows(row, headings)
+        for right, wrong in pairs:
+            assert support(right, read) == Support.SUPPORTED, right
+            assert support(wrong, read) == Support.UNSUPPORTED, wrong

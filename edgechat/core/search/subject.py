@@ -26,7 +26,9 @@ only when retrieval finds them too: one of their passages is among its best few,
 when the question writes none of those words as a name (a word in lower case is a common word
 before it is a title's). A figure needs no such support, nor does an edition named by its number,
 nor a name of several words in the document's identity (file name, title, metadata); one only its
-text writes may be the text speaking of another document. No word list of any collection is involved.
+text writes may be the text speaking of another document. A question that writes a file's name
+whole, extension too ("in equations.docx"), names that file before any of this. No word list of
+any collection is involved.
 """
 
 from __future__ import annotations

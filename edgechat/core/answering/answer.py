@@ -147,9 +147,12 @@ def prompt_quotes(question: str, quotes: Sequence[Quote], words: int) -> list[Qu
     told = [q for q in quotes if terms(q.text) - asked] or quotes
     words = words * (2 + len(question_parts(question))) // 3
     out: list[Quote] = []
+    used = 0
     for q in told:
-        if not out or sum(len(o.text.split()) for o in out) + len(q.text.split()) <= words:
+        n = len(q.text.split())
+        if not out or used + n <= words:
             out.append(q)
+            used += n
     return out
 
 

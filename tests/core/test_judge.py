@@ -379,6 +379,22 @@ def test_a_word_negated_by_its_prefix_says_the_opposite():
     assert support("Each line of the input file is put on the display [1].", tool) == Support.SUPPORTED
 
 
+def test_a_comparison_or_change_turned_the_other_way_says_the_opposite():
+    """"higher" where the evidence says only "lower", "rose" where it says "fell": the opposite,
+    though its figures are the evidence's own. Shown on a health survey and a shop's accounts."""
+    survey = quotes("Eighty percent of children were active each week. This rate was lower in girls "
+                    "from rural schools (69% and 73%, respectively).")
+    assert support("Girls from rural schools had a higher rate (69% and 73%, respectively) [1].",
+                   survey) == Support.UNSUPPORTED
+    assert support("Girls from rural schools had a lower rate (69% and 73%, respectively) [1].",
+                   survey) == Support.SUPPORTED
+    accounts = quotes("Sales of garden tools fell to 4,591 in the spring. Sales of seeds rose. "
+                      "The shop's costs were reduced by moving the stock room.")
+    assert support("Sales of garden tools rose to 4,591 in the spring [1].", accounts) == Support.UNSUPPORTED
+    assert support("Sales of garden tools fell to 4,591 in the spring [1].", accounts) == Support.SUPPORTED
+    assert support("The shop's costs increased when the stock room moved [1].", accounts) == Support.UNSUPPORTED
+
+
 def test_a_reply_to_a_yes_or_no_question_claims_what_it_says_back():
     """"No, the pilot did not obtain a weather briefing" says back the question's own words, and its
     polarity is the answer: it is checked like any claim, not taken for the question said back.

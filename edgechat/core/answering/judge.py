@@ -5,8 +5,9 @@ when it cites none that hold evidence) by principles that hold for any document,
 measured in docs/answers.md ("One judge"): 1. it states something; 2. its figures are in the
 evidence, each said of what the claim says it is of (a table's cell by its row and column); 3. its
 names are in the evidence, whole; 4. a quote covers its content and most of what it adds to the
-question; 5. negation agrees; 6. a cause only where a quote gives one; 7. asked, the local model
-does not say no (`confirm`). A support checker the user configured decides 4-7 instead.
+question; 5. negation and the way a comparison goes agree; 6. a cause only where a quote gives
+one; 7. asked, the local model does not say no (`confirm`). A support checker the user configured
+decides 4-7 instead.
 """
 
 from __future__ import annotations
@@ -190,6 +191,21 @@ def _opposed(claim_terms: set[str], sentence: str) -> tuple[str, str] | None:
                 rest = word[len(prefix):]
                 if word.startswith(prefix) and len(rest) >= shortest and rest in theirs and rest not in mine:
                     return (word, rest) if mine is claim_terms else (rest, word)
+    return None
+
+
+# The words that say which way a comparison or a change goes, up and down.
+_UP = frozenset(terms("higher greater larger bigger increase rise rising rose risen grew grow longer faster"))
+_DOWN = frozenset(terms("lower less fewer smaller decrease fall fell fallen decline shrank reduced shorter slower"))
+
+
+def _turned(claim_terms: set[str], sentence: str) -> tuple[str, str] | None:
+    """A way the claim says something goes ("higher") and the other way, where `sentence` says
+    only that ("lower"), else None. Neither may negate: "not higher" is not "higher"."""
+    said = terms(sentence)
+    for way, other in ((_UP, _DOWN), (_DOWN, _UP)):
+        if claim_terms & way and not claim_terms & other and said & other and not said & way:
+            return min(claim_terms & way), min(said & other)
     return None
 
 
@@ -487,7 +503,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         return Judgement(Support.UNSUPPORTED,
                          reason="the evidence does not say what it adds: " + ", ".join(sorted(added - near)[:3]))
 
-    # 5. negation: the quotes that say most of it must say it the same way
+    # 5. negation and direction: the quotes that say most of it must say it the same way
     overlap = {id(q): len(target & terms(q.reading)) for q in pool}
     closest = max(overlap.values())
     said_so = [q for q in pool if overlap[id(q)] == closest and closest > 0]
@@ -497,7 +513,9 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
                                                for q in said_so))):
         return Judgement(Support.UNSUPPORTED, reason="the evidence says the opposite (negation differs)")
     for q in said_so:
-        opposed = _opposed(claim_terms, _sentence_saying(q.text, target))
+        sentence = _sentence_saying(q.text, target)
+        opposed = _opposed(claim_terms, sentence) or (
+            None if has_negation(bare) or has_negation(sentence) else _turned(claim_terms, sentence))
         if opposed:
             return Judgement(Support.UNSUPPORTED,
                              reason=f"the evidence says the opposite ({opposed[1]}, not {opposed[0]})")

@@ -509,6 +509,30 @@ def test_a_clause_after_a_comma_and_for_gives_a_reason():
     assert j.support == Support.UNSUPPORTED
 
 
+def test_a_figure_is_of_the_date_its_sentence_gives_it():
+    """Where the claim or the question gives a date and the sentence that holds the figure gives
+    only another, the figure is another time's: a look-alike report's balance, a reading taken on
+    another day. A sentence without a date, or one that gives the date asked, decides nothing.
+    Shown on a company's report and a reservoir's log."""
+    report = quotes("As of April 1, 2023, the unpaid balance of the loans was $23.2 billion. "
+                    "As of December 31, 2022, the unpaid balance of the loans was $25.5 billion. "
+                    "The loans carry a fixed rate of 4.5%.")
+    question = "What was the unpaid balance of the loans as of December 31, 2022?"
+    assert support("$23.2 billion [1].", report, question) == Support.UNSUPPORTED
+    assert support("$25.5 billion [1].", report, question) == Support.SUPPORTED
+    assert support("As of December 31, 2022, the unpaid balance of the loans was $23.2 billion [1].",
+                   report) == Support.UNSUPPORTED
+    assert support("The loans carried a fixed rate of 4.5% [1].", report,
+                   "What rate did the loans carry as of December 31, 2022?") == Support.SUPPORTED
+    both = quotes("The unpaid balance of the loans was $18.1 billion and $25.5 billion as of December 31, 2021 and 2022.")
+    assert support("$25.5 billion [1].", both, question) == Support.SUPPORTED  # the years share the day
+    log = quotes("On 3 May 2019 the reservoir held 120 million litres. "
+                 "On 9 August 2019 the reservoir held 45 million litres after the dry summer.")
+    question = "How much water did the reservoir hold on 3 May 2019?"
+    assert support("The reservoir held 45 million litres [1].", log, question) == Support.UNSUPPORTED
+    assert support("The reservoir held 120 million litres [1].", log, question) == Support.SUPPORTED
+
+
 def test_figures_alone_answer_the_parts_of_a_question_one_each():
     """A claim made only of figures, to a question that asks two things, says each figure of one of
     them; a month written before a year is part of that date. Shown on a credit note and a server

@@ -3,11 +3,11 @@
 `judge(claim, quotes)` compares one sentence with the quotes of the sources it cites (all of them
 when it cites none that hold evidence) by principles that hold for any document, stated and
 measured in docs/answers.md ("One judge"): 1. it states something; 2. its figures are in the
-evidence, each said of what the claim says it is of (a table's cell by its row and column); 3. its
-names are in the evidence, whole; 4. a quote covers its content and most of what it adds to the
-question; 5. negation and the way a comparison goes agree; 6. a cause only where a quote gives
-one; 7. asked, the local model does not say no (`confirm`). A support checker the user configured
-decides 4-7 instead.
+evidence, each said of what the claim says it is of (a table's cell by its row and column) and of
+its date; 3. its names are in the evidence, whole; 4. a quote covers its content and most of what
+it adds to the question; 5. negation and the way a comparison goes agree; 6. a cause only where a
+quote gives one; 7. asked, the local model does not say no (`confirm`). A support checker the user
+configured decides 4-7 instead.
 """
 
 from __future__ import annotations
@@ -179,11 +179,16 @@ def _sentence_saying(text: str, target: set[str]) -> str:
 # Prefixes that negate the word they begin, and the shortest stem left after one for the pair to
 # count ("invalid"/"valid", "asynchronous"/"synchronous"; not "input"/"put", "display"/"play").
 _NEGATING_PREFIXES = (("non", 5), ("dis", 5), ("un", 5), ("in", 5), ("im", 5), ("ir", 5), ("il", 5), ("a", 6))
+# The words that say which way a comparison or a change goes, up and down.
+_UP = frozenset(terms("higher greater larger bigger increase rise rising rose risen grew grow longer faster"))
+_DOWN = frozenset(terms("lower less fewer smaller decrease fall fell fallen decline shrank reduced shorter slower"))
 
 
-def _opposed(claim_terms: set[str], sentence: str) -> tuple[str, str] | None:
-    """A word of the claim and the word of `sentence` that differ only by a negating prefix, where
-    each says its own and not the other's ("asynchron", "synchron"), else None."""
+def _opposed(claim_terms: set[str], sentence: str, directions: bool) -> tuple[str, str] | None:
+    """A word of the claim and the word of `sentence` that says its opposite, else None: the two
+    differ only by a negating prefix, each saying its own and not the other's ("asynchron",
+    "synchron"); or, with `directions` (neither negates: "not higher" is not "higher"), the claim
+    says one way a thing goes ("higher") and the sentence only the other ("lower")."""
     said = terms(sentence)
     for mine, theirs in ((claim_terms, said), (said, claim_terms)):
         for word in mine - theirs:
@@ -191,19 +196,7 @@ def _opposed(claim_terms: set[str], sentence: str) -> tuple[str, str] | None:
                 rest = word[len(prefix):]
                 if word.startswith(prefix) and len(rest) >= shortest and rest in theirs and rest not in mine:
                     return (word, rest) if mine is claim_terms else (rest, word)
-    return None
-
-
-# The words that say which way a comparison or a change goes, up and down.
-_UP = frozenset(terms("higher greater larger bigger increase rise rising rose risen grew grow longer faster"))
-_DOWN = frozenset(terms("lower less fewer smaller decrease fall fell fallen decline shrank reduced shorter slower"))
-
-
-def _turned(claim_terms: set[str], sentence: str) -> tuple[str, str] | None:
-    """A way the claim says something goes ("higher") and the other way, where `sentence` says
-    only that ("lower"), else None. Neither may negate: "not higher" is not "higher"."""
-    said = terms(sentence)
-    for way, other in ((_UP, _DOWN), (_DOWN, _UP)):
+    for way, other in ((_UP, _DOWN), (_DOWN, _UP)) if directions else ():
         if claim_terms & way and not claim_terms & other and said & other and not said & way:
             return min(claim_terms & way), min(said & other)
     return None
@@ -286,6 +279,19 @@ _UNIT_RE = re.compile(r"\s?(%|[^\W\d_]+)")
 _MONTH_BEFORE_RE = re.compile(r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
                               r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?(?=\s+\d)",
                               re.IGNORECASE)
+
+
+# A whole date, month first or day first ("April 1, 2023", "1 April 2023"), and the years that
+# share its day ("June 30, 2022 and 2023").
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DATE_RE = re.compile(rf"\b(?:{_MONTH}\s+(\d{{1,2}}),?|(\d{{1,2}})\s+{_MONTH},?)\s+(\d{{4}}(?:(?:,|,? and|,? or)\s+\d{{4}})*)\b",
+                      re.IGNORECASE)
+
+
+def _dates(text: str) -> set[tuple[str, int, str]]:
+    """The whole dates `text` writes, as (month, day, year)."""
+    return {((m[1] or m[4]).lower(), int(m[2] or m[3]), year)
+            for m in _DATE_RE.finditer(text) for year in re.findall(r"\d{4}", m[5])}
 
 
 def _unit(text: str, end: int) -> str:
@@ -403,6 +409,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
 
     # 2. figures, each in a quote about the same thing
     rows = [q for q in pool if q.row and figures(q.text)]  # a row without a figure is the table's headings
+    dated = _dates(bare) | _dates(question)
     for f in figures(bare):
         if f in given.figures:
             continue  # the question's own figure ("the top-20 accuracy", "its report for 2023") is given
@@ -413,6 +420,10 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the evidence")
         if not _scale_agrees(bare, f, holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} has another scale in the evidence")
+        # A figure is of the date its sentence gives it: where the claim or the question dates it, a
+        # sentence that gives only other dates speaks of another time (a table's columns: below).
+        if dated and not any(q.row or not (d := _dates(_whole_sentence(q))) or d & dated for q in holders):
+            return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is of another date in the evidence")
         # What the claim says of this figure: the words next to it when they name a row (else,
         # a column label such as a year beside it, the whole claim).
         about_figure = _said_of(bare, f, written.figures)
@@ -514,8 +525,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         return Judgement(Support.UNSUPPORTED, reason="the evidence says the opposite (negation differs)")
     for q in said_so:
         sentence = _sentence_saying(q.text, target)
-        opposed = _opposed(claim_terms, sentence) or (
-            None if has_negation(bare) or has_negation(sentence) else _turned(claim_terms, sentence))
+        opposed = _opposed(claim_terms, sentence, not (has_negation(bare) or has_negation(sentence)))
         if opposed:
             return Judgement(Support.UNSUPPORTED,
                              reason=f"the evidence says the opposite ({opposed[1]}, not {opposed[0]})")

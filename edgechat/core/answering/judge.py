@@ -276,21 +276,18 @@ def _said_of(claim: str, figure: str, skip: frozenset[str]) -> set[str]:
 _UNIT_RE = re.compile(r"\s?(%|[^\W\d_]+)")
 
 # A month written before a day or year: it is part of that date, not what the date is of.
-_MONTH_BEFORE_RE = re.compile(r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-                              r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?(?=\s+\d)",
-                              re.IGNORECASE)
-
-
+_MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_MONTH_BEFORE_RE = re.compile(rf"\b{_MONTH}(?=\s+\d)", re.IGNORECASE)
 # A whole date, month first or day first ("April 1, 2023", "1 April 2023"), and the years that
 # share its day ("June 30, 2022 and 2023").
-_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-_DATE_RE = re.compile(rf"\b(?:{_MONTH}\s+(\d{{1,2}}),?|(\d{{1,2}})\s+{_MONTH},?)\s+(\d{{4}}(?:(?:,|,? and|,? or)\s+\d{{4}})*)\b",
-                      re.IGNORECASE)
+_DATE_RE = re.compile(rf"\b(?:{_MONTH}\s+(\d{{1,2}}),?|(\d{{1,2}})\s+{_MONTH},?)"
+                      r"\s+(\d{4}(?:(?:,|,? and|,? or)\s+\d{4})*)\b", re.IGNORECASE)
 
 
 def _dates(text: str) -> set[tuple[str, int, str]]:
     """The whole dates `text` writes, as (month, day, year)."""
-    return {((m[1] or m[4]).lower(), int(m[2] or m[3]), year)
+    return {((m[1] or m[4])[:3].lower(), int(m[2] or m[3]), year)
             for m in _DATE_RE.finditer(text) for year in re.findall(r"\d{4}", m[5])}
 
 

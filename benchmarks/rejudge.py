@@ -4,9 +4,10 @@ to the judge does before any question is asked again.
 What the model wrote for each question of a saved answers run (`benchmarks.answers --out`: the
 draft, or the answer shown when nothing was withheld) is cut into sentences, and each
 sentence is judged against the evidence gathered again at this commit (`Answerer.gather`, as the
-answer pass gathers it), with what the passages read write (`Library.read`). The local model's
-own check (principle 7) is not asked: it costs seconds a sentence and is the same before and
-after a change to the principles. Beside each verdict: whether the sentence holds a key fact of its
+answer pass gathers it), with what the passages read write (`Library.read`), as the window reads a
+model's sentence (`Answerer._verdict`: one whose cited sources do not support it is read again
+without its markers). The local model's own check (principle 7) is not asked: it costs seconds a
+sentence and is the same before and after a change to the principles. Beside each verdict: whether the sentence holds a key fact of its
 question, and the class the run gave the answer.
 
     python -m benchmarks.rejudge judge --runs docs/results/answers-heldout30.json,... --out A.json
@@ -39,7 +40,7 @@ def what_the_model_wrote(row: dict) -> str:
 
 def judge_runs(runs: list[str], model: str = MODEL) -> list[dict]:
     from edgechat.core.answering.citations import sentence_spans
-    from edgechat.core.answering.judge import Library, judge
+    from edgechat.core.answering.judge import Library
     from edgechat.core.records import RagRequest
 
     drafts: dict[str, dict] = {}
@@ -64,18 +65,20 @@ def judge_runs(runs: list[str], model: str = MODEL) -> list[dict]:
         try:
             extractive = engine.choose_client("extractive").client
             answerer = answerer_of(engine, extractive)
+            # The window's reading of a model's sentence (a wrong marker read again without it);
+            # the model itself is not asked.
+            reader = answerer_of(engine, engine.choose_client(model).client)
             for q in questions:
                 saved = drafts[q.id]
                 g = answerer.gather(RagRequest(q.question))
                 read = Library.read(g.passages, g.subject.words)
                 for i, (start, end) in enumerate(sentence_spans(saved["draft"])):
                     sentence = saved["draft"][start:end]
-                    j = judge(sentence, g.selection.quotes, q.question, engine.embedder.embed, g.subject.words,
-                              None, read)
+                    j = reader._verdict(sentence, g.selection.quotes, q.question, g.subject.words, read)
                     rows.append({"id": q.id, "sentence": i, "text": sentence, "answerable": q.answerable,
                                  "class": saved["class"],
                                  "facts": len(facts_found(sentence, q.key_facts)) if q.answerable else 0,
-                                 "verdict": str(j.support), "reason": j.reason})
+                                 "verdict": str(j.support), "reason": j.reason or ""})
                 print(f"{q.id}: {sum(r['id'] == q.id for r in rows)} sentences", file=sys.stderr, flush=True)
         finally:
             engine.close()

@@ -305,6 +305,7 @@ class ChatController(QObject):
     def open_chat(self, conversation_id: str) -> bool:
         if conversation_id == self.conversation.id:
             return True
+        self.io.flush()  # a save of it may still be queued (it was the chat open a moment ago)
         try:
             conv = self.store.load(conversation_id)
         except ConversationError as e:

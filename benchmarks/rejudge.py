@@ -7,8 +7,8 @@ sentence is judged against the evidence gathered again at this commit (`Answerer
 answer pass gathers it), with what the passages read write (`Library.read`), as the window reads a
 model's sentence (`Answerer._verdict`: one whose cited sources do not support it is read again
 without its markers). The local model's own check (principle 7) is not asked: it costs seconds a
-sentence and is the same before and after a change to the principles. Beside each verdict: whether the sentence holds a key fact of its
-question, and the class the run gave the answer.
+sentence and is the same before and after a change to the principles. Beside each verdict: whether
+the sentence holds a key fact of its question, and the class the run gave the answer.
 
     python -m benchmarks.rejudge judge --runs docs/results/answers-heldout30.json,... --out A.json
     python -m benchmarks.rejudge compare A.json B.json    # the verdicts that changed, and a count
@@ -78,7 +78,7 @@ def judge_runs(runs: list[str], model: str = MODEL) -> list[dict]:
                     rows.append({"id": q.id, "sentence": i, "text": sentence, "answerable": q.answerable,
                                  "class": saved["class"],
                                  "facts": len(facts_found(sentence, q.key_facts)) if q.answerable else 0,
-                                 "verdict": str(j.support), "reason": j.reason or ""})
+                                 "verdict": str(j.support), "reason": j.reason})
                 print(f"{q.id}: {sum(r['id'] == q.id for r in rows)} sentences", file=sys.stderr, flush=True)
         finally:
             engine.close()

@@ -787,3 +787,29 @@ def test_the_words_after_a_table_s_last_column_label_label_columns_too():
         for right, wrong in pairs:
             assert support(right, read) == Support.SUPPORTED, right
             assert support(wrong, read) == Support.UNSUPPORTED, wrong
+
+
+def test_a_sentence_of_another_kind_than_the_question_picks_speaks_of_something_else():
+    """Asked of the group given a single dose, a sentence about the multiple-dose group is of another
+    group, though the evidence says it word for word. Shown on a trial's results and a program's
+    manual; a yes-or-no question may be answered by the other kind."""
+    trial = quotes("In the multiple-dose group, 97 of 1531 participants died. "
+                   "In the single-dose group, 104 of 1554 participants died.")
+    question = "How many participants died in the group given a single dose?"
+    assert support("In the multiple-dose group, 97 of 1531 participants died [1].", trial,
+                   question) == Support.UNSUPPORTED
+    assert support("In the single-dose group, 104 of 1554 participants died [1].", trial,
+                   question) == Support.SUPPORTED
+    manual = quotes("The maximum size of the cache is 512 megabytes. "
+                    "The minimum size of the cache is 16 megabytes.")
+    question = "What is the minimum size of the cache?"
+    assert support("The maximum size of the cache is 512 megabytes [1].", manual, question) == Support.UNSUPPORTED
+    assert support("The minimum size of the cache is 16 megabytes [1].", manual, question) == Support.SUPPORTED
+    # Naming both is no answer of the other kind alone; asked whether, or asked a second thing that
+    # picks no kind, the other kind may be the answer.
+    assert support("The cache is 16 megabytes at its minimum and 512 megabytes at its maximum [1].", manual,
+                   question) == Support.SUPPORTED
+    assert support("No, the maximum size of the cache is 512 megabytes [1].", manual,
+                   "Is the minimum size of the cache 512 megabytes?") == Support.SUPPORTED
+    assert support("The maximum size of the cache is 512 megabytes [1].", manual,
+                   "What is the largest the cache can be, and how does its minimum size differ?") == Support.SUPPORTED

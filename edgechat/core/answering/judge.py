@@ -2,7 +2,8 @@
 
 `judge(claim, quotes)` compares one sentence with the quotes of the sources it cites (all of them
 when it cites none that hold evidence) by principles that hold for any document, stated and
-measured in docs/answers.md ("One judge"): 1. it states something; 2. its figures are in the
+measured in docs/answers.md ("One judge"): 1. it states something, of the kind asked (not of
+"multiple doses" where the question asks of a single one); 2. its figures are in the
 evidence, each said of what the claim says it is of (a table's cell by its row and column) and of
 its date; 3. its names are in the evidence, whole; 4. a quote covers its content and most of what
 it adds to the question; 5. negation and the way a comparison goes agree; 6. a cause only where a
@@ -182,6 +183,28 @@ _NEGATING_PREFIXES = (("non", 5), ("dis", 5), ("un", 5), ("in", 5), ("im", 5), (
 # The words that say which way a comparison or a change goes, up and down.
 _UP = frozenset(terms("higher greater larger bigger increase rise rising rose risen grew grow longer faster"))
 _DOWN = frozenset(terms("lower less fewer smaller decrease fall fell fallen decline shrank reduced shorter slower"))
+
+
+# Kinds a question may pick one of: a sentence that names another of them, and not the one asked,
+# speaks of something else ("the multiple-dose group" for "the group given a single dose").
+_ALTERNATIVES = tuple({next(iter(terms(w))): w for w in kinds.split()} for kinds in (
+    "single double dual multiple triple", "minimum maximum", "lowest highest", "smallest largest",
+    "earliest latest", "male female", "men women", "input output", "inner outer", "odd even",
+    "internal external", "public private"))
+
+
+def _another_kind(claim_terms: set[str], question: str, question_terms: set[str]) -> tuple[str, str] | None:
+    """The kind the question asks of and another the claim names instead, else None. The question
+    picks a kind only where each thing it asks names one ("what is the default, and how do private
+    members differ?" does not), and a yes-or-no question may be answered by another ("No, only a
+    single user may ...")."""
+    parts = [terms(p) for p in question_parts(question)]
+    for kinds in () if asks_yes_or_no(question) else _ALTERNATIVES:
+        asked, said = question_terms & kinds.keys(), claim_terms & kinds.keys()
+        if (said and all(p & kinds.keys() for p in parts) and not asked & claim_terms
+                and not said & question_terms):
+            return kinds[min(asked)], kinds[min(said)]
+    return None
 
 
 def _opposed(claim_terms: set[str], sentence: str, directions: bool) -> tuple[str, str] | None:
@@ -395,6 +418,8 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     intro = bare.rstrip().endswith(":")
     if intro or not own:  # its figures are terms too
         return (None if intro else _code_said(bare, question, pool)) or Judgement(Support.NO_CLAIM)
+    if (kinds := _another_kind(claim_terms, question, question_terms)) is not None:
+        return Judgement(Support.UNSUPPORTED, reason=f"it speaks of {kinds[1]} where the question asks of {kinds[0]}")
     if not quotes:
         return Judgement(Support.UNSUPPORTED, reason="there is no evidence to support it")
     named = terms(" ".join(naming))  # say which document, not what it says

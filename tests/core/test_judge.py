@@ -813,3 +813,50 @@ def test_a_sentence_of_another_kind_than_the_question_picks_speaks_of_something_
                    "Is the minimum size of the cache 512 megabytes?") == Support.SUPPORTED
     assert support("The maximum size of the cache is 512 megabytes [1].", manual,
                    "What is the largest the cache can be, and how does its minimum size differ?") == Support.SUPPORTED
+
+
+def test_a_quotation_is_the_evidence_s_own_words():
+    """Words in quotation marks claim to be the document's own: a title or a message said in other
+    words is not supported, though each of its words is in the evidence. Spacing, case,
+    punctuation and a slip of one word aside, the quotation must be written there (or in the
+    question). Shown on a licence's section and a program's error message."""
+    licence = quotes("12. No Surrender of Others' Freedom. If conditions are imposed on you (whether by court "
+                     "order, agreement or otherwise) that contradict the conditions of this License, they do not "
+                     "excuse you from the conditions of this License.")
+    question = "What is section 12 called, and what does it say about conditions imposed by a court order?"
+    assert support('Section 12 is called "Conditions imposed by a court order that contradict this License" [1].',
+                   licence, question) == Support.UNSUPPORTED
+    assert support('Section 12 is called "No Surrender of Others\u2019 Freedom" [1].', licence,
+                   question) == Support.SUPPORTED
+    # A slip of one word in copying (changed, left out or added) is still a quotation.
+    assert support('It says such conditions "do not excuse you from conditions of this License" [1].', licence,
+                   question) == Support.SUPPORTED
+    manual = quotes("When the input file is missing, the program prints ERROR: file not found and stops.")
+    question = "What does the program print when the input file is missing?"
+    assert support('The program prints "input file is missing, cannot continue" and stops [1].', manual,
+                   question) == Support.UNSUPPORTED
+    assert support('The program prints "Error: file not found" and stops [1].', manual, question) == Support.SUPPORTED
+    # Fewer than three words in quotation marks are a name or a term, judged as any other words.
+    assert support('When the input "file misses", the program prints ERROR: file not found [1].', manual,
+                   question) == Support.SUPPORTED
+
+
+def test_words_after_an_attribution_that_go_on_to_say_something_are_judged():
+    """"..., according to its report was 13.0 years" names its document and then says what it says:
+    the figure is the claim, not part of the name. Shown on a company's report and a trial's."""
+    for text, question, right, wrong in (
+        ("The weighted-average remaining life of the notes was 13.0 years as of March 31.",
+         "What was the weighted-average remaining life of the notes as of March 31, according to the report?",
+         "The weighted-average remaining life of the notes as of March 31, according to the report was 13.0 years [1].",
+         "The weighted-average remaining life of the notes as of March 31, according to the report was 9.5 years [1]."),
+        ("Median survival in the treated group was 14 months.",
+         "What was median survival in the treated group, according to the trial report?",
+         "Median survival in the treated group, according to the trial report was 14 months [1].",
+         "Median survival in the treated group, according to the trial report was 20 months [1]."),
+    ):
+        assert support(right, quotes(text), question) == Support.SUPPORTED, right
+        assert support(wrong, quotes(text), question) == Support.UNSUPPORTED, wrong
+    # An attribution that ends the sentence still names a document only.
+    assert support("Median survival in the treated group was 14 months, according to the trial report [1].",
+                   quotes("Median survival in the treated group was 14 months."),
+                   "What was median survival in the treated group?") == Support.SUPPORTED

@@ -3,11 +3,11 @@
 `judge(claim, quotes)` compares one sentence with the quotes of the sources it cites (all of them
 when it cites none that hold evidence) by principles that hold for any document, stated and
 measured in docs/answers.md ("One judge"): 1. it states something, of the kind asked (not of
-"multiple doses" where the question asks of a single one); 2. its figures are in the
-evidence, each said of what the claim says it is of (a table's cell by its row and column) and of
-its date; 3. its names are in the evidence, whole; 4. a quote covers its content and most of what
-it adds to the question; 5. negation and the way a comparison goes agree; 6. a cause only where a
-quote gives one; 7. asked, the local model does not say no (`confirm`). A support checker the user
+"multiple doses" where the question asks of a single one); 2. its figures are in the evidence,
+each said of what the claim says it is of (a table's cell by its row and column) and of its date;
+3. its names are in the evidence, whole, and its quotations word for word; 4. a quote covers its
+content and most of what it adds to the question; 5. negation and the way a comparison goes
+agree; 6. a cause only where a quote gives one; 7. asked, the local model does not say no (`confirm`). A support checker the user
 configured decides 4-7 instead.
 """
 
@@ -87,11 +87,12 @@ def marker_numbers(text: str) -> list[int]:
 
 
 # Where a claim says it comes from ("According to the manual, ...", "... states that ...", "...,
-# according to its report."): that names a document, not what the document says.
+# according to its report."): that names a document, not what the document says. A name has no
+# verb: "..., according to its report was 13.0 years" goes on to say something.
 _ATTRIBUTION_RES = (
     re.compile(r"^(?:according to|based on|as stated in|per)\b[^,]{1,160},\s*", re.IGNORECASE),
     re.compile(r"^[^,.;:]{1,120}?\b(?:states|says|notes|reports|mentions|explains|writes)\s+that\s+", re.IGNORECASE),
-    re.compile(r",?\s*according to [^,;:]{1,160}?(?=[.!?]?$)", re.IGNORECASE),
+    re.compile(r",?\s*according to (?:(?!\b(?:is|are|was|were)\b)[^,;:]){1,160}?(?=[.!?]?$)", re.IGNORECASE),
 )
 
 
@@ -145,6 +146,30 @@ _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\d\"\u201c(])")
 
 _ENDED_RE = re.compile(r"[.!?][\"'\u201d)\]]*\s*$")  # text that ends a sentence
 _PRONOUN_START_RE = re.compile(r"^(?:it|its|they|their|this|these|that|those|he|she|his|her|there)\b", re.IGNORECASE)
+
+
+_QUOTATION_RE = re.compile(r"(?:^|(?<=[\s(]))[\"\u201c]([^\"\u201d]+)[\"\u201d]")
+
+
+def _letters(text: str) -> str:
+    """`text`'s letters and digits, lower case: what a quotation of it keeps."""
+    return re.sub(r"[\W_]+", "", text.lower())
+
+
+def _quoted(quotation: str, text: str) -> bool:
+    """Does `text` write `quotation`, spacing, case and punctuation aside, with at most one word of
+    it changed, left out or added (a copy's slip: "a program" for "the program")?"""
+    if _letters(quotation) in _letters(text):
+        return True
+    said = re.findall(r"[^\W_]+", quotation.lower())
+    words = " ".join(re.findall(r"[^\W_]+", text.lower()))
+    for i in range(len(said) + 1):
+        before, after = said[:i], said[i:]
+        for middle, rest in ((r"\S+", after[1:]), (r"\S+", after), ("", after[1:])):  # changed, left out, added
+            pattern = r"\s".join([*map(re.escape, before), *([middle] if middle else []), *map(re.escape, rest)])
+            if re.search(rf"(?<!\S){pattern}(?!\S)", words):
+                return True
+    return False
 
 
 def _whole_sentence(q: Quote) -> str:
@@ -480,7 +505,12 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         if other:
             return Judgement(Support.UNSUPPORTED, reason=f"the evidence gives {other}, not {f}, where it says more of it")
 
-    # 3. names
+    # 3. names, and quotations: three words or more in quotation marks are what the passages (or the
+    # question) write, spacing, case, punctuation and a slip of one word aside
+    passages = question + " " + " ".join(f"{q.source.title} {q.headings} {q.source.content}" for q in pool)
+    for quoted in _QUOTATION_RE.findall(bare):
+        if len(quoted.split()) >= 3 and not _quoted(quoted, passages):
+            return Judgement(Support.UNSUPPORTED, reason=f"the evidence does not write \u201c{quoted}\u201d")
     evidence_text = " ".join(f"{q.source.title} {q.headings} {q.text}" for q in pool).lower()
     evidence_terms = terms(evidence_text)
     flat_evidence = "".join(evidence_text.split())

@@ -818,8 +818,8 @@ def test_a_sentence_of_another_kind_than_the_question_picks_speaks_of_something_
 def test_a_quotation_is_the_evidence_s_own_words():
     """Words in quotation marks claim to be the document's own: a title or a message said in other
     words is not supported, though each of its words is in the evidence. Spacing, case,
-    punctuation and a slip of one word aside, the quotation must be written there (or in the
-    question). Shown on a licence's section and a program's error message."""
+    punctuation and a slip of one word aside, the quotation must be written there (or quoted by
+    the question). Shown on a licence's section and a program's error message."""
     licence = quotes("12. No Surrender of Others' Freedom. If conditions are imposed on you (whether by court "
                      "order, agreement or otherwise) that contradict the conditions of this License, they do not "
                      "excuse you from the conditions of this License.")
@@ -828,6 +828,9 @@ def test_a_quotation_is_the_evidence_s_own_words():
                    licence, question) == Support.UNSUPPORTED
     assert support('Section 12 is called "No Surrender of Others\u2019 Freedom" [1].', licence,
                    question) == Support.SUPPORTED
+    # The question's words are not the document's.
+    assert support('Section 12 of this License is titled "conditions imposed by a court order" [1].', licence,
+                   question) == Support.UNSUPPORTED
     # A slip of one word in copying (changed, left out or added) is still a quotation.
     assert support('It says such conditions "do not excuse you from conditions of this License" [1].', licence,
                    question) == Support.SUPPORTED

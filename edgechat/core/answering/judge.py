@@ -7,8 +7,8 @@ measured in docs/answers.md ("One judge"): 1. it states something, of the kind a
 each said of what the claim says it is of (a table's cell by its row and column) and of its date;
 3. its names are in the evidence, whole, and its quotations word for word; 4. a quote covers its
 content and most of what it adds to the question; 5. negation and the way a comparison goes
-agree; 6. a cause only where a quote gives one; 7. asked, the local model does not say no (`confirm`). A support checker the user
-configured decides 4-7 instead.
+agree; 6. a cause only where a quote gives one; 7. asked, the local model does not say no
+(`confirm`). A support checker the user configured decides 4-7 instead.
 """
 
 from __future__ import annotations
@@ -505,9 +505,10 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         if other:
             return Judgement(Support.UNSUPPORTED, reason=f"the evidence gives {other}, not {f}, where it says more of it")
 
-    # 3. names, and quotations: three words or more in quotation marks are what the passages (or the
-    # question) write, spacing, case, punctuation and a slip of one word aside
-    passages = question + " " + " ".join(f"{q.source.title} {q.headings} {q.source.content}" for q in pool)
+    # 3. names, and quotations: three words or more in quotation marks are what the passages write (or
+    # what the question quotes), spacing, case, punctuation and a slip of one word aside
+    passages = " ".join([*_QUOTATION_RE.findall(question), *(f"{q.source.title} {q.headings} {q.source.content}"
+                                                             for q in pool)])
     for quoted in _QUOTATION_RE.findall(bare):
         if len(quoted.split()) >= 3 and not _quoted(quoted, passages):
             return Judgement(Support.UNSUPPORTED, reason=f"the evidence does not write \u201c{quoted}\u201d")

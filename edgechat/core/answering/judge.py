@@ -223,11 +223,10 @@ def _another_kind(claim_terms: set[str], question: str, question_terms: set[str]
     picks a kind only where each thing it asks names one ("what is the default, and how do private
     members differ?" does not), and a yes-or-no question may be answered by another ("No, only a
     single user may ...")."""
-    parts = [terms(p) for p in question_parts(question)]
     for kinds in () if asks_yes_or_no(question) else _ALTERNATIVES:
         asked, said = question_terms & kinds.keys(), claim_terms & kinds.keys()
-        if (said and all(p & kinds.keys() for p in parts) and not asked & claim_terms
-                and not said & question_terms):
+        if (said and asked and not asked & claim_terms and not said & question_terms
+                and all(terms(p) & kinds.keys() for p in question_parts(question))):
             return kinds[min(asked)], kinds[min(said)]
     return None
 
@@ -507,10 +506,11 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
 
     # 3. names, and quotations: three words or more in quotation marks are what the passages write (or
     # what the question quotes), spacing, case, punctuation and a slip of one word aside
+    quotations = [quoted for quoted in _QUOTATION_RE.findall(bare) if len(quoted.split()) >= 3]
     passages = " ".join([*_QUOTATION_RE.findall(question), *(f"{q.source.title} {q.headings} {q.source.content}"
-                                                             for q in pool)])
-    for quoted in _QUOTATION_RE.findall(bare):
-        if len(quoted.split()) >= 3 and not _quoted(quoted, passages):
+                                                             for q in pool)]) if quotations else ""
+    for quoted in quotations:
+        if not _quoted(quoted, passages):
             return Judgement(Support.UNSUPPORTED, reason=f"the evidence does not write \u201c{quoted}\u201d")
     evidence_text = " ".join(f"{q.source.title} {q.headings} {q.text}" for q in pool).lower()
     evidence_terms = terms(evidence_text)

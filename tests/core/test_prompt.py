@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edgechat.core.answering.citations import build_citations
-from edgechat.core.answering.history import reduce_history
 from edgechat.core.answering.prompt import (
     CLOSE_FENCE,
     OPEN_FENCE,
@@ -81,13 +80,11 @@ def test_render_context_fenced_with_headers_and_quotes():
     assert len(render_context([long_title], whole([long_title])).split("\n")[1]) <= len("[3]  (page 3)") + 120
 
 
-def test_render_context_orders_by_rank_and_keeps():
+def test_render_context_orders_by_number():
     sources = [make_source(3), make_source(1), make_source(2)]
     text = render_context(sources, whole(sources))
     assert text.index("[1] Title 1") < text.index("[2] Title 2") < text.index("[3] Title 3")
-    two = render_context(sources, whole(sources), keep=2)
-    assert "[1] Title 1" in two and "[2] Title 2" in two and "[3]" not in two
-    none = render_context(sources, whole(sources), keep=0)
+    none = render_context(sources, [])
     assert none.startswith(OPEN_FENCE) and none.endswith(CLOSE_FENCE)
     assert "Title" not in none
 
@@ -176,30 +173,11 @@ def test_build_messages_does_not_mutate_inputs():
 # --------------------------------------------------------------------------- with the reducer
 
 
-def test_context_trimmer_with_reduce_history():
-    sources = [make_source(i, ("word " * 50).strip() + ".") for i in range(1, 6)]
-    def trimmer(keep: int) -> str:
-        return render_context(sources, whole(sources), keep)
-
-    assert trimmer(5) == render_context(sources, whole(sources))
-
-    def count(t: str) -> int:
-        return len(t.split())
-
-    messages = build_messages("question here?", sources, [], evidence=whole(sources))
-    full = sum(count(m.content) + 4 for m in messages)
-    r = reduce_history(messages, full - 60, count, trim_context=trimmer, context_sources=5)
-    assert r.fits and r.trimmed_sources == 2
-    ctx = [m for m in r.messages if m.pinned][0]
-    assert ctx.content == render_context(sources, whole(sources), keep=3)
-    assert "[4]" not in ctx.content and "[3] Title 3" in ctx.content
-
-
 def test_fit_messages():
     sources = [make_source(i, ("word " * 50).strip() + ".") for i in range(1, 4)]
     history = [ChatMessage(Role.USER, "old " * 100), ChatMessage(Role.ASSISTANT, "ans " * 100)]
     r = fit_messages("q?", sources, history, 400, lambda t: len(t.split()), evidence=whole(sources))
-    assert r.fits and r.evicted_turns == 1 and r.trimmed_sources == 0
+    assert r.fits and r.evicted_turns == 1
     assert r.messages[-1] == ChatMessage(Role.USER, "q?")
     r2 = fit_messages("q?", [], history, 200, lambda t: len(t.split()))
     assert r2.fits and len(r2.messages) == 2

@@ -243,6 +243,14 @@ class Answerer:
         sure = Sureness()  # of the draft
         confirm = SelfCheck(self.client, cancel) if self.tuning.self_check and hasattr(self.client, "p_yes") else None
         stream = self.client.stream(fitted.messages, call, cancel)
+
+        def judged(final: bool) -> Iterator[ChatUpdate]:  # the draft's sentences completed since done_upto
+            nonlocal first_shown
+            for delta in self._judge_completed(draft, done_upto, final, quotes, question, shown, draft_verdicts,
+                                               subject.words, read, confirm, sure):
+                first_shown = first_shown or time.perf_counter()
+                yield ChatUpdate(delta=delta, text=shown.text)
+
         for upd in stream:
             if upd.p_decline is not None:
                 p_decline = upd.p_decline
@@ -252,10 +260,7 @@ class Answerer:
                 first_token = first_token or time.perf_counter()
                 draft += upd.delta
                 sure.add(upd.delta, upd.token_p)
-                for delta in self._judge_completed(draft, done_upto, False, quotes, question, shown, draft_verdicts,
-                                                   subject.words, read, confirm, sure):
-                    first_shown = first_shown or time.perf_counter()
-                    yield ChatUpdate(delta=delta, text=shown.text)
+                yield from judged(False)
                 done_upto = draft_verdicts[-1].end if draft_verdicts else 0
                 if _derailed(draft_verdicts):
                     break  # a sentence did not hold: what follows it is not read
@@ -264,10 +269,7 @@ class Answerer:
                 break
         getattr(stream, "close", lambda: None)()  # a generation left early frees the model at once
         if stop_reason != StopReason.CANCELLED and not _derailed(draft_verdicts):
-            for delta in self._judge_completed(draft, done_upto, True, quotes, question, shown, draft_verdicts,
-                                               subject.words, read, confirm, sure):
-                first_shown = first_shown or time.perf_counter()
-                yield ChatUpdate(delta=delta, text=shown.text)
+            yield from judged(True)
         derailed = _derailed(draft_verdicts)  # the final sentences judged included
         abstained = False
         kept_whole = bool(shown.verdicts) and not derailed

@@ -67,15 +67,11 @@ def _clip(quote: str) -> str:
     return quote if len(words) <= MAX_QUOTE_WORDS else " ".join(words[:MAX_QUOTE_WORDS]) + " \u2026"
 
 
-def render_context(sources: Sequence[Source], evidence: Sequence[tuple[int, str]],
-                   keep: int | None = None) -> str:
-    """The fenced block: each source that has quotes in `evidence` ((source number, quote)
-    pairs) shows them under its title and page, with its table's headings above a table row.
-    `keep` keeps only the `keep` best-ranked sources (lowest ordinals); None keeps all. Sources
-    keep their own ordinals."""
+def render_context(sources: Sequence[Source], evidence: Sequence[tuple[int, str]]) -> str:
+    """The fenced block: each source that has quotes in `evidence` ((source number, quote) pairs),
+    by its number, shows them under its title and page, with its table's headings above a row."""
     numbers = {n for n, _ in evidence}
     ranked = [s for s in sorted(sources, key=lambda s: s.ordinal) if s.ordinal in numbers]
-    ranked = ranked if keep is None else ranked[: max(0, keep)]
     parts = [OPEN_FENCE]
     if not ranked:
         parts.append("(no sources)")
@@ -104,7 +100,5 @@ def build_messages(question: str, sources: Sequence[Source], history: Sequence[C
 
 def fit_messages(question: str, sources: Sequence[Source], history: Sequence[ChatMessage], budget: int,
                  count_tokens: Callable[[str], int], evidence: Sequence[tuple[int, str]] = ()) -> ReducedHistory:
-    """`build_messages` then `reduce_history`, which may render the context with fewer sources."""
-    messages = build_messages(question, sources, history, evidence=evidence)
-    return reduce_history(messages, budget, count_tokens, context_sources=len(sources),
-                          trim_context=(lambda keep: render_context(sources, evidence, keep)) if sources else None)
+    """`build_messages` then `reduce_history`, which evicts the oldest turns that do not fit."""
+    return reduce_history(build_messages(question, sources, history, evidence=evidence), budget, count_tokens)

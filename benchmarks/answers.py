@@ -336,7 +336,7 @@ def ask_one(engine: Any, client: Any, q: Question) -> dict:
 
 # The share of the answerable questions with the answer in their evidence the threshold may
 # decline. The goals weigh a wrong answer shown and an unanswerable question answered more than
-# a right answer withheld (docs/answers.md); `calibrate` reports the trade at other shares too.
+# a right answer withheld (docs/answers-measurements.md); `calibrate` reports the trade at other shares too.
 CALIBRATION_LOSS = 0.05
 LOSSES_REPORTED = (0.02, 0.03, 0.05, 0.08, 0.1)
 
@@ -483,7 +483,7 @@ def selection_report(sets: list[str], splits: list[str], model: str = "qwen2.5-c
             "rows": rows}
 
 
-ANSWERS_DOC = ROOT / "docs" / "answers.md"
+ANSWERS_DOC = ROOT / "docs" / "answers-measurements.md"
 BEGIN, END = "<!-- answers:begin -->", "<!-- answers:end -->"
 
 
@@ -565,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibrate-sure", type=Path, nargs="+", metavar="RESULT.json",
                     help="how sure the model must be of its first sentence, from saved runs made with it off")
     ap.add_argument("--publish", type=Path, nargs="+", metavar="RESULT.json",
-                    help="write the tables of saved runs into docs/answers.md, and exit")
+                    help="write the tables of saved runs into docs/answers-measurements.md, and exit")
     args = ap.parse_args(argv)
     if args.publish:
         publish(args.publish)

@@ -109,7 +109,7 @@ def test_question_sets_are_written_to_the_format(name):
 
 
 def test_the_published_answers_table_is_rendered_from_its_run():
-    """docs/answers.md's table comes from the saved run it names; nothing in it is typed by hand.
+    """docs/answers-measurements.md's table comes from the saved run it names; nothing in it is typed by hand.
     Fails when they disagree: run `python -m benchmarks.answers --publish docs/results/<run>.json`."""
     import re
 
@@ -118,7 +118,7 @@ def test_the_published_answers_table_is_rendered_from_its_run():
     doc = ANSWERS_DOC.read_text(encoding="utf-8")
     block = doc.split(BEGIN, 1)[1].split(END, 1)[0]
     sources = re.findall(r"asked live \(([^)]+\.json)\)", block)
-    assert sources, "docs/answers.md names no run"
+    assert sources, "docs/answers-measurements.md names no run"
     runs = [(json.loads((ROOT / source).read_text(encoding="utf-8")), source) for source in sources]
     assert all(run["live"] is True and run["provenance"]["commit"] for run, _ in runs)
     assert published(doc, runs) == doc

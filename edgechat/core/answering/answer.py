@@ -275,18 +275,18 @@ class Answerer:
         kept_whole = bool(shown.verdicts) and not derailed
         if not shown.text and stop_reason != StopReason.CANCELLED:
             first = MARKER_RE.sub("", draft[draft_verdicts[0].start:draft_verdicts[0].end]) if draft_verdicts else ""
-            if _BARE_POLARITY_RE.fullmatch(first):  # nothing to check: the passages' words answer (docs/answers.md)
+            if _BARE_POLARITY_RE.fullmatch(first):  # nothing to check: the passages' words answer (docs/answers.md, 5)
                 self._quote_evidence(shown, quotes, question)
             elif draft_verdicts and draft_verdicts[-1].reason == UNSURE:  # withheld before it was judged
                 shown.text, abstained = MODEL_UNSURE, True
             elif declined_early or _DONT_KNOW_RE.search(draft):
-                # The writer found no answer in the evidence; shown, it was mostly wrong (docs/answers.md).
+                # The writer found no answer in the evidence; shown, it was mostly wrong (docs/answers-measurements.md).
                 shown.text, abstained = MODEL_FOUND_NONE, True
             elif draft_verdicts and all(v.support == Support.NO_CLAIM for v in draft_verdicts):
-                # Its sentences say no more than the question: nothing false, no answer (docs/answers.md).
+                # Its sentences say no more than the question: nothing false, no answer (docs/answers-measurements.md).
                 shown.text, abstained = MODEL_RESTATED, True
             elif self.client.kind == ClientKind.MODEL:
-                # Its first sentence does not hold, and its evidence rarely held the answer (docs/answers.md).
+                # Its first sentence does not hold, and its evidence rarely held the answer (docs/answers-measurements.md).
                 shown.text, abstained = MODEL_NOT_CHECKED, True
             else:
                 self._quote_evidence(shown, quotes, question)

@@ -7,7 +7,7 @@ each scored by meaning (alone, and in its context), the question's terms and its
 `select` keeps the best few, each with the quote after it, and says how strong the best is (whether
 the documents say anything about the question at all). What a reader never sees as content
 (comments, running headers and footers, contents entries) is not quoted. docs/answers.md
-("Evidence first") gives the reasons.
+("Evidence first") gives the method, docs/answers-measurements.md the reasons.
 """
 
 from __future__ import annotations

@@ -1,14 +1,15 @@
 """One support judge: does the evidence say what a sentence of the answer says?
 
 `judge(claim, quotes)` compares one sentence with the quotes of the sources it cites (all of them
-when it cites none that hold evidence) by principles that hold for any document, stated and
-measured in docs/answers.md ("One judge"): 1. it states something, of the kind asked (not of
-"multiple doses" where the question asks of a single one); 2. its figures are in the evidence,
-each said of what the claim says it is of (a table's cell by its row and column) and of its date;
-3. its names are in the evidence, whole, and its quotations word for word; 4. a quote covers its
-content and most of what it adds to the question; 5. negation and the way a comparison goes
-agree; 6. a cause only where a quote gives one; 7. asked, the local model does not say no
-(`confirm`). A support checker the user configured decides 4-7 instead.
+when it cites none that hold evidence) by principles that hold for any document, stated in
+docs/answers.md ("One judge") and measured in docs/answers-measurements.md: 1. it states
+something, of the kind asked (not of "multiple doses" where the question asks of a single one);
+2. its figures are in the evidence, each said of what the claim says it is of (a table's cell by
+its row and column) and of its date; 3. its names are in the evidence, whole, and its quotations
+word for word; 4. a quote covers its content and most of what it adds to the question; 5.
+negation and the way a comparison goes agree; 6. a cause only where a quote gives one; 7. asked,
+the local model does not say no (`confirm`). A support checker the user configured decides 4-7
+instead.
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ PHI35_STEM = "phi-3.5-mini-instruct-cpu-int4-awq-block-128-acc-level-4"
 PHI4_FOLDER = "cpu_and_mobile/cpu-int4-rtn-block-32-acc-level-4"
 
 #: The model scripts/setup.sh builds and makes active for answering. Chosen by
-#: `python -m benchmarks.answers` on held-out questions (docs/answers.md): it shows more right
+#: `python -m benchmarks.answers` on held-out questions (docs/answers-measurements.md): it shows more right
 #: answers than Qwen2.5-Coder-0.5B, and a smaller share of wrong ones, with a short prompt that a
 #: laptop's two cores read in a couple of seconds. The 0.5B and SmolLM2-135M (the test suite's
 #: model) are the choices for small machines.

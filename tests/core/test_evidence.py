@@ -642,3 +642,19 @@ def test_a_row_is_read_under_its_own_table_s_headings_not_those_of_a_table_above
         assert first.headings == above and last.headings == text.splitlines()[-2]
         assert judge(right, sel.quotes, question).support == Support.SUPPORTED
         assert judge(wrong, sel.quotes, question).support == Support.UNSUPPORTED
+
+
+def test_a_list_item_too_short_to_read_alone_is_read_with_its_list(embedder):
+    """An item of a word or two ("* Returns: {boolean}", "* 200 g flour") says nothing alone and
+    is not quoted alone: it is read with the item or heading before it, and a list's first item with
+    the line that introduces it. Shown on a program's reference and a recipe."""
+    reference = ("### files.exists(path)\n\n* `path` {string}\n* Returns: {boolean}\n\n"
+                 "Checks the path once, without following links.\n")
+    recipe = ("Pancakes for four people. You will need:\n\n* 200 g flour\n* 2 eggs\n* 300 ml milk\n\n"
+              "Whisk everything together and rest the batter for an hour.\n")
+    for text, question, want in ((reference, "What does files.exists() return?", "Returns: {boolean}"),
+                                 (recipe, "How much flour do the pancakes need?", "200 g flour")):
+        quotes = [" ".join(text[s:e].split()) for s, e in split_quotes(text)]
+        assert any(want in q and len(q.split()) > 4 for q in quotes), quotes
+        sel = select(question, [src(1, text, "doc")], embedder.embed)
+        assert any(want in q.text for q in sel.quotes), [q.text for q in sel.quotes]

@@ -124,7 +124,23 @@ def split_quotes(text: str) -> list[tuple[int, int]]:
                 block.append((cut, end))
             cut = end
         spans.extend(block)
-    return trimmed(text, spans)
+    return _lists_joined(text, trimmed(text, spans))
+
+
+def _lists_joined(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A list item too short to read alone ("* Returns: {boolean}", "* `--cpu-prof-dir`") is read
+    with the item or heading before it, and the first with the line that introduces the list
+    ("Affects the default output directory of:"): alone, it says nothing, and would not be quoted."""
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        item = _ITEM_RE.match(text[s:e]) and not text[s:e].startswith("#")
+        if out and item and not _worth_reading(text[s:e]) and not text[out[-1][1]:s].strip():
+            before = text[out[-1][0]:out[-1][1]]
+            if before.rstrip().endswith(":") or _ITEM_RE.match(before):
+                out[-1] = (out[-1][0], e)
+                continue
+        out.append((s, e))
+    return out
 
 
 def quote_text(raw: str) -> str:

@@ -1,31 +1,42 @@
-"""Offline: P(yes) that the quotes shown for a bare yes/no draft answer the question (1.5B)."""
-import json, re, sys, time
+"""The 1.5B asked whether the quotes shown for its bare yes or no answer the question: P(Yes) from
+its first token, over saved answers runs (docs/answers-measurements.md, "Tried and not kept").
+
+    python docs/results/answer-quotes-answer-question-1.5b.py 63,64,...,71 OUT.json
+"""
+
+import json
+import sys
+import time
+
+from edgechat.core.answering.citations import MARKER_RE
 from edgechat.core.llm import manager
 from edgechat.core.llm.genai_client import GenaiChatClient
 from edgechat.core.records import ChatMessage, Role
-from edgechat.core.answering.citations import MARKER_RE
-PROMPTS = {
- "answers": "Answer Yes if the document answers the question, and No if it does not. Answer with one word.",
-}
-name = "qwen2.5-coder-1.5b-instruct-int4"
-model = next(m for m in manager.list_models() if m.name == name)
-client = GenaiChatClient(model.path)
-out = []
-halves = [int(x) for x in sys.argv[1].split(",")]
-for n in halves:
-    d = json.load(open(f"/work/main/docs/results/answers-heldout{n}.json"))
-    for r in d["rows"]:
-        if r.get("client") != name or not r["shown"].startswith("Your documents say:"):
-            continue
-        lines = r["shown"].split("\n")[1:]
-        doc = "\n".join(" ".join(MARKER_RE.sub(" ", l).split()) for l in lines if l.strip())
-        row = {"half": n, "id": r["id"], "class": r["class"], "answerable": r["answerable"]}
-        for k, system in PROMPTS.items():
-            asked = f"Document: {doc}\nQuestion:"
-            msgs = [ChatMessage(Role.SYSTEM, system), ChatMessage(Role.USER, f"{asked} {r['question']}")]
+
+SYSTEM = "Answer Yes if the document answers the question, and No if it does not. Answer with one word."
+MODEL = "qwen2.5-coder-1.5b-instruct-int4"
+
+
+def main() -> None:
+    model = next(m for m in manager.list_models() if m.name == MODEL)
+    client = GenaiChatClient(model.path)
+    out = []
+    for half in (int(x) for x in sys.argv[1].split(",")):
+        run = json.load(open(f"docs/results/answers-heldout{half}.json", encoding="utf-8"))
+        for r in run["rows"]:
+            if r.get("client") != MODEL or not r["shown"].startswith("Your documents say:"):
+                continue
+            lines = [" ".join(MARKER_RE.sub(" ", line).split()) for line in r["shown"].split("\n")[1:]]
+            asked = "Document: " + "\n".join(line for line in lines if line) + "\nQuestion:"
+            messages = [ChatMessage(Role.SYSTEM, SYSTEM), ChatMessage(Role.USER, f"{asked} {r['question']}")]
             t = time.perf_counter()
-            row[k] = round(client.p_yes(msgs, kept=asked), 3)
-            row["s"] = round(time.perf_counter() - t, 2)
-        out.append(row)
-        print(json.dumps(row), flush=True)
-json.dump(out, open(sys.argv[2], "w"), indent=1)
+            p = client.p_yes(messages, kept=asked)
+            row = {"half": half, "id": r["id"], "class": r["class"], "answerable": r["answerable"],
+                   "answers": round(p, 3), "s": round(time.perf_counter() - t, 2)}
+            out.append(row)
+            print(json.dumps(row), flush=True)
+    json.dump(out, open(sys.argv[2], "w", encoding="utf-8"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -133,8 +133,9 @@ def _lists_joined(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
     ("Affects the default output directory of:"): alone, it says nothing, and would not be quoted."""
     out: list[tuple[int, int]] = []
     for s, e in spans:
-        item = _ITEM_RE.match(text[s:e]) and not text[s:e].startswith("#")
-        if out and item and not _worth_reading(text[s:e]) and not text[out[-1][1]:s].strip():
+        piece = text[s:e]
+        short_item = not piece.startswith("#") and _ITEM_RE.match(piece) and not _worth_reading(piece)
+        if out and short_item and not text[out[-1][1]:s].strip():
             before = text[out[-1][0]:out[-1][1]]
             if before.rstrip().endswith(":") or _ITEM_RE.match(before):
                 out[-1] = (out[-1][0], e)

@@ -16,6 +16,7 @@ from edgechat.core.records import ChatMessage, Role
 
 __all__ = ["ReducedHistory", "reduce_history", "split_turns"]
 
+
 @dataclass
 class ReducedHistory:
     messages: list[ChatMessage]
@@ -25,25 +26,13 @@ class ReducedHistory:
     tokens: int = 0  # what `messages` cost, overheads included
 
 
-def _question_index(messages: Sequence[ChatMessage]) -> int | None:
-    return next((i for i in reversed(range(len(messages)))
-                 if messages[i].role == Role.USER and not messages[i].pinned), None)
-
-
-def _is_protected(i: int, m: ChatMessage, question: int | None) -> bool:
-    return m.role == Role.SYSTEM or m.pinned or i == question
-
-
 def split_turns(messages: Sequence[ChatMessage]) -> list[list[int]]:
-    """Indices of the evictable messages of `messages`, grouped into turns, oldest first.
-
-    Protected messages (system, pinned, the newest non-pinned user message) belong to no turn
-    and do not break one.
-    """
-    question = _question_index(messages)
+    """Indices of the evictable messages of `messages`, grouped into turns, oldest first. The
+    protected ones (system, pinned, the question) belong to no turn and do not break one."""
+    question = max((i for i, m in enumerate(messages) if m.role == Role.USER and not m.pinned), default=None)
     turns: list[list[int]] = []
     for i, m in enumerate(messages):
-        if _is_protected(i, m, question):
+        if m.role == Role.SYSTEM or m.pinned or i == question:
             continue
         if m.role == Role.USER or not turns:
             turns.append([i])
@@ -58,21 +47,18 @@ def reduce_history(messages: Sequence[ChatMessage], budget: int, count_tokens: C
     ``count_tokens(content) + per_message_overhead``."""
     msgs = list(messages)
     costs = [count_tokens(m.content) + per_message_overhead for m in msgs]
-    question = _question_index(msgs)
     turns = split_turns(msgs)
-    protected_cost = sum(costs[i] for i, m in enumerate(msgs) if _is_protected(i, m, question))
     total = sum(costs)
+    protected = total - sum(costs[i] for turn in turns for i in turn)
     evicted = 0
     while total > budget and evicted < len(turns):
         total -= sum(costs[i] for i in turns[evicted])
         evicted += 1
-    fits = total <= budget
     dropped = {i for turn in turns[:evicted] for i in turn}
-    diagnostics: dict[str, Any] = {"budget": budget, "original_tokens": sum(costs), "protected_tokens": protected_cost,
-                                   "turns": len(turns), "tokens": total, "evicted_turns": evicted,
-                                   "evicted_messages": len(dropped), "fits": fits}
-    if not fits:
-        diagnostics["reason"] = (f"the system prompt, evidence and question alone need {protected_cost} tokens, "
+    diagnostics: dict[str, Any] = {"budget": budget, "protected_tokens": protected, "tokens": total,
+                                   "evicted_messages": len(dropped)}
+    if total > budget:
+        diagnostics["reason"] = (f"the system prompt, evidence and question alone need {protected} tokens, "
                                  f"more than the budget of {budget}")
     return ReducedHistory(messages=[m for i, m in enumerate(msgs) if i not in dropped], evicted_turns=evicted,
-                          fits=fits, diagnostics=diagnostics, tokens=total)
+                          fits=total <= budget, diagnostics=diagnostics, tokens=total)

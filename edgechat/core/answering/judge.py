@@ -272,11 +272,8 @@ def _scale_agrees(claim: str, figure: str, holders: Sequence[Quote]) -> bool:
     if wanted is None:
         return True
     for q in holders:
-        said = _scales(q.text).get(figure)
-        if said is None:
-            m = _SCALE_OF_TABLE_RE.search(f"{q.headings} {q.source.content[:q.start]}")
-            said = m.group(1).lower() if m else None
-        if said is None or said == wanted:
+        table = _SCALE_OF_TABLE_RE.search(f"{q.headings} {q.source.content[:q.start]}")
+        if (_scales(q.text).get(figure) or (table.group(1).lower() if table else wanted)) == wanted:
             return True
     return False
 

@@ -104,7 +104,6 @@ _BARE_POLARITY_RE = re.compile(r"\W*(?:yes|no)\W*", re.IGNORECASE)  # a sentence
 class Gathered:
     """What a question found before anything is written (`Answerer.gather`)."""
 
-    processed: ProcessedQuery
     subject: Subject
     passages: list[Source]  # read for evidence, best first
     selection: Selection
@@ -220,8 +219,7 @@ class Answerer:
             text = NOT_IN_DOCUMENTS if passages else NOTHING_FOUND
             yield ChatUpdate(delta=text, text=text)
             shown_sources = sources or [dataclasses.replace(p, ordinal=i) for i, p in enumerate(passages[:3], 1)]
-            response = self._response(_Shown(text), shown_sources, pq, StopReason.EOS, diagnostics, abstained=True)
-            yield ChatUpdate(done=True, text=text, stop_reason=StopReason.EOS, citations=[], response=response)
+            yield self._done(_Shown(text), shown_sources, pq, StopReason.EOS, diagnostics, abstained=True)
             return
 
         quotes = selection.quotes
@@ -315,10 +313,8 @@ class Answerer:
         if derailed:
             draft = draft[:draft_verdicts[-1].end]  # what was read of it
         keep_draft = self.client.kind == ClientKind.MODEL and draft.strip() and not kept_whole
-        response = self._response(shown, sources, pq, stop_reason, diagnostics, abstained=abstained,
-                                  draft=draft if keep_draft else "", draft_verdicts=draft_verdicts if keep_draft else [])
-        yield ChatUpdate(done=True, text=response.text, stop_reason=stop_reason, citations=response.citations,
-                         response=response)
+        yield self._done(shown, sources, pq, stop_reason, diagnostics, abstained=abstained,
+                         draft=draft if keep_draft else "", draft_verdicts=draft_verdicts if keep_draft else [])
 
     # ------------------------------------------------------------------ its steps
 
@@ -334,7 +330,7 @@ class Answerer:
         selection = select(question, passages, self.embed, naming=subject.identity_words, searched=searched)
         sources = self._numbered(selection, passages)
         pq.references = sources  # what the answer is written from ("How this was found" lists them)
-        return Gathered(pq, subject, passages, selection, sources)
+        return Gathered(subject, passages, selection, sources)
 
     def _subject(self, question: str, pq: ProcessedQuery) -> Subject:
         if pq.subject_files:  # named when retrieval preferred them
@@ -480,13 +476,12 @@ class Answerer:
                     break
         diagnostics = {"client": self.client.name, "total_seconds": time.perf_counter() - t0,
                        "prompt_tokens": fitted.tokens}
-        response = self._response(shown, [], pq, stop_reason, diagnostics)
-        yield ChatUpdate(done=True, text=response.text, stop_reason=stop_reason, citations=response.citations,
-                         response=response)
+        yield self._done(shown, [], pq, stop_reason, diagnostics)
 
-    def _response(self, shown: _Shown, sources: list[Source], pq: ProcessedQuery, stop_reason: StopReason,
-                  diagnostics: dict[str, Any], *, abstained: bool = False, draft: str = "",
-                  draft_verdicts: list[SentenceVerdict] | None = None) -> ChatResponse:
+    def _done(self, shown: _Shown, sources: list[Source], pq: ProcessedQuery, stop_reason: StopReason,
+              diagnostics: dict[str, Any], *, abstained: bool = False, draft: str = "",
+              draft_verdicts: list[SentenceVerdict] | None = None) -> ChatUpdate:
+        """The last update of an answer: done, with its response."""
         cites = build_citations(shown.text, sources)
         for c in cites.citations:
             c.added = bool(c.spans) and all(s in shown.added_at for s, _ in c.spans)
@@ -494,7 +489,9 @@ class Answerer:
         ratio = diagnostics["support_ratio"] = support_ratio(verdicts)
         pq.diagnostics.setdefault("answer", {}).update(diagnostics)
         grounded = bool(sources) and not abstained and bool(cites.citations)  # only what holds is shown
-        return ChatResponse(text=shown.text, sources=sources, citations=cites.citations,
-                            unmatched_markers=cites.unmatched, grounded=grounded, stop_reason=stop_reason,
-                            processed=pq, diagnostics=diagnostics, verdicts=verdicts, support_ratio=ratio,
-                            abstained=abstained, draft=draft, draft_verdicts=list(draft_verdicts or []))
+        response = ChatResponse(text=shown.text, sources=sources, citations=cites.citations,
+                                unmatched_markers=cites.unmatched, grounded=grounded, stop_reason=stop_reason,
+                                processed=pq, diagnostics=diagnostics, verdicts=verdicts, support_ratio=ratio,
+                                abstained=abstained, draft=draft, draft_verdicts=list(draft_verdicts or []))
+        return ChatUpdate(done=True, text=shown.text, stop_reason=stop_reason, citations=cites.citations,
+                          response=response)

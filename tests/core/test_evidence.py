@@ -658,3 +658,27 @@ def test_a_list_item_too_short_to_read_alone_is_read_with_its_list(embedder):
         assert any(want in q and len(q.split()) > 4 for q in quotes), quotes
         sel = select(question, [src(1, text, "doc")], embedder.embed)
         assert any(want in q.text for q in sel.quotes), [q.text for q in sel.quotes]
+
+
+def test_a_row_of_an_html_table_in_markdown_is_read_as_its_reader_sees_it(embedder):
+    """Markdown may hold a table written in HTML; its reader sees cells, not tags. Each row is read
+    as one line of cells, as a row written in Markdown is, so the cell that answers is quoted
+    without tags and with the cell that names it. Shown on a program's shortcuts and a recipe's
+    nutrition table."""
+    from edgechat.core.answering.evidence import _as_shown
+
+    shortcuts = ("## Keys\n\n<table>\n  <tr>\n    <th>Key</th>\n    <th>What it does</th>\n  </tr>\n"
+                 "  <tr>\n    <td><kbd>Ctrl</kbd>+<kbd>R</kbd></td>\n    <td>Asks the last question again.</td>\n"
+                 "  </tr>\n  <tr>\n    <td><kbd>Esc</kbd></td>\n    <td>Stops the answer being written.</td>\n"
+                 "  </tr>\n</table>\n")
+    nutrition = ("# Oat biscuits\n\n<table>\n<tr><th>Per biscuit</th><th>Amount</th></tr>\n"
+                 "<tr><td>Energy</td><td>95 kcal</td></tr>\n<tr>\n<td>Sugar</td>\n<td>6 g</td>\n</tr>\n</table>\n")
+    for text, question, want in ((shortcuts, "Which key stops the answer being written?", "| Esc | Stops the answer"),
+                                 (nutrition, "How much sugar is in one biscuit?", "| Sugar | 6 g |")):
+        source = Source(1, text, "doc", "/docs/doc.md", 0.9, 1, 0, len(text), file_id="doc", chunk_id="doc-1")
+        assert len(_as_shown(source)) == len(text)  # every offset still points into the document
+        sel = select(question, [source], embedder.embed)
+        assert not any("<" in q.text for q in sel.ranked), [q.text for q in sel.ranked]
+        assert sel.quotes[0].row and sel.quotes[0].text.startswith(want), [q.text for q in sel.quotes]
+        raw = text[sel.quotes[0].start:sel.quotes[0].end]  # what is highlighted: the row's cells as written
+        assert "<td>" in raw and want.split("|")[1].strip() in raw

@@ -210,12 +210,44 @@ def _as_shown(src: Source) -> str:
     """The passage as its reader sees it: in a format that hides its comments, each comment is
     blanked (its line breaks kept, so every offset still points into `src.content`). A comment
     is what a document keeps from its reader (an edit history, a note to its authors), so it is
-    not what the document says; nor is a Markdown link's definition, which says where it goes."""
+    not what the document says; nor is a Markdown link's definition, which says where it goes. A
+    table written in HTML inside Markdown is read as rows of cells (`_html_rows_as_lines`)."""
     path, blank = src.path.lower(), lambda m: re.sub(r"[^\n]", " ", m.group())
     if not path.endswith(_HIDES_COMMENTS):
         return src.content
     text = _COMMENT_RE.sub(blank, src.content)
-    return _LINK_DEFINITION_RE.sub(blank, text) if path.endswith((".md", ".markdown")) else text
+    if not path.endswith((".md", ".markdown")):
+        return text
+    return _html_rows_as_lines(_LINK_DEFINITION_RE.sub(blank, text))
+
+
+_ROW_EDGE_RE = re.compile(r"<tr\b[^>]*>|</tr\s*>", re.IGNORECASE)  # where a row of an HTML table begins or ends
+_TAG_RE = re.compile(r"<(/?)(\w+)[^>]*>")
+
+
+def _html_rows_as_lines(text: str) -> str:
+    """`text` with each row of an HTML table in it (written in Markdown) as its reader sees it:
+    one line of cells split by "|", as a row written in Markdown is, every tag and line break of
+    it blanked (its length kept, as in `_as_shown`). A passage may begin or end inside a row: the
+    part before its first row end, or after its last row start, is such a row too."""
+    edges = list(_ROW_EDGE_RE.finditer(text))
+    spans = [(a.start(), b.end()) for a, b in zip(edges, edges[1:])
+             if not a.group().startswith("</") and b.group().startswith("</")]
+    if edges and edges[0].group().startswith("</"):
+        spans.insert(0, (0, edges[0].end()))
+    if edges and not edges[-1].group().startswith("</"):
+        spans.append((edges[-1].start(), len(text)))
+    out = list(text)
+    for start, end in spans:
+        out[start:end] = _TAG_RE.sub(_cell_edge, text[start:end]).replace("\n", " ").replace("\r", " ")
+    return "".join(out)
+
+
+def _cell_edge(tag: re.Match[str]) -> str:
+    """A tag of a table row, blanked: "|" where a cell begins or the row ends, else spaces."""
+    name, closing = tag.group(2).lower(), bool(tag.group(1))
+    starts = (name in ("td", "th") and not closing) or (name == "tr" and closing)
+    return ("|" if starts else " ") + " " * (len(tag.group()) - 1)
 
 
 def _quotes_of(sources: Sequence[Source], searched: Mapping[str, str] | None = None) -> list[Quote]:
@@ -235,7 +267,7 @@ def _quotes_of(sources: Sequence[Source], searched: Mapping[str, str] | None = N
             pages_of.setdefault((src.path, key), set()).add(src.page)
     out: list[Quote] = []
     for rank, (src, text, spans) in enumerate(split):
-        left_out = _left_out(text, (searched or {}).get(src.chunk_id))
+        left_out = _left_out(src.content, (searched or {}).get(src.chunk_id))
         tables = find_tables(text, min_rows=1, head_lines=HEADING_LINES, max_chars=HEADING_CHARS)
         for s, e, key in spans:
             if (len(pages_of[src.path, key]) > 1 and len(key.split()) <= FRAME_WORDS

@@ -231,11 +231,13 @@ def _html_rows_as_lines(text: str) -> str:
     it blanked (its length kept, as in `_as_shown`). A passage may begin or end inside a row: the
     part before its first row end, or after its last row start, is such a row too."""
     edges = list(_ROW_EDGE_RE.finditer(text))
+    if not edges:  # most passages: nothing to rewrite
+        return text
     spans = [(a.start(), b.end()) for a, b in zip(edges, edges[1:])
              if not a.group().startswith("</") and b.group().startswith("</")]
-    if edges and edges[0].group().startswith("</"):
+    if edges[0].group().startswith("</"):
         spans.insert(0, (0, edges[0].end()))
-    if edges and not edges[-1].group().startswith("</"):
+    if not edges[-1].group().startswith("</"):
         spans.append((edges[-1].start(), len(text)))
     out = list(text)
     for start, end in spans:

@@ -187,24 +187,6 @@ def test_a_column_label_beside_a_figure_does_not_take_its_words():
     assert support("Matches won in 2020 came to 57 [1].", sport) == Support.UNSUPPORTED
 
 
-def test_a_figure_from_a_list_is_the_one_of_the_item_that_says_most_of_the_claim():
-    """As in a table: where another quote says more of what the claim says and gives another figure
-    of the same unit, the claim's figure belongs to something else, whichever source the claim
-    cites. Shown on a delivery policy and a field guide."""
-    policy = quotes("Delivery times:\n- Orders of spare parts only: 2 days\n", 1, "policy") + quotes(
-        "- Orders of spare parts and large appliances: 5 days\n", 2, "policy")
-    j = judge("Orders of spare parts and large appliances take 2 days [1].", policy)
-    assert j.support == Support.UNSUPPORTED and "5 days" in j.reason
-    assert support("Orders of spare parts and large appliances take 5 days [2].", policy) == Support.SUPPORTED
-    assert support("Orders of spare parts only take 2 days [1].", policy) == Support.SUPPORTED
-
-    guide = quotes("The small red planet Mars has 2 moons.", 1, "guide") + quotes(
-        "The largest gas planet Jupiter has 95 moons.", 2, "guide")
-    assert support("The largest gas planet Jupiter has 2 moons [1].", guide) == Support.UNSUPPORTED
-    assert support("The largest gas planet Jupiter has 95 moons [2].", guide) == Support.SUPPORTED
-    assert support("The small red planet Mars has 2 moons [1].", guide) == Support.SUPPORTED
-
-
 def test_where_a_claim_says_it_comes_from_is_not_what_it_claims():
     """"According to ...", "... states that": the words that name a source are not held against
     the sentence that gives the claim's figure. Shown on a travel guide and a field report."""
@@ -260,41 +242,6 @@ def test_what_the_question_writes_is_given_only_where_the_passages_read_write_it
         assert judge(claim, evidence, question, read=Library.of(text)).support == Support.UNSUPPORTED, claim
     no_figure = "Ferry to Marden and the outer islands.\n" + cases[1][0]
     assert judge(cases[1][2], quotes(cases[1][0]), cases[1][1], read=Library.of(no_figure)).support == Support.UNSUPPORTED
-
-
-def test_an_answer_written_as_keys_or_code_is_a_claim():
-    """A claim that is only a key sequence ("C-c C-p", "A+B") says something; the evidence must
-    write it as it is. Shown on an editor's manual and an appliance's guide."""
-    editor = quotes("To create a session cell, press C-c C-p in the buffer.")
-    question = "Which key command creates a session cell?"
-    assert support("C-c C-p [1].", editor, question) == Support.SUPPORTED
-    assert support("C-c C-x [1].", editor, question) == Support.UNSUPPORTED
-    appliance = quotes("To reset the thermostat, hold the buttons A+B for five seconds.")
-    question = "Which buttons reset the thermostat?"
-    assert support("A+B [1].", appliance, question) == Support.SUPPORTED
-    assert support("A+C [1].", appliance, question) == Support.UNSUPPORTED
-
-
-def test_a_line_of_code_is_said_only_where_the_evidence_writes_it():
-    """A claim that is a line of code is supported by a quote that writes the whole line (spacing
-    aside), not by one that shares most of its words: in code one changed name is another
-    program. Shown on a scripting reference and a typesetting manual."""
-    reference = quotes("To read the settings, call the loader first:\n"
-                       "const settings = loadSettings('app.toml');\n"
-                       "Every key of the file becomes a property of the object.")
-    question = "How do I read the settings file?"
-    assert support("const settings = loadSettings('app.toml'); [1]", reference, question) == Support.SUPPORTED
-    assert support("const settings = loadSettings( 'app.toml' ); [1]", reference, question) == Support.SUPPORTED
-    assert support("const settings = readSettings('app.toml'); [1]", reference, question) == Support.UNSUPPORTED
-    assert support("const mailer = loadSettings('mailer'); [1]", reference, question) == Support.UNSUPPORTED
-    manual = quotes("Load the package in the preamble with \\usepackage{graphicx} and then place "
-                    "images with the includegraphics command.")
-    question = "Which package lets me place images?"
-    assert support("\\usepackage{graphicx} [1]", manual, question) == Support.SUPPORTED
-    assert support("\\usepackage{graphics} [1]", manual, question) == Support.UNSUPPORTED
-    # Prose that ends a clause with a bracket is not code.
-    assert support("Images are placed with the includegraphics command (after loading the package) [1].",
-                   manual, question) == Support.SUPPORTED
 
 
 def test_a_figure_alone_is_said_of_what_the_question_asks():
@@ -787,32 +734,6 @@ def test_the_words_after_a_table_s_last_column_label_label_columns_too():
         for right, wrong in pairs:
             assert support(right, read) == Support.SUPPORTED, right
             assert support(wrong, read) == Support.UNSUPPORTED, wrong
-
-
-def test_a_sentence_of_another_kind_than_the_question_picks_speaks_of_something_else():
-    """Asked of the group given a single dose, a sentence about the multiple-dose group is of another
-    group, though the evidence says it word for word. Shown on a trial's results and a program's
-    manual; a yes-or-no question may be answered by the other kind."""
-    trial = quotes("In the multiple-dose group, 97 of 1531 participants died. "
-                   "In the single-dose group, 104 of 1554 participants died.")
-    question = "How many participants died in the group given a single dose?"
-    assert support("In the multiple-dose group, 97 of 1531 participants died [1].", trial,
-                   question) == Support.UNSUPPORTED
-    assert support("In the single-dose group, 104 of 1554 participants died [1].", trial,
-                   question) == Support.SUPPORTED
-    manual = quotes("The maximum size of the cache is 512 megabytes. "
-                    "The minimum size of the cache is 16 megabytes.")
-    question = "What is the minimum size of the cache?"
-    assert support("The maximum size of the cache is 512 megabytes [1].", manual, question) == Support.UNSUPPORTED
-    assert support("The minimum size of the cache is 16 megabytes [1].", manual, question) == Support.SUPPORTED
-    # Naming both is no answer of the other kind alone; asked whether, or asked a second thing that
-    # picks no kind, the other kind may be the answer.
-    assert support("The cache is 16 megabytes at its minimum and 512 megabytes at its maximum [1].", manual,
-                   question) == Support.SUPPORTED
-    assert support("No, the maximum size of the cache is 512 megabytes [1].", manual,
-                   "Is the minimum size of the cache 512 megabytes?") == Support.SUPPORTED
-    assert support("The maximum size of the cache is 512 megabytes [1].", manual,
-                   "What is the largest the cache can be, and how does its minimum size differ?") == Support.SUPPORTED
 
 
 def test_a_quotation_is_the_evidence_s_own_words():

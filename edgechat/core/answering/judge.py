@@ -3,13 +3,12 @@
 `judge(claim, quotes)` compares one sentence with the quotes of the sources it cites (all of them
 when it cites none that hold evidence) by principles that hold for any document, stated in
 docs/answers.md ("One judge") and measured in docs/answers-measurements.md: 1. it states
-something, of the kind asked (not of "multiple doses" where the question asks of a single one);
-2. its figures are in the evidence, each said of what the claim says it is of (a table's cell by
-its row and column) and of its date; 3. its names are in the evidence, whole, and its quotations
-word for word; 4. a quote covers its content and most of what it adds to the question; 5.
-negation and the way a comparison goes agree; 6. a cause only where a quote gives one; 7. asked,
-the local model does not say no (`confirm`). A support checker the user configured decides 4-7
-instead.
+something; 2. its figures are in the evidence, each said of what the claim says it is of (a
+table's cell by its row and column) and of its date; 3. its names are in the evidence, whole, and
+its quotations word for word; 4. a quote covers its content and most of what it adds to the
+question; 5. negation and the way a comparison goes agree; 6. a cause only where a quote gives
+one; 7. asked, the local model does not say no (`confirm`). A support checker the user
+configured decides 4-7 instead.
 """
 
 from __future__ import annotations
@@ -106,41 +105,6 @@ def _unattributed(text: str) -> str:
     return text
 
 
-# A token written as code or a key ("C-c", "^A", "x86_64"): letters or digits joined by a sign.
-_CODE_RE = re.compile(r"(?<!\S)[\^~]?[\w]+(?:[-^_+./:~][\w^]+)+(?=[\s.,;:!?)]|$)|(?<!\S)\^\w(?=[\s.,;:!?)]|$)")
-
-# A line of code: a statement ended by ";", "{" or "}", or a call alone ("print(x)").
-_CODE_LINE_RE = re.compile(r"[;{}]$|^[\w.$]+\(.*\)$")
-
-
-def _code_line_said(claim: str, pool: Sequence[Quote]) -> Judgement | None:
-    """A claim that is a line of code is said only by a quote that writes it as it is (spacing
-    aside): in code every word is a name, and one changed word is another program. None when
-    the claim is not code."""
-    line = claim.rstrip(" .")
-    if not _CODE_LINE_RE.search(line) or not re.search(r"[(){}=]", line):
-        return None
-    flat = "".join(line.split())
-    said = [q for q in pool if flat in "".join(q.text.split())]
-    if not said:
-        return Judgement(Support.UNSUPPORTED, reason="the evidence does not write this code")
-    return Judgement(Support.SUPPORTED, said[:1])
-
-
-def _code_said(claim: str, question: str, pool: Sequence[Quote]) -> Judgement | None:
-    """A claim whose only content is tokens written as code or keys the question does not have
-    ("C-c C-p"): supported when the evidence writes each of them as it is; None when it has none."""
-    asked = question.lower()
-    code = [t for t in _CODE_RE.findall(claim) if t.lower() not in asked]
-    if not code:
-        return None
-    holders = [q for q in pool if all(t in q.text for t in code)]
-    if not holders:
-        missing = next(t for t in code if not any(t in q.text for q in pool))
-        return Judgement(Support.UNSUPPORTED, reason=f"\u201c{missing}\u201d is not in the evidence")
-    return Judgement(Support.SUPPORTED, holders[:1])
-
-
 # Cut at every stop before a capital, initials too: citations.sentence_spans keeps "use R. When"
 # whole, and a quote already holds what that splitter left together.
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\d\"\u201c(])")
@@ -209,27 +173,6 @@ _NEGATING_PREFIXES = (("non", 5), ("dis", 5), ("un", 5), ("in", 5), ("im", 5), (
 # The words that say which way a comparison or a change goes, up and down.
 _UP = frozenset(terms("higher greater larger bigger increase rise rising rose risen grew grow longer faster"))
 _DOWN = frozenset(terms("lower less fewer smaller decrease fall fell fallen decline shrank reduced shorter slower"))
-
-
-# Kinds a question may pick one of: a sentence that names another of them, and not the one asked,
-# speaks of something else ("the multiple-dose group" for "the group given a single dose").
-_ALTERNATIVES = tuple({next(iter(terms(w))): w for w in kinds.split()} for kinds in (
-    "single double dual multiple triple", "minimum maximum", "lowest highest", "smallest largest",
-    "earliest latest", "male female", "men women", "input output", "inner outer", "odd even",
-    "internal external", "public private"))
-
-
-def _another_kind(claim_terms: set[str], question: str, question_terms: set[str]) -> tuple[str, str] | None:
-    """The kind the question asks of and another the claim names instead, else None. The question
-    picks a kind only where each thing it asks names one ("what is the default, and how do private
-    members differ?" does not), and a yes-or-no question may be answered by another ("No, only a
-    single user may ...")."""
-    for kinds in () if asks_yes_or_no(question) else _ALTERNATIVES:
-        asked, said = question_terms & kinds.keys(), claim_terms & kinds.keys()
-        if (said and asked and not asked & claim_terms and not said & question_terms
-                and all(terms(p) & kinds.keys() for p in question_parts(question))):
-            return kinds[min(asked)], kinds[min(said)]
-    return None
 
 
 def _opposed(claim_terms: set[str], sentence: str, directions: bool) -> tuple[str, str] | None:
@@ -343,27 +286,6 @@ def _unit(text: str, end: int) -> str:
     return word if word == "%" or terms(word) else ""  # "5 days", not "2023 was"
 
 
-def _says_more_with_another(claim: str, figure: str, holders: Sequence[Quote], quotes: Sequence[Quote],
-                            about: set[str]) -> str:
-    """In prose and lists, as in tables: a figure fits a claim only when no quote that says more of
-    what the claim says (`about`) gives another figure of the same unit instead ("parts only: 2
-    days" and "parts and appliances: 5 days", for a claim of 2 days for parts and appliances).
-    `holders`: the quotes that hold the figure (some); `quotes`: all the evidence, whichever source
-    the claim cites. Returns that other figure, with its unit, or "" (also when a holder is a table
-    row: the table principle decides those)."""
-    unit = next((_unit(claim, e) for g, _, e in figure_spans(claim) if g == figure), "")
-    if not unit or any(q.row for q in holders):
-        return ""
-    held = max(len(terms(q.reading) & about) for q in holders)
-    for o in quotes:
-        if o.row or any(o is q for q in holders) or len(terms(o.reading) & about) <= held:
-            continue
-        for g, _, e in figure_spans(o.text):
-            if g != figure and _unit(o.text, e) == unit:
-                return f"{g} {unit}" if unit != "%" else f"{g}%"
-    return ""
-
-
 def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set[str], figure: str) -> bool:
     """A figure taken from a table row fits the claim only if it is the cell whose headings the
     claim names: its row's label, when it has one, shares a word with `claim_terms` (what the claim
@@ -435,13 +357,8 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     own = claim_terms if reply else claim_terms - question_terms  # a reply's polarity is its claim
     cited = set(marker_numbers(claim))
     pool = [q for q in quotes if q.source.ordinal in cited] or list(quotes)
-    if (code_line := _code_line_said(bare, pool)) is not None:
-        return code_line
-    intro = bare.rstrip().endswith(":")
-    if intro or not own:  # its figures are terms too
-        return (None if intro else _code_said(bare, question, pool)) or Judgement(Support.NO_CLAIM)
-    if (kinds := _another_kind(claim_terms, question, question_terms)) is not None:
-        return Judgement(Support.UNSUPPORTED, reason=f"it speaks of {kinds[1]} where the question asks of {kinds[0]}")
+    if bare.rstrip().endswith(":") or not own:  # an introduction, or the question said back (figures are terms)
+        return Judgement(Support.NO_CLAIM)
     if not quotes:
         return Judgement(Support.UNSUPPORTED, reason="there is no evidence to support it")
     named = terms(" ".join(naming))  # say which document, not what it says
@@ -495,12 +412,8 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
                        or (len(terms(q.reading) & of) * 2 >= len(of) and _said_of_question(q, of & question_terms))
                        for q in holders)
 
-        said_of = next((of for of in candidates if held_as(of)), None)
-        if said_of is None:
+        if not any(held_as(of) for of in candidates):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is said of something else in the evidence")
-        other = _says_more_with_another(bare, f, holders, quotes, said_of)
-        if other:
-            return Judgement(Support.UNSUPPORTED, reason=f"the evidence gives {other}, not {f}, where it says more of it")
 
     # 3. names, and quotations: three words or more in quotation marks are what the passages write (or
     # what the question quotes), spacing, case, punctuation and a slip of one word aside

@@ -355,12 +355,12 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     question_terms = terms(question)
     claim_terms = terms(bare)
     own = claim_terms if reply else claim_terms - question_terms  # a reply's polarity is its claim
-    cited = set(marker_numbers(claim))
-    pool = [q for q in quotes if q.source.ordinal in cited] or list(quotes)
     if bare.rstrip().endswith(":") or not own:  # an introduction, or the question said back (figures are terms)
         return Judgement(Support.NO_CLAIM)
     if not quotes:
         return Judgement(Support.UNSUPPORTED, reason="there is no evidence to support it")
+    cited = set(marker_numbers(claim))
+    pool = [q for q in quotes if q.source.ordinal in cited] or list(quotes)
     named = terms(" ".join(naming))  # say which document, not what it says
 
     # What the question writes is given where the library writes it too: a name or figure no

@@ -12,13 +12,22 @@ the sentence holds a key fact of its question, and the class the run gave the an
 
     python -m benchmarks.rejudge judge --runs docs/results/answers-heldout30.json,... --out A.json
     python -m benchmarks.rejudge compare A.json B.json    # the verdicts that changed, and a count
+
+A change made behind a module-level setting is measured from one gather: each `--set
+judge.NAME=VALUE` (a Python literal; the module is one of edgechat.core.answering) judges every
+sentence again with that setting, and the output counts, per setting, the verdicts it changes
+(`compare` on each). docs/results/*.patch hold the settings of the changes measured so.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from benchmarks.answers import answerer_of, facts_found, load_set, open_library
@@ -38,7 +47,31 @@ def what_the_model_wrote(row: dict) -> str:
     return "" if row["declined"] else row["shown"].split(YOUR_DOCUMENTS_SAY)[0].strip()
 
 
-def judge_runs(runs: list[str], model: str = MODEL) -> list[dict]:
+def setting(text: str) -> tuple[str, str, object]:
+    """"judge.OFF={'kind'}" -> ("judge", "OFF", {"kind"})."""
+    target, _, value = text.partition("=")
+    module, _, name = target.strip().partition(".")
+    if not (module and name and value):
+        raise argparse.ArgumentTypeError(f"expected MODULE.NAME=VALUE, got {text!r}")
+    return module, name, ast.literal_eval(value.strip())
+
+
+@contextmanager
+def applied(change: tuple[str, str, object]) -> Iterator[None]:
+    """The answering module's setting changed for the duration."""
+    module = importlib.import_module(f"edgechat.core.answering.{change[0]}")
+    before = getattr(module, change[1])  # a setting the module does not have is an error
+    setattr(module, change[1], change[2])
+    try:
+        yield
+    finally:
+        setattr(module, change[1], before)
+
+
+def judge_runs(runs: list[str], model: str = MODEL,
+               settings: dict[str, tuple[str, str, object]] | None = None) -> dict[str, list[dict]]:
+    """Every sentence of the saved drafts judged as the judge is ("base"), and again under each of
+    `settings` (name -> change), from one gather per question."""
     from edgechat.core.answering.citations import sentence_spans
     from edgechat.core.answering.judge import Library
     from edgechat.core.records import RagRequest
@@ -51,7 +84,8 @@ def judge_runs(runs: list[str], model: str = MODEL) -> list[dict]:
         for r in run["rows"]:
             if r["client"] == model and (written := what_the_model_wrote(r)):
                 drafts[r["id"]] = {**r, "draft": written}
-    rows: list[dict] = []
+    variants = {"base": None, **(settings or {})}
+    out: dict[str, list[dict]] = {v: [] for v in variants}
     for name in SETS:
         questions = []
         for split in splits:
@@ -72,17 +106,21 @@ def judge_runs(runs: list[str], model: str = MODEL) -> list[dict]:
                 saved = drafts[q.id]
                 g = answerer.gather(RagRequest(q.question))
                 read = Library.read(g.passages, g.subject.words)
-                for i, (start, end) in enumerate(sentence_spans(saved["draft"])):
-                    sentence = saved["draft"][start:end]
-                    j = reader._verdict(sentence, g.selection.quotes, q.question, g.subject.words, read)
-                    rows.append({"id": q.id, "sentence": i, "text": sentence, "answerable": q.answerable,
-                                 "class": saved["class"],
-                                 "facts": len(facts_found(sentence, q.key_facts)) if q.answerable else 0,
-                                 "verdict": str(j.support), "reason": j.reason})
-                print(f"{q.id}: {sum(r['id'] == q.id for r in rows)} sentences", file=sys.stderr, flush=True)
+                spans = sentence_spans(saved["draft"])
+                for variant, change in variants.items():
+                    with applied(change) if change else nullcontext():
+                        for i, (start, end) in enumerate(spans):
+                            sentence = saved["draft"][start:end]
+                            j = reader._verdict(sentence, g.selection.quotes, q.question, g.subject.words, read)
+                            out[variant].append({
+                                "id": q.id, "sentence": i, "text": sentence, "answerable": q.answerable,
+                                "class": saved["class"],
+                                "facts": len(facts_found(sentence, q.key_facts)) if q.answerable else 0,
+                                "verdict": str(j.support), "reason": j.reason})
+                print(f"{q.id}: {len(spans)} sentences", file=sys.stderr, flush=True)
         finally:
             engine.close()
-    return rows
+    return out
 
 
 def changes(before: list[dict], after: list[dict]) -> dict:
@@ -110,16 +148,22 @@ def main(argv: list[str] | None = None) -> int:
     j.add_argument("--runs", required=True, help="saved answers runs, with commas")
     j.add_argument("--model", default=MODEL)
     j.add_argument("--out", required=True)
+    j.add_argument("--set", action="append", default=[], type=setting, metavar="MODULE.NAME=VALUE",
+                   help="also judge with this answering module setting (repeatable; one gather)")
     c = sub.add_parser("compare", help="the verdicts that differ between two judge outputs")
     c.add_argument("before")
     c.add_argument("after")
     args = ap.parse_args(argv)
     if args.command == "judge":
         runs = args.runs.split(",")
-        rows = judge_runs(runs, args.model)
-        out = with_provenance({"runs": runs, "model": args.model, "rows": rows})
+        settings = {f"{m}.{n}={v!r}": (m, n, v) for m, n, v in args.set}
+        judged = judge_runs(runs, args.model, settings)
+        rows = judged.pop("base")
+        changed = {name: changes(rows, after) for name, after in judged.items()}
+        out = with_provenance({"runs": runs, "model": args.model, "rows": rows, "settings": changed})
         Path(args.out).write_text(json.dumps(out, indent=1), encoding="utf-8")
-        print(json.dumps({"sentences": len(rows), "supported": sum(r["verdict"] == "supported" for r in rows)}))
+        print(json.dumps({"sentences": len(rows), "supported": sum(r["verdict"] == "supported" for r in rows),
+                          "changed": {name: c["changed"] for name, c in changed.items()}}))
         return 0
     before, after = (json.loads(Path(p).read_text(encoding="utf-8"))["rows"] for p in (args.before, args.after))
     print(json.dumps(changes(before, after), indent=1))

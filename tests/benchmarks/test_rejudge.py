@@ -26,3 +26,26 @@ def test_only_changed_verdicts_are_counted_by_what_the_sentence_holds():
     assert out["now_supported"] == {"with_a_key_fact": 1, "answerable_without_one": 0, "unanswerable": 1}
     assert out["now_withheld"] == {"with_a_key_fact": 0, "answerable_without_one": 1, "unanswerable": 0}
     assert [c["verdict_before"] for c in out["rows"]] == ["unsupported", "supported", "unsupported"]
+
+
+def test_a_setting_is_read_as_a_literal_and_put_back_after_judging():
+    import argparse
+
+    import pytest
+
+    from benchmarks.rejudge import applied, setting
+    from edgechat.core.answering import evidence, judge
+
+    assert setting("judge.MIN_COVERAGE=0.7") == ("judge", "MIN_COVERAGE", 0.7)
+    assert setting(" evidence.W_FIGURE = 0 ") == ("evidence", "W_FIGURE", 0)
+    with pytest.raises(argparse.ArgumentTypeError):
+        setting("MIN_COVERAGE=0.7")
+    before = judge.MIN_COVERAGE
+    with applied(("judge", "MIN_COVERAGE", 0.9)):
+        assert judge.MIN_COVERAGE == 0.9
+    assert judge.MIN_COVERAGE == before
+    with pytest.raises(RuntimeError), applied(("evidence", "W_FIGURE", 1.0)):
+        raise RuntimeError("a judge that fails")
+    assert evidence.W_FIGURE != 1.0
+    with pytest.raises(AttributeError), applied(("judge", "NO_SUCH_SETTING", 1)):
+        pass

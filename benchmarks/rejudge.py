@@ -13,10 +13,12 @@ the sentence holds a key fact of its question, and the class the run gave the an
     python -m benchmarks.rejudge judge --runs docs/results/answers-heldout30.json,... --out A.json
     python -m benchmarks.rejudge compare A.json B.json    # the verdicts that changed, and a count
 
-A change made behind a module-level setting is measured from one gather: each `--set
-judge.NAME=VALUE` (a Python literal; the module is one of edgechat.core.answering) judges every
-sentence again with that setting, and the output counts, per setting, the verdicts it changes
-(`compare` on each). docs/results/*.patch hold the settings of the changes measured so.
+A change to the judge made behind a module-level setting is measured from one gather: each
+`--set judge.NAME=VALUE` (a Python literal; the module is one of edgechat.core.answering) judges
+every sentence again with that setting, and the output counts, per setting, the verdicts it
+changes (`compare` on each). The evidence is gathered once, before any setting, so a setting of
+the evidence selector changes nothing here (`benchmarks.answers --selection` measures those).
+docs/results/*.patch hold the settings of the changes measured so.
 """
 
 from __future__ import annotations

@@ -118,3 +118,28 @@ def test_headings_written_a_date_part_per_line_are_read_whole(tmp_path):
         assert find_tables(page)[0].header == "2022 July 1, 2023 June 25, 2022 Americas"
     finally:
         store.close()
+
+
+def test_a_cell_without_a_column_in_the_claim_is_of_the_column_the_question_asks_of():
+    """A claim that gives one cell of a row and names no column says it of the column the question
+    asks of: the year before's cell is not the answer (a balance sheet; a weather station's
+    record). A claim that copies the whole row gives that column too, and a question that asks of
+    both columns picks neither."""
+    cases = [
+        ("BALANCE SHEETS (in millions)\nDecember 31, 2021 September 30, 2022\n"
+         "Goodwill 15,371 20,168\nTotal assets 420,549 428,362\n",
+         "How much goodwill did the company carry at September 30, 2022?",
+         "Goodwill $ 15,371 [1].", "Goodwill $ 20,168 [1].", "Goodwill 15,371 20,168 [1].",
+         "How did goodwill change between December 31, 2021 and September 30, 2022?"),
+        ("Yearly record of the hill station (millimetres and days)\n2019 2020\n"
+         "Rainfall 812 945\nRainy days 141 156\n",
+         "What was the hill station's rainfall in 2020?",
+         "The rainfall was 812 millimetres [1].", "The rainfall was 945 millimetres [1].",
+         "Rainfall 812 945 [1].", "How did the rainfall of 2019 compare with 2020?"),
+    ]
+    for table, question, other_column, asked_column, whole_row, both in cases:
+        quotes = _quotes(table)
+        assert judge(other_column, quotes, question).support == Support.UNSUPPORTED, other_column
+        assert judge(asked_column, quotes, question).support == Support.SUPPORTED, asked_column
+        assert judge(whole_row, quotes, question).support == Support.SUPPORTED, whole_row
+        assert judge(other_column, quotes, both).support == Support.SUPPORTED, both

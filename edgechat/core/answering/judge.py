@@ -286,14 +286,16 @@ def _unit(text: str, end: int) -> str:
     return word if word == "%" or terms(word) else ""  # "5 days", not "2023 was"
 
 
-def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set[str], figure: str) -> bool:
+def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set[str], figure: str,
+               question: str = "") -> bool:
     """A figure taken from a table row fits the claim only if it is the cell whose headings the
     claim names: its row's label, when it has one, shares a word with `claim_terms` (what the claim
     says of that figure), and no other row of its table (`rows`: those read) says more of it; and
     when the table's column headings are labels of their own ("2022 2023", "v1 v2", and any words
     after the last: "2027 Thereafter Total"), one per cell counted from the right, and the claim
     names some of them, the figure is in a column so labelled (where it names several, the one its
-    clause names: "$52,966 in 2023, against $50,855 in 2022")."""
+    clause names: "$52,966 in 2023, against $50,855 in 2022"; where it names none and gives one cell
+    of the row, the one `question` names)."""
     if not quote.row:
         return True
     label = _row_label_terms(quote)
@@ -312,6 +314,8 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
     if len(cells) < 2 or len(columns) != len(cells) or figure not in cells:
         return True
     texts = [c for c in _NEXT_THING_RE.split(claim) if figure in figures(c)] + [claim]  # its clause's, else the claim's
+    if not set(cells) <= set(figures(claim)):
+        texts.append(question)  # a claim that gives one cell of the row gives the column the question asks of
     named = next((n for t in texts if (n := {c for c in columns if re.search(
         rf"(?<![\d.]){re.escape(c)}(?!\d)" if c[0].isdigit() else rf"\b{c}\b", t, re.I)})), set())
     if not named or named == set(columns):
@@ -390,7 +394,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         about_figure = _said_of(bare, f, written.figures)
         if not any(about_figure & _row_label_terms(r) for r in rows):
             about_figure = claim_terms - {f}
-        if not any(_cell_fits(q, rows, bare, about_figure, f) for q in holders):
+        if not any(_cell_fits(q, rows, bare, about_figure, f, question) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the row and column the claim names")
         # In prose, the sentence that holds the figure shares half of the claim's other content
         # words, and its whole sentence half of those the claim took from the question ("bank

@@ -287,7 +287,7 @@ def _unit(text: str, end: int) -> str:
 
 
 def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set[str], figure: str,
-               question: str = "") -> bool:
+               question: str) -> bool:
     """A figure taken from a table row fits the claim only if it is the cell whose headings the
     claim names: its row's label, when it has one, shares a word with `claim_terms` (what the claim
     says of that figure), and no other row of its table (`rows`: those read) says more of it; and

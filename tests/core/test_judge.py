@@ -784,3 +784,47 @@ def test_words_after_an_attribution_that_go_on_to_say_something_are_judged():
     assert support("Median survival in the treated group was 14 months, according to the trial report [1].",
                    quotes("Median survival in the treated group was 14 months."),
                    "What was median survival in the treated group?") == Support.SUPPORTED
+
+
+def test_figures_listed_beside_as_many_things_pair_up_in_order():
+    """"A and B for X and Y" gives A to X and B to Y: a claim that gives A to Y is withheld (a
+    quarterly report; a study's two groups, with "respectively"). A claim that names neither takes
+    the one the question asks of; one that gives both figures pairs them itself."""
+    cases = [
+        ("Net losses were $(15.6) billion and $(11.8) billion for Q3 2022 and Q3 2023, respectively. "
+         "The company expects further losses.",
+         "The net loss for Q3 2023 was $15.6 billion [1].", "The net loss for Q3 2023 was $11.8 billion [1].",
+         "The net loss was $15.6 billion [1].", "What was the net loss in Q3 2023?",
+         "Net losses were $15.6 billion and $11.8 billion for Q3 2022 and Q3 2023 [1]."),
+        ("Headache was reported by 45% and 30% of the treated and untreated groups, respectively. "
+         "No serious events occurred.",
+         "Headache was reported by 30% of the treated group [1].", "Headache was reported by 45% of the treated group [1].",
+         "Headache was reported by 30% [1].", "How many in the treated group reported headache?",
+         "Headache was reported by 45% and 30% of the treated and untreated groups [1]."),
+    ]
+    for text, swapped, paired, unnamed, question, both in cases:
+        qs = quotes(text)
+        assert support(swapped, qs) == Support.UNSUPPORTED, swapped
+        assert support(paired, qs) == Support.SUPPORTED, paired
+        assert support(unnamed, qs, question) == Support.UNSUPPORTED, unnamed
+        assert support(both, qs) == Support.SUPPORTED, both
+
+
+def test_a_list_of_dates_pairs_with_the_figures_before_it_whole():
+    """"As of December 31, 2022 and March 31, 2023" lists two dates, not four things; and a year
+    that ends one list is not the first figure of the next (a balance of borrowings; a station's
+    rainfall over two seasons)."""
+    cases = [
+        ("There were $6.8 billion and $7.8 billion of borrowings outstanding as of December 31, 2022 "
+         "and March 31, 2023.",
+         "At March 31, 2023, borrowings outstanding were $7.8 billion [1].",
+         "At March 31, 2023, borrowings outstanding were $6.8 billion [1]."),
+        ("Rainfall was 310 mm and 402 mm over the winters of 2019 and 2020, and 95 mm and 120 mm over "
+         "the summers of 2019 and 2020.",
+         "The summer of 2020 had 120 mm of rainfall [1].",
+         "The summer of 2020 had 95 mm of rainfall [1]."),
+    ]
+    for text, paired, swapped in cases:
+        qs = quotes(text)
+        assert support(paired, qs) == Support.SUPPORTED, paired
+        assert support(swapped, qs) == Support.UNSUPPORTED, swapped

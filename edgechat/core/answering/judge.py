@@ -8,8 +8,7 @@ table's cell by its row and column, a figure of a list by the thing listed with 
 date; 3. its names are in the evidence, whole, and its quotations word for word; 4. a quote
 covers its content and most of what it adds to the question; 5. negation and the way a
 comparison goes agree; 6. a cause only where a quote gives one; 7. asked, the local model does
-not say no (`confirm`). A support checker the user
-configured decides 4-7 instead.
+not say no (`confirm`). A support checker the user configured decides 4-7 instead.
 """
 
 from __future__ import annotations

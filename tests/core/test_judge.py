@@ -786,21 +786,21 @@ def test_words_after_an_attribution_that_go_on_to_say_something_are_judged():
                    "What was median survival in the treated group?") == Support.SUPPORTED
 
 
-def test_figures_listed_beside_as_many_things_pair_up_in_order():
-    """"A and B for X and Y" gives A to X and B to Y: a claim that gives A to Y is withheld (a
-    quarterly report; a study's two groups, with "respectively"). A claim that names neither takes
-    the one the question asks of; one that gives both figures pairs them itself."""
+def test_figures_listed_beside_as_many_dates_pair_up_in_order():
+    """"A and B for X and Y" gives A to X and B to Y, as a row gives its cells to its columns: a
+    claim that gives A to Y is withheld (a quarterly report; a trial's two visits). A claim that
+    names neither takes the one the question asks of; one that lists both pairs them itself."""
     cases = [
         ("Net losses were $(15.6) billion and $(11.8) billion for Q3 2022 and Q3 2023, respectively. "
          "The company expects further losses.",
          "The net loss for Q3 2023 was $15.6 billion [1].", "The net loss for Q3 2023 was $11.8 billion [1].",
          "The net loss was $15.6 billion [1].", "What was the net loss in Q3 2023?",
          "Net losses were $15.6 billion and $11.8 billion for Q3 2022 and Q3 2023 [1]."),
-        ("Headache was reported by 45% and 30% of the treated and untreated groups, respectively. "
-         "No serious events occurred.",
-         "Headache was reported by 30% of the treated group [1].", "Headache was reported by 45% of the treated group [1].",
-         "Headache was reported by 30% [1].", "How many in the treated group reported headache?",
-         "Headache was reported by 45% and 30% of the treated and untreated groups [1]."),
+        ("Headache was reported by 45% and 30% of patients at weeks 12 and 24. No serious events occurred.",
+         "At week 24, headache was reported by 45% of patients [1].",
+         "At week 12, headache was reported by 45% of patients [1].",
+         "Headache was reported by 30% of patients [1].", "How many patients reported headache at week 12?",
+         "Headache was reported by 45% and 30% of patients at weeks 12 and 24 [1]."),
     ]
     for text, swapped, paired, unnamed, question, both in cases:
         qs = quotes(text)

@@ -286,14 +286,6 @@ def _unit(text: str, end: int) -> str:
     return word if word == "%" or terms(word) else ""  # "5 days", not "2023 was"
 
 
-def _naming(claim: str, question: str, figure: str, cells: Sequence[str]) -> list[str]:
-    """Where to read which of several places (a row's columns, the things a list of figures is of)
-    the claim gives `figure`: the clause that holds it, else the whole claim, else, when the claim
-    does not give every figure of the places, the question (one cell given is the one asked for)."""
-    texts = [c for c in _NEXT_THING_RE.split(claim) if figure in figures(c)] + [claim]
-    return texts if set(cells) <= set(figures(claim)) else [*texts, question]
-
-
 def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set[str], figure: str,
                question: str) -> bool:
     """A figure taken from a table row fits the claim only if it is the cell whose headings the
@@ -319,107 +311,63 @@ def _cell_fits(quote: Quote, rows: Sequence[Quote], claim: str, claim_terms: set
         cells = cells[1:]  # "Garden tools (2) 4,591 4,895": the mark refers to a note, the cells follow it
     if labels and len(columns) != len(cells):  # the words after the last label head columns too
         columns = (columns + re.findall(r"[^\W\d_]+", quote.headings[labels[-1].end():]))[-len(cells):]
-    if len(cells) < 2 or len(columns) != len(cells) or figure not in cells:
-        return True
-    named = next((n for t in _naming(claim, question, figure, cells) if (n := {c for c in columns if re.search(
-        rf"(?<![\d.]){re.escape(c)}(?!\d)" if c[0].isdigit() else rf"\b{c}\b", t, re.I)})), set())
-    if not named or named == set(columns):
-        return True
-    return any(columns[i] in named for i, cell in enumerate(cells) if cell == figure)
+    return len(cells) < 2 or len(columns) != len(cells) or _in_named_column(cells, columns, claim, figure, question)
 
 
-# Figures listed side by side, and as many things listed side by side that they are of, pair up in
-# order: "$(15.6) billion and $(11.8) billion for Q3 2022 and Q3 2023", "45% and 30% in the treated
-# and untreated groups, respectively", "the first and second runs took 12 and 9 days, respectively".
-_FIGURE_GAP_RE = re.compile(r"[^\w,]*(?:[^\W\d_]+\b[^\w,]*)?(?:,\s*(?:(?:and|or)\s+)?|\b(?:and|or)\s+)\W*", re.I)
-_RANGE_BEFORE_RE = re.compile(r"\b(?:between|from)\W*$", re.I)  # "between 2 and 5" is a range
-_LABELS_AFTER_RE = re.compile(r"[^\w,]*(?:[^\W\d_]+[^\w,]*)?\b(?:for|in|during|at|among|on|of|from|with|by|over|across|within)\s+", re.I)
-_RESPECTIVELY_RE = re.compile(r"[^\w,]*(?:[^\W\d_]+[^\w,]*)?,?\s*respectively\b", re.I)
-# A list's separators; not the comma of a date ("December 31, 2022" is one thing).
-_LIST_SEP_RE = re.compile(r"\s*(?<!\b\d)(?<!\b\d\d),(?!\d)\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+", re.I)
-_LIST_END_RE = re.compile(r"[.;:!?()\[\]]|\brespectively\b", re.I)
+def _in_named_column(cells: Sequence[str], columns: Sequence[str], claim: str, figure: str, question: str) -> bool:
+    """Whether `figure`, one of `cells` under `columns`, is in a column the claim names: where the
+    clause that holds it names some, else the whole claim, else, when the claim does not give every
+    cell, the question (one cell given is the one asked for). Naming all of them, or none, picks none."""
+    texts = [c for c in _NEXT_THING_RE.split(claim) if figure in figures(c)] + [claim]
+    named = next((n for t in texts + ([] if set(cells) <= set(figures(claim)) else [question]) if (n := {
+        c for c in columns if re.search(rf"(?<![\d.]){re.escape(c)}(?!\d)" if c[0].isdigit() else rf"\b{c}\b", t, re.I)})),
+        set())
+    return figure not in cells or not named or named == set(columns) or any(
+        columns[i] in named for i, cell in enumerate(cells) if cell == figure)
 
 
-def _item(words: list[str]) -> list[str]:
-    """A listed thing: the words next to its list's separator until a stop word, at most three."""
-    return list(itertools.takewhile(lambda w: terms(w) or re.search(r"\d", w), words))[:3]
+# Figures listed side by side, then as many dates or years that they are of, pair up in order as a
+# row's cells with its columns: "$(15.6) billion and $(11.8) billion for Q3 2022 and Q3 2023".
+_LIST_GAP_RE = re.compile(r"[^\w,]*(?:[^\W\d_]+\b[^\w,]*)?(?:,\s*(?:(?:and|or)\s+)?|\b(?:and|or)\s+)\W*", re.I)
+_LABEL_GAP_RE = re.compile(r"\W*(?:,\s*(?:(?:and|or)\s+)?|\s(?:and|or)\s+)(?:\w+,?\s+){0,2}", re.I)  # "2022 and Q3 2023"
+_OF_RE = re.compile(r"[^\w,]*(?:[^\W\d_]+[^\w,]*)?\b(?:for|in|during|at|on|of|from|over)\b", re.I)  # "billion for"
+_DAY_RE = re.compile(r"\d{1,2},\s*\d{4}\b")  # "December 31, 2022": the year names the date
 
 
-def _labels(text: str, count: int, at_end: bool) -> tuple[list[set[str]], int] | None:
-    """The words that tell apart `count` things listed at the end (`at_end`) or start of `text`, and
-    where the list ends. The first is read back from the separator after it, the last on from the
-    one before it, until a stop word and no further than the other goes (the words beyond are what
-    they all are: "the treated and untreated groups", "the nine months ended June 30, 2022 and 2023")."""
-    seps = list(_LIST_SEP_RE.finditer(text))
-    bounds = list(zip([0, *(m.end() for m in seps)], [*(m.start() for m in seps), len(text)]))
-    bounds = bounds[-count:] if at_end else bounds[:count]
-    parts = [text[x:y] for x, y in bounds]
-    if len(parts) < count or any(len(p.split()) > 4 for p in parts[1:-1]):
-        return None  # no list, or a list's inner things are short
-    first, last = _item(parts[0].split()[::-1])[::-1], _item(parts[-1].split())
-    n = min(len(first), len(last))
-    said = [terms(i) for i in [" ".join(first[len(first) - n:]), *parts[1:-1], " ".join(last[:n])]]
-    own = [t - set().union(*(o for j, o in enumerate(said) if j != i)) for i, t in enumerate(said)]
-    kept = re.match(r"\s*" + r"\s+".join(map(re.escape, last[:n])), parts[-1])
-    return (own, bounds[-1][0] + kept.end()) if n and kept and all(own) else None
+def _runs(sentence: str, spans: list[tuple[str, int, int]], gap: re.Pattern[str]) -> list[list[tuple[str, int, int]]]:
+    """The figures of `spans` in runs whose neighbours `gap` joins ("$4.2 and $4.6", "2022 and Q3
+    2023"), written alike (a currency sign before both or neither, a percent sign after)."""
+    def sign(f: tuple[str, int, int]) -> tuple[bool, bool]:
+        return sentence[max(0, f[1] - 3):f[1]].rstrip("( ").endswith(("$", "\u20ac", "\u00a3")), sentence[f[2]:f[2] + 1] == "%"
+    runs = [spans[:1]]
+    for f in spans[1:]:
+        joined = gap.fullmatch(sentence, runs[-1][-1][2], f[1]) and sign(runs[-1][-1]) == sign(f)
+        runs[-1].append(f) if joined else runs.append([f])
+    return runs if spans else []
 
 
-def _sign(sentence: str, start: int, end: int) -> tuple[bool, bool]:
-    """How a figure is written: after a currency sign or not, before a percent sign or not."""
-    return bool(re.search(r"[$\u20ac\u00a3]\s*\(?\s*$", sentence[max(0, start - 4):start])), sentence[end:end + 2].lstrip().startswith("%")
-
-
-def _pairings(sentence: str, claimed: bool = False) -> list[tuple[list[str], list[set[str]]]]:
-    """Each list of figures in `sentence` that pairs with a list of as many things (after it, their
-    labels holding figures such as years, or any labels in a claim that pairs figures of the
-    evidence; or anywhere before it with "respectively" after), as (figures, the words that tell
-    each thing from the others)."""
-    spans = figure_spans(sentence)
-    found = []
-    i = 0
-    while i < len(spans):
-        j = i
-        while (j + 1 < len(spans) and _FIGURE_GAP_RE.fullmatch(sentence, spans[j][2], spans[j + 1][1])
-               and _sign(sentence, *spans[j][1:]) == _sign(sentence, *spans[j + 1][1:])):  # "2023, and $(26.8)": no list
-            j += 1
-        if j > i and not _RANGE_BEFORE_RE.search(sentence, 0, spans[i][1]):
-            count, end = j - i + 1, spans[j][2]
-            listed = None
-            if m := _LABELS_AFTER_RE.match(sentence, end):
-                rest = sentence[m.end():]
-                listed = _labels(rest[:m2.start()] if (m2 := _LIST_END_RE.search(rest)) else rest, count, False)
-                if listed and not (claimed or _RESPECTIVELY_RE.search(sentence, end) or all(
-                        figures(" ".join(sorted(label))) for label in listed[0])):
-                    listed = None
-                if listed:  # the figures of the things listed ("2022 and 2023") begin no list
-                    end = m.end() + listed[1]
-            if listed is None and _RESPECTIVELY_RE.match(sentence, end):
-                head = sentence[:spans[i][1]].rstrip("$\u20ac\u00a3(\u2212- ")  # the first figure's sign
-                cut = max((m.end() for m in _LIST_END_RE.finditer(head)), default=0)
-                listed = _labels(head[cut:], count, True)
-            if listed:
-                found.append(([f for f, _, _ in spans[i:j + 1]], listed[0]))
-            while j + 1 < len(spans) and spans[j + 1][1] < end:
-                j += 1
-        i = j + 1
+def _listed(sentence: str) -> list[tuple[list[str], list[str]]]:
+    """Each list of figures in `sentence` followed by as many dates or years it is of, as (cells,
+    columns)."""
+    spans = [f for f in figure_spans(sentence) if not (len(f[0]) <= 2 and _DAY_RE.match(sentence, f[1]))]
+    labels = [r for r in _runs(sentence, spans, _LABEL_GAP_RE) if len(r) > 1]
+    found, used = [], 0  # where the dates listed last end: their figures begin no list
+    for run in _runs(sentence, spans, _LIST_GAP_RE):
+        run = [f for f in run if f[1] >= used]
+        after = spans[spans.index(run[-1]) + 1] if run and run[-1] != spans[-1] else None  # the next figure
+        columns = next((r[r.index(after):][:len(run)] for r in labels if after in r), [])
+        if len(run) == len(columns) > 1 and _OF_RE.match(sentence, run[-1][2]):
+            used = columns[-1][2]
+            found.append(([f for f, _, _ in run], [f for f, _, _ in columns]))
     return found
 
 
 def _pair_fits(quote: Quote, claim: str, figure: str, question: str) -> bool:
-    """A figure that its sentence pairs with one of several things listed beside it is said of
-    that thing: a claim that names another of them (by its own list, else as `_naming` reads it)
-    puts it on the wrong one."""
-    if quote.row:
-        return True
-    own = next((said[listed.index(figure)] for listed, said in _pairings(claim, True) if figure in listed), None)
-    for listed, labels in _pairings(_whole_sentence(quote)):
-        if figure not in listed:
-            continue
-        said = [own] if own else [terms(t) for t in _naming(claim, question, figure, listed)]  # a claim's own list pairs
-        named = next((n for t in said if (n := {i for i, label in enumerate(labels) if label & t})), set())
-        if named and len(named) < len(labels) and not any(listed[i] == figure for i in named):
-            return False
-    return True
+    """A figure its sentence lists beside as many dates or years (as cells under columns) is in the
+    column the claim names (`_in_named_column`; a claim that lists them too, by its own list)."""
+    own = {cell: column for cells, columns in _listed(claim) for cell, column in zip(cells, columns)}
+    return quote.row or all(_in_named_column(cells, columns, own.get(figure, claim), figure, question)
+                            for cells, columns in _listed(_whole_sentence(quote)))
 
 
 # A reply to a question asked yes or no: "Yes," or "No," before what it claims.
@@ -496,7 +444,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         if not any(_cell_fits(q, rows, bare, about_figure, f, question) for q in holders):
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the row and column the claim names")
         if not any(_pair_fits(q, bare, f, question) for q in holders):
-            return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is paired with another thing in the evidence")
+            return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is listed with another date in the evidence")
         # In prose, the sentence that holds the figure shares half of the claim's other content
         # words, and its whole sentence half of those the claim took from the question ("bank
         # records ... two years" is not said by "case files ... two years"). A claim that is only a

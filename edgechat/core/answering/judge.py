@@ -341,8 +341,10 @@ def _runs(sentence: str, spans: list[tuple[str, int, int]], gap: re.Pattern[str]
         return sentence[max(0, f[1] - 3):f[1]].rstrip("( ").endswith(("$", "\u20ac", "\u00a3")), sentence[f[2]:f[2] + 1] == "%"
     runs = [spans[:1]]
     for f in spans[1:]:
-        joined = gap.fullmatch(sentence, runs[-1][-1][2], f[1]) and sign(runs[-1][-1]) == sign(f)
-        runs[-1].append(f) if joined else runs.append([f])
+        if gap.fullmatch(sentence, runs[-1][-1][2], f[1]) and sign(runs[-1][-1]) == sign(f):
+            runs[-1].append(f)
+        else:
+            runs.append([f])
     return runs if spans else []
 
 

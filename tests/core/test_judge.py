@@ -828,3 +828,18 @@ def test_a_list_of_dates_pairs_with_the_figures_before_it_whole():
         qs = quotes(text)
         assert support(paired, qs) == Support.SUPPORTED, paired
         assert support(swapped, qs) == Support.UNSUPPORTED, swapped
+
+
+def test_the_way_a_change_goes_is_read_where_a_negation_governs_other_words():
+    """A negation in either sentence turns off the check of which way a change goes only where it
+    governs a word of direction ("not higher" is not "higher"): "increase ... without any change in
+    production" still opposes "reduced" (a trial's clearance rate; a shop's sales)."""
+    trial = quotes("The clearance rate tended to increase (24.6%) without any change in production. "
+                   "No other rate moved.")
+    assert support("The drug reduced the clearance rate by 24.6% without any change in production [1].",
+                   trial) == Support.UNSUPPORTED
+    assert support("The clearance rate increased by 24.6% without any change in production [1].",
+                   trial) == Support.SUPPORTED
+    shop = quotes("Sales rose 5% in the spring, though prices did not change. The stock room moved.")
+    assert support("Sales fell 5% in the spring, though prices did not change [1].", shop) == Support.UNSUPPORTED
+    assert support("Sales rose 5% in the spring, though prices did not change [1].", shop) == Support.SUPPORTED

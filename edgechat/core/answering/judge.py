@@ -178,8 +178,9 @@ _DOWN = frozenset(terms("lower less fewer smaller decrease fall fell fallen decl
 def _opposed(claim_terms: set[str], sentence: str, directions: bool) -> tuple[str, str] | None:
     """A word of the claim and the word of `sentence` that says its opposite, else None: the two
     differ only by a negating prefix, each saying its own and not the other's ("asynchron",
-    "synchron"); or, with `directions` (neither negates: "not higher" is not "higher"), the claim
-    says one way a thing goes ("higher") and the sentence only the other ("lower")."""
+    "synchron"); or, with `directions` (no negation governs a word of direction: "not higher" is
+    not "higher"), the claim says one way a thing goes ("higher") and the sentence only the other
+    ("lower")."""
     said = terms(sentence)
     for mine, theirs in ((claim_terms, said), (said, claim_terms)):
         for word in mine - theirs:
@@ -544,7 +545,8 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         return Judgement(Support.UNSUPPORTED, reason="the evidence says the opposite (negation differs)")
     for q in said_so:
         sentence = _sentence_saying(q.text, target)
-        opposed = _opposed(claim_terms, sentence, not (has_negation(bare) or has_negation(sentence)))
+        directions = not ((negated_terms(bare) | negated_terms(sentence)) & (_UP | _DOWN))  # "not higher" goes no way
+        opposed = _opposed(claim_terms, sentence, directions)
         if opposed:
             return Judgement(Support.UNSUPPORTED,
                              reason=f"the evidence says the opposite ({opposed[1]}, not {opposed[0]})")

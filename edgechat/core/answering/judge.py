@@ -319,10 +319,14 @@ def _in_named_column(cells: Sequence[str], columns: Sequence[str], claim: str, f
     """Whether `figure`, one of `cells` under `columns`, is in a column the claim names: where the
     clause that holds it names some, else the whole claim, else, when the claim does not give every
     cell, the question (one cell given is the one asked for). Naming all of them, or none, picks none."""
+    def named_in(text: str) -> set[str]:
+        return {c for c in columns
+                if re.search(rf"(?<![\d.]){re.escape(c)}(?!\d)" if c[0].isdigit() else rf"\b{c}\b", text, re.I)}
+
     texts = [c for c in _NEXT_THING_RE.split(claim) if figure in figures(c)] + [claim]
-    named = next((n for t in texts + ([] if set(cells) <= set(figures(claim)) else [question]) if (n := {
-        c for c in columns if re.search(rf"(?<![\d.]){re.escape(c)}(?!\d)" if c[0].isdigit() else rf"\b{c}\b", t, re.I)})),
-        set())
+    if not set(cells) <= set(figures(claim)):
+        texts.append(question)
+    named = next((n for t in texts if (n := named_in(t))), set())
     return figure not in cells or not named or named == set(columns) or any(
         columns[i] in named for i, cell in enumerate(cells) if cell == figure)
 
@@ -368,9 +372,11 @@ def _listed(sentence: str) -> list[tuple[list[str], list[str]]]:
 def _pair_fits(quote: Quote, claim: str, figure: str, question: str) -> bool:
     """A figure its sentence lists beside as many dates or years (as cells under columns) is in the
     column the claim names (`_in_named_column`; a claim that lists them too, by its own list)."""
+    if quote.row:
+        return True
     own = {cell: column for cells, columns in _listed(claim) for cell, column in zip(cells, columns)}
-    return quote.row or all(_in_named_column(cells, columns, own.get(figure, claim), figure, question)
-                            for cells, columns in _listed(_whole_sentence(quote)))
+    return all(_in_named_column(cells, columns, own.get(figure, claim), figure, question)
+               for cells, columns in _listed(_whole_sentence(quote)))
 
 
 # A reply to a question asked yes or no: "Yes," or "No," before what it claims.

@@ -30,6 +30,7 @@ _PAGE_RE = re.compile(r"\n===== page (\d+) =====\n")
 
 
 def texts(out: Path) -> None:
+    """Each set's documents, as the app reads them, into out/<set>/<file name>.txt."""
     from edgechat.core.documents import is_supported, parse_document
     from edgechat.core.records import DocumentError
 
@@ -49,6 +50,7 @@ def texts(out: Path) -> None:
 
 
 def brief(out: Path, half: int) -> None:
+    """out/prompt-<set>.txt for each set, and the folders its writer writes into."""
     sections = (QUESTIONS / "WRITING.md").read_text(encoding="utf-8").split("\n## ")
     template = sections[1].split("\n", 1)[1]  # "## The brief", up to the next section
     about = {s.split("\n", 1)[0]: s.split("\n", 1)[1].strip() for s in sections[2:]}
@@ -110,8 +112,7 @@ def _problems(row: dict, i: int, prefix: str, half: int, asked: set[str], docume
     else:
         parts = _PAGE_RE.split(text)
         pages = {int(parts[j]): parts[j + 1] for j in range(1, len(parts) - 1, 2)}
-        flat = " ".join(row["evidence"].split())
-        if " ".join(pages.get(row["page"], "").split()).find(flat) < 0:
+        if " ".join(row["evidence"].split()) not in " ".join(pages.get(row["page"], "").split()):
             out.append(f"the evidence is not on page {row['page']} of {row['file']}")
     return out
 

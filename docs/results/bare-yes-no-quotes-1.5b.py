@@ -17,8 +17,8 @@ for n in range(first, last + 1):
     if not path.is_file():
         continue
     for row in json.loads(path.read_text())["rows"]:
-        if row["client"] == MODEL and str(row["declined"]) != "True" and row["shown"].startswith("Your documents say:"):
-            kind = row["class"] if str(row["answerable"]) == "True" else "unanswerable"
+        if row["client"] == MODEL and not row["declined"] and row["shown"].startswith("Your documents say:"):
+            kind = row["class"] if row["answerable"] else "unanswerable"
             by_class.setdefault(kind, []).append(row)
 
 
@@ -29,8 +29,8 @@ def spread(values: list[float]) -> dict:
 
 
 out = {kind: {"answers": len(rows),
-              "evidence_best": spread([float(r["evidence_best"]) for r in rows]),
-              "sure": spread([float(r["sure"]) for r in rows if r.get("sure") not in (None, "", "None")]),
-              "under_0.52": sum(float(r["evidence_best"]) < 0.52 for r in rows)}
+              "evidence_best": spread([r["evidence_best"] for r in rows]),
+              "sure": spread([r["sure"] for r in rows if r["sure"] is not None]),
+              "under_0.52": sum(r["evidence_best"] < 0.52 for r in rows)}
        for kind, rows in sorted(by_class.items())}
 print(json.dumps({"halves": [first, last], "classes": out}, indent=1))

@@ -18,6 +18,10 @@ into the user cache (eval-libraries/<set>) again whenever the indexing code chan
              file in the user cache (eval-documents/licences): legal texts in look-alike versions
              (GPL-1/2/3, LGPL, GFDL, MPL): a kind first asked in heldout50, tuned on since then only
              by the subject step's rule for names a document's text writes
+  releases   the release notes (NEWS) of 16 command-line tools as Debian ships them
+             (/usr/share/doc/<package>/NEWS.gz), each made a text file "<tool>-NEWS.txt" in the user
+             cache (eval-documents/releases): look-alike lists of changes, version after version; a
+             kind first asked in heldout100
 The questions, key facts and evidence were written from the documents by someone who had not read
 the code. The held-out half of a set is read only to report; once read it is tuning data.
 
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import json
 import os
 import re
@@ -63,6 +68,7 @@ CORPORA: dict[str, list[Path]] = {
     "papers": [SHARED / "corpus" / "pdf" / "unstructured"],
     "abstracts": [SHARED / "eval" / "scifact-dev"],  # made into text files first (abstracts_folder)
     "licences": [Path("/usr/share/common-licenses")],  # likewise (licences_folder)
+    "releases": [Path("/usr/share/doc")],  # likewise (releases_folder)
 }
 SETS = ("manuals", "filings", "markdown", "books")  # the sets with tuning halves; papers is held out only
 SCIFACT = CORPORA["abstracts"][0]
@@ -101,6 +107,31 @@ def licences_folder(folder: Path) -> Path:
         target = folder / f"{p.name}.txt"
         if not target.exists():
             target.write_bytes(p.read_bytes())
+    return folder
+
+
+# The releases set: the Debian package whose documentation holds each tool's release notes, and the
+# tool's name where the package's differs.
+RELEASE_NOTES = {"bash": "bash", "binutils": "binutils", "coreutils": "coreutils", "diffutils": "diffutils",
+                 "findutils": "findutils", "gettext": "gettext", "grep": "grep", "gzip": "gzip", "less": "less",
+                 "make": "make", "patch": "patch", "sed": "sed", "strace": "strace", "tar": "tar", "wget": "wget",
+                 "xz-utils": "xz"}
+
+
+def releases_folder(folder: Path) -> Path:
+    """The releases set's documents in `folder`: each tool's release notes ("NEWS.gz" of its Debian
+    package's documentation) unpacked as "<tool>-NEWS.txt". Every one must be there: a set with a
+    document missing would not be the set its questions were written from."""
+    source = CORPORA["releases"][0]
+    wanted = {tool: source / package / "NEWS.gz" for package, tool in RELEASE_NOTES.items()}
+    missing = [str(p) for p in wanted.values() if not p.is_file()]
+    if missing:
+        raise SystemExit(f"the releases set is made from release notes this system does not have: {', '.join(missing)}")
+    folder.mkdir(parents=True, exist_ok=True)
+    for tool, p in wanted.items():
+        target = folder / f"{tool}-NEWS.txt"
+        if not target.exists():
+            target.write_bytes(gzip.decompress(p.read_bytes()))
     return folder
 
 # ----------------------------------------------------------------------------- pure scoring
@@ -252,10 +283,10 @@ def keeping_active_model(manager=None):
 
 
 def set_folders(name: str) -> list[Path]:
-    """The folders a set's library is indexed from (for abstracts and licences, made first)."""
+    """The folders a set's library is indexed from (for abstracts, licences and releases, made first)."""
     from edgechat.core import paths
 
-    made = {"abstracts": abstracts_folder, "licences": licences_folder}.get(name)
+    made = {"abstracts": abstracts_folder, "licences": licences_folder, "releases": releases_folder}.get(name)
     return [made(paths.cache_dir() / "eval-documents" / name)] if made else CORPORA[name]
 
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from benchmarks.answers import QUESTIONS, ROOT, set_folders
 
 SETS = {"manuals": ("man", "R-intro.pdf"), "filings": ("fil", "2023 Q1 AAPL.pdf"), "markdown": ("md", "fs.md"),
-        "books": ("bk", "winter-sports.epub"), "abstracts": ("abs", "5850219.txt"), "licences": ("lic", "GPL-2.txt")}
+        "books": ("bk", "winter-sports.epub"), "abstracts": ("abs", "5850219.txt"), "licences": ("lic", "GPL-2.txt"),
+        "releases": ("rel", "gzip-NEWS.txt")}
 KEYS = ["id", "file", "page", "answerable", "question", "answer", "key_facts", "evidence"]
 ANSWERABLE, UNANSWERABLE = 10, 5
 _PAGE_RE = re.compile(r"\n===== page (\d+) =====\n")

@@ -235,6 +235,28 @@ def test_the_licences_set_copies_each_licence_file_once_as_text_and_skips_its_li
         answers.licences_folder(tmp_path / "other")
 
 
+def test_the_releases_set_unpacks_each_tools_release_notes_under_its_name_and_needs_them_all(tmp_path, monkeypatch):
+    """A stand-in for /usr/share/doc: each package's "NEWS.gz" becomes "<tool>-NEWS.txt", named by the
+    tool where its package's name differs; one missing stops the set being made."""
+    import gzip
+
+    import benchmarks.answers as answers
+
+    source = tmp_path / "doc"
+    for package, text in (("gzip", "GNU gzip NEWS\n* Noteworthy changes in release 1.12\n"), ("xz-utils", "XZ Utils\n")):
+        (source / package).mkdir(parents=True)
+        (source / package / "NEWS.gz").write_bytes(gzip.compress(text.encode()))
+    monkeypatch.setitem(answers.CORPORA, "releases", [source])
+    monkeypatch.setattr(answers, "RELEASE_NOTES", {"gzip": "gzip", "xz-utils": "xz"})
+    folder = answers.releases_folder(tmp_path / "out")
+    assert sorted(p.name for p in folder.iterdir()) == ["gzip-NEWS.txt", "xz-NEWS.txt"]
+    assert (folder / "gzip-NEWS.txt").read_text(encoding="utf-8").startswith("GNU gzip NEWS\n* Noteworthy")
+    monkeypatch.setattr(answers, "RELEASE_NOTES", {"gzip": "gzip", "sed": "sed"})
+    with pytest.raises(SystemExit, match="sed/NEWS.gz"):
+        answers.releases_folder(tmp_path / "other")
+    assert not (tmp_path / "other").exists()  # nothing half made
+
+
 def test_a_split_a_set_does_not_have_stops_the_run_before_anything_is_asked(capsys):
     from benchmarks.answers import main
 

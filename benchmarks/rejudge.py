@@ -5,8 +5,7 @@ What the model wrote for each question of a saved answers run (`benchmarks.answe
 draft, or the answer shown when nothing was withheld) is cut into sentences, and each
 sentence is judged against the evidence gathered again at this commit (`Answerer.gather`, as the
 answer pass gathers it), with what the passages read write (`Library.read`), as the window reads a
-model's sentence (`Answerer._verdict`: one whose cited sources do not support it is read again
-without its markers). The local model's own check (principle 7) is not asked: it costs seconds a
+model's sentence (`Answerer._verdict`). The local model's own check (principle 7) is not asked: it costs seconds a
 sentence and is the same before and after a change to the principles. Beside each verdict: whether
 the sentence holds a key fact of its question, and the class the run gave the answer.
 
@@ -101,8 +100,7 @@ def judge_runs(runs: list[str], model: str = MODEL,
         try:
             extractive = engine.choose_client("extractive").client
             answerer = answerer_of(engine, extractive)
-            # The window's reading of a model's sentence (a wrong marker read again without it);
-            # the model itself is not asked.
+            # The window's reading of a model's sentence; the model itself is not asked.
             reader = answerer_of(engine, engine.choose_client(model).client)
             for q in questions:
                 saved = drafts[q.id]

@@ -132,12 +132,16 @@ def test_negation_must_agree():
     assert support("read.csv does not guess the encoding of the file [1].", quotes(MANUAL)) == Support.SUPPORTED
 
 
-def test_a_claim_is_read_against_the_source_it_cites_first():
+def test_a_claim_is_read_against_all_the_evidence_whichever_source_it_cites():
+    """The quotes that say it are its support, whatever marker the model wrote (the answer puts
+    its chip right); what no quote says holds under no marker."""
     both = quotes(MANUAL, 1, "manual") + quotes(REPORT, 2, "report")
-    j = judge("The engine lost power about 12 minutes after takeoff [2].", both)
-    assert j.support == Support.SUPPORTED and {q.source.ordinal for q in j.quotes} == {2}
-    # citing the wrong source: nothing there says it
-    assert support("The engine lost power about 12 minutes after takeoff [1].", both) == Support.UNSUPPORTED
+    for marker in (" [2]", " [1]", ""):
+        j = judge(f"The engine lost power about 12 minutes after takeoff{marker}.", both)
+        assert j.support == Support.SUPPORTED and {q.source.ordinal for q in j.quotes} == {2}
+        j = judge(f"read.csv reads a comma separated file and returns a data frame{marker}.", both)
+        assert j.support == Support.SUPPORTED and {q.source.ordinal for q in j.quotes} == {1}
+        assert support(f"The engine lost power about 15 minutes after takeoff{marker}.", both) == Support.UNSUPPORTED
 
 
 def test_the_question_s_subject_put_on_another_thing_s_figure_is_unsupported():

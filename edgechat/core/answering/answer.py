@@ -421,11 +421,6 @@ class Answerer:
         if not _FENCE_RE.sub("", MARKER_RE.sub("", sentence)).strip():
             return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="repeats the prompt's markup")
         j = judge(sentence, quotes, question, self.embed, naming, self.checker, read, confirm)
-        if j.support == Support.UNSUPPORTED and marker_numbers(sentence):
-            anywhere = judge(MARKER_RE.sub("", sentence), quotes, question, self.embed, naming, self.checker, read,
-                             confirm)
-            if anywhere.support == Support.SUPPORTED:
-                j = anywhere
         if j.support != Support.SUPPORTED and _DONT_KNOW_RE.search(sentence):
             # Words of not knowing ("no information is ...") in a sentence the evidence says are a claim.
             return SentenceVerdict(0, 0, Support.NO_CLAIM, reason="says the sources do not answer")

@@ -1,7 +1,7 @@
 """One support judge: does the evidence say what a sentence of the answer says?
 
-`judge(claim, quotes)` compares one sentence with the quotes of the sources it cites (all of them
-when it cites none that hold evidence) by principles that hold for any document, stated in
+`judge(claim, quotes)` compares one sentence with all the chosen quotes, whichever it cites (the
+sources of those that support it become its chips), by principles that hold for any document, stated in
 docs/answers.md ("One judge") and measured in docs/answers-measurements.md: 1. it states
 something; 2. its figures are in the evidence, each said of what the claim says it is of (a
 table's cell by its row and column, a figure of a list by the thing listed with it) and of its
@@ -419,8 +419,6 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         return Judgement(Support.NO_CLAIM)
     if not quotes:
         return Judgement(Support.UNSUPPORTED, reason="there is no evidence to support it")
-    cited = set(marker_numbers(claim))
-    pool = [q for q in quotes if q.source.ordinal in cited] or list(quotes)
     named = terms(" ".join(naming))  # say which document, not what it says
 
     # What the question writes is given where the library writes it too: a name or figure no
@@ -429,14 +427,14 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     given = written if read is None else Library(written.words & read.words, written.figures & read.figures)
 
     # 2. figures, each in a quote about the same thing
-    rows = [q for q in pool if q.row and figures(q.text)]  # a row without a figure is the table's headings
+    rows = [q for q in quotes if q.row and figures(q.text)]  # a row without a figure is the table's headings
     dated = _dates(bare) | _dates(question)
     for f in figures(bare):
         if f in given.figures:
             continue  # the question's own figure ("the top-20 accuracy", "its report for 2023") is given
         # A row's headings hold a figure they write in digits (a column's label, "2023"), not a
         # word that reads as one ("Two seasons of results" names a period, not a count).
-        holders = [q for q in pool if f in figures(q.text) or any(f == g for g, _, _ in figure_spans(q.headings))]
+        holders = [q for q in quotes if f in figures(q.text) or any(f == g for g, _, _ in figure_spans(q.headings))]
         if not holders:
             return Judgement(Support.UNSUPPORTED, reason=f"the figure {f} is not in the evidence")
         if not _scale_agrees(bare, f, holders):
@@ -463,7 +461,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         about = claim_terms - set(figures(bare)) - named - counted
         candidates = [about]
         if not about:  # only figures: of the whole question, or of one of the things it asks
-            used = set().union(*(terms(q.reading) for q in pool))
+            used = set().union(*(terms(q.reading) for q in quotes))
             candidates = []
             for asked in [question, *(p for p in question_parts(question) if p != question)]:
                 of = terms(asked) - written.figures - named - counted
@@ -481,11 +479,11 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     # what the question quotes), spacing, case, punctuation and a slip of one word aside
     quotations = [quoted for quoted in _QUOTATION_RE.findall(bare) if len(quoted.split()) >= 3]
     passages = " ".join([*_QUOTATION_RE.findall(question), *(f"{q.source.title} {q.headings} {q.source.content}"
-                                                             for q in pool)]) if quotations else ""
+                                                             for q in quotes)]) if quotations else ""
     for quoted in quotations:
         if not _quoted(quoted, passages):
             return Judgement(Support.UNSUPPORTED, reason=f"the evidence does not write \u201c{quoted}\u201d")
-    evidence_text = " ".join(f"{q.source.title} {q.headings} {q.text}" for q in pool).lower()
+    evidence_text = " ".join(f"{q.source.title} {q.headings} {q.text}" for q in quotes).lower()
     evidence_terms = terms(evidence_text)
     flat_evidence = "".join(evidence_text.split())
     for name in names(bare) - given.words:
@@ -505,13 +503,13 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     target = (claim_terms - named) or claim_terms
 
     def said_near(q: Quote) -> set[str]:  # what `q` says, with its source's title and its neighbours
-        return terms(q.reading).union(terms(q.source.title), *(terms(o.reading) for o in _next_to(q, pool)))
+        return terms(q.reading).union(terms(q.source.title), *(terms(o.reading) for o in _next_to(q, quotes)))
 
     def coverage(q: Quote) -> float:
         return len(target & said_near(q)) / len(target)
 
     # the quote that covers it best with its neighbour; of those, the one that says most alone
-    scored = sorted(pool, key=lambda q: (-coverage(q), -len(target & terms(q.reading))))
+    scored = sorted(quotes, key=lambda q: (-coverage(q), -len(target & terms(q.reading))))
     best = scored[0]
     if checker is not None:
         verdict = _ask_checker(checker, bare, scored)
@@ -519,16 +517,16 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
             if not verdict.supported:
                 return Judgement(Support.UNSUPPORTED, reason=f"the support checker {checker.name} found it "
                                                              f"unsupported (p={verdict.probability:.2f})")
-            return Judgement(Support.SUPPORTED, _with_neighbour(best, pool, target))
+            return Judgement(Support.SUPPORTED, _with_neighbour(best, quotes, target))
     best_cover = coverage(best)
     meaning = 0.0
     if best_cover < MIN_COVERAGE and embed is not None:
-        vectors = np.asarray(embed([bare] + [q.reading for q in pool]), dtype=np.float32)
+        vectors = np.asarray(embed([bare] + [q.reading for q in quotes]), dtype=np.float32)
         sims = vectors[1:] @ vectors[0]
         i = int(np.argmax(sims))
         meaning = float(sims[i])
         if meaning >= MIN_MEANING:
-            best = pool[i]
+            best = quotes[i]
     if best_cover < MIN_COVERAGE and meaning < MIN_MEANING:
         unsaid = sorted(target - terms(best.reading))[:3]
         return Judgement(Support.UNSUPPORTED, reason="the evidence does not say " + ", ".join(unsaid))
@@ -541,11 +539,11 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
                          reason="the evidence does not say what it adds: " + ", ".join(sorted(added - near)[:3]))
 
     # 5. negation and direction: the quotes that say most of it must say it the same way
-    overlap = {id(q): len(target & terms(q.reading)) for q in pool}
+    overlap = {id(q): len(target & terms(q.reading)) for q in quotes}
     closest = max(overlap.values())
-    said_so = [q for q in pool if overlap[id(q)] == closest and closest > 0]
+    said_so = [q for q in quotes if overlap[id(q)] == closest and closest > 0]
     if not has_negation(question) and (
-            (has_negation(bare) and not any(has_negation(q.text) for q in pool if overlap[id(q)] >= 2))
+            (has_negation(bare) and not any(has_negation(q.text) for q in quotes if overlap[id(q)] >= 2))
             or (not has_negation(bare) and any(negated_terms(_sentence_saying(q.text, target)) & claim_terms
                                                for q in said_so))):
         return Judgement(Support.UNSUPPORTED, reason="the evidence says the opposite (negation differs)")
@@ -558,7 +556,7 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
                              reason=f"the evidence says the opposite ({opposed[1]}, not {opposed[0]})")
 
     # 6. a cause, given as one by the quotes that say it
-    supporting = _with_neighbour(best, pool, target)
+    supporting = _with_neighbour(best, quotes, target)
     if _GIVES_CAUSE_RE.search(bare) and not any(_CAUSE_WORDS_RE.search(q.text) for q in supporting):
         return Judgement(Support.UNSUPPORTED, reason="the evidence does not give this as a cause")
 

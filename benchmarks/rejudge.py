@@ -34,7 +34,7 @@ from pathlib import Path
 from benchmarks.answers import answerer_of, facts_found, load_set, open_library
 from benchmarks.common import with_provenance
 
-SETS = ["manuals", "filings", "markdown", "books", "papers", "abstracts", "licences"]
+SETS = ["manuals", "filings", "markdown", "books", "papers", "abstracts", "licences", "releases"]
 MODEL = "qwen2.5-coder-1.5b-instruct-int4"
 
 

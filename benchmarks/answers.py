@@ -382,7 +382,8 @@ def answerer_of(engine: Any, client: Any) -> Any:
     from edgechat.core.answering.answer import Answerer
 
     return Answerer(engine._pipeline(client), client, embed=engine.embedder.embed,
-                    describe=engine.parts.store.describe_files, searched=engine.parts.store.searched_texts)
+                    describe=engine.parts.store.describe_files, searched=engine.parts.store.searched_texts,
+                    writing=engine.parts.store.texts_writing)
 
 
 def gathered(sets: list[str], splits: list[str]) -> Iterable[tuple[str, str, Question, Any]]:

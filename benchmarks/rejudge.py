@@ -4,9 +4,10 @@ to the judge does before any question is asked again.
 What the model wrote for each question of a saved answers run (`benchmarks.answers --out`: the
 draft, or the answer shown when nothing was withheld) is cut into sentences, and each
 sentence is judged against the evidence gathered again at this commit (`Answerer.gather`, as the
-answer pass gathers it), with what the passages read write (`Library.read`), as the window reads a
-model's sentence (`Answerer._verdict`). The local model's own check (principle 7) is not asked: it costs seconds a
-sentence and is the same before and after a change to the principles. Beside each verdict: whether
+answer pass gathers it), with what the library writes of the question (`Answerer.library_read`),
+as the window reads a model's sentence (`Answerer._verdict`). The local model's own check
+(principle 7) is not asked: it costs seconds a sentence and is the same before and after a change
+to the principles. Beside each verdict: whether
 the sentence holds a key fact of its question, and the class the run gave the answer.
 
     python -m benchmarks.rejudge judge --runs docs/results/answers-heldout30.json,... --out A.json
@@ -74,7 +75,6 @@ def judge_runs(runs: list[str], model: str = MODEL,
     """Every sentence of the saved drafts judged as the judge is ("base"), and again under each of
     `settings` (name -> change), from one gather per question."""
     from edgechat.core.answering.citations import sentence_spans
-    from edgechat.core.answering.judge import Library
     from edgechat.core.records import RagRequest
 
     drafts: dict[str, dict] = {}
@@ -105,10 +105,10 @@ def judge_runs(runs: list[str], model: str = MODEL,
             for q in questions:
                 saved = drafts[q.id]
                 g = answerer.gather(RagRequest(q.question))
-                read = Library.read(g.passages, g.subject.words)
                 spans = sentence_spans(saved["draft"])
                 for variant, change in variants.items():
                     with applied(change) if change else nullcontext():
+                        read = reader.library_read(q.question, g.passages, g.subject)
                         for i, (start, end) in enumerate(spans):
                             sentence = saved["draft"][start:end]
                             j = reader._verdict(sentence, g.selection.quotes, q.question, g.subject.words, read)

@@ -376,7 +376,7 @@ class Engine:
         self._pull()
         answerer = Answerer(self._pipeline(client), client, options, embed=self.embedder.embed,
                             describe=self._store.describe_files, searched=self._store.searched_texts,
-                            checker=self.support_checker)
+                            checker=self.support_checker, writing=self._store.texts_writing)
         return self._while_answering(answerer.stream(request, history=history, options=options, cancel=cancel))
 
     def _while_answering(self, updates: Iterator[ChatUpdate]) -> Iterator[ChatUpdate]:

@@ -508,3 +508,54 @@ def test_a_question_that_asks_two_things_is_given_more_evidence_than_one_that_as
         alone = prompt_evidence(f"{first}?")
         quoted = [line for line in alone.splitlines() if line.strip() and not line.startswith("[")]
         assert sum(len(line.split()) for line in quoted) <= 30 or len(quoted) == 1, alone
+
+
+def _filler(topic: str, n: int) -> str:
+    return "".join(f"  * The {topic} item number {i} was reworded for clarity in this part.\n" for i in range(n))
+
+
+@pytest.mark.parametrize("name, text, question, claim, figure, answer", [
+    ("frobnicate-NEWS.txt",
+     "Frobnicate NEWS\n\n* Noteworthy changes in release 4.20\n\n" + _filler("manual", 30)
+     + "\n* Noteworthy changes in release 4.19\n\n" + _filler("manual", 60)
+     + "  * The directory cache now keeps 30 entries by default.\n",
+     "How many entries does the Frobnicate 4.19 directory cache keep by default?",
+     "The Frobnicate 4.19 directory cache keeps 30 entries by default.", "4.19", "30 entries"),
+    ("harbour-board-minutes.txt",
+     "Harbour board minutes\n\nMeeting of 1988\n\n" + _filler("agenda", 30)
+     + "\nMeeting of 1987\n\n" + _filler("agenda", 60)
+     + "The board agreed to dredge the east channel to a depth of 12 metres.\n",
+     "To what depth did the harbour board agree in 1987 to dredge the east channel?",
+     "In 1987 the harbour board agreed to dredge the east channel to a depth of 12 metres.", "1987", "12 metres"),
+])
+def test_a_figure_the_question_names_is_given_where_its_document_writes_it_above_the_passages_read(
+        tmp_path, embedder, name, text, question, claim, figure, answer):
+    """A release, year or section a question names is often written only in the heading of the
+    section its answer sits in, above the passages read (and, in a long document, past the opening
+    that names it): it is no premise of the question's, since the document it names writes it
+    (judge.py, 2). A figure that document does not write is."""
+    from edgechat.core.answering.answer import Answerer
+    from edgechat.core.answering.evidence import select
+    from edgechat.core.answering.judge import Library, judge
+
+    write(tmp_path / "docs" / name, text)
+    write(tmp_path / "docs" / "garden.txt", "Tomatoes need six hours of sun a day and steady watering.\n")
+    with Engine(tmp_path / "lib", embedder=embedder) as e:
+        e.index([tmp_path / "docs"])
+        store = e.parts.store
+        answerer = Answerer(e._pipeline(e.chat_client), e.chat_client, embed=embedder.embed,
+                            describe=store.describe_files, writing=store.texts_writing)
+        g = answerer.gather(RagRequest(question))
+        assert g.subject, "the question names its document"
+        below = [p for p in g.passages if figure not in p.content and answer in p.content]
+        assert below, "the passage that answers does not write the figure the question names"
+        quotes = select(question, below, embedder.embed).quotes
+        old = Library.read(below, g.subject.words)
+        new = answerer.library_read(question, below, g.subject)
+        assert figure not in old.figures and figure in new.figures
+        assert judge(claim, quotes, question, embedder.embed, read=old).support == Support.UNSUPPORTED
+        assert judge(claim, quotes, question, embedder.embed, read=new).support == Support.SUPPORTED
+        # A figure its document never writes stays the question's premise.
+        other = question.replace(figure, "2041")
+        assert "2041" not in answerer.library_read(other, below, g.subject).figures
+        assert store.texts_writing(figure, g.subject.file_ids) and not store.texts_writing("2041", g.subject.file_ids)

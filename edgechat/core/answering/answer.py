@@ -23,7 +23,7 @@ from edgechat.core.answering.evidence import Quote, Selection, question_parts, s
 from edgechat.core.answering.history import ReducedHistory
 from edgechat.core.answering.judge import Judgement, Library, judge, marker_numbers
 from edgechat.core.answering.prompt import CLOSE_FENCE, DONT_KNOW, OPEN_FENCE, fit_messages
-from edgechat.core.answering.words import terms
+from edgechat.core.answering.words import figures, terms
 from edgechat.core.llm.client import ChatClient
 from edgechat.core.llm.support_check import SelfCheck, SupportChecker
 from edgechat.core.llm.sureness import Sureness
@@ -182,13 +182,16 @@ class Answerer:
                  embed: Callable[[list[str]], Any] | None = None,
                  describe: Callable[[Sequence[str]], Mapping[str, Description]] | None = None,
                  searched: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
-                 checker: SupportChecker | None = None) -> None:
+                 checker: SupportChecker | None = None,
+                 writing: Callable[[str, Sequence[str]], list[str]] | None = None) -> None:
         """`embed` (normalised rows) scores evidence and claims by meaning; `describe` (the store's
         `describe_files`) says what each file says of itself; `searched` (`searched_texts`) gives
         each passage as indexed, boilerplate left out; `checker`: a support checker the user
-        configured (edgechat.core.llm.support_check), for the judge."""
+        configured (edgechat.core.llm.support_check), for the judge; `writing(phrase, file_ids)`
+        (the store's `texts_writing`): passages of those files that write the phrase."""
         self.pipeline, self.client, self.options = pipeline, client, options or ChatOptions()
         self.embed, self.describe, self.searched, self.checker = embed, describe, searched, checker
+        self.writing = writing
         self.tuning = TUNED.get(client.name, Tuning())
 
     # ------------------------------------------------------------------ the pass
@@ -223,7 +226,7 @@ class Answerer:
             return
 
         quotes = selection.quotes
-        read = Library.read(passages, subject.words)
+        read = self.library_read(question, passages, subject)
         evidence = tuple((q.source.ordinal, q.text) for q in prompt_quotes(question, quotes, self.tuning.prompt_words))
         yield ChatUpdate(sources=list(sources))
         fitted = self._fit(request.query, sources, history, base, evidence)
@@ -339,6 +342,18 @@ class Answerer:
             return Subject()
         file_ids = list(dict.fromkeys(c.file_id for c in pq.raw_candidates))
         return named_documents(question, pq.raw_candidates, self.describe(file_ids))
+
+    def library_read(self, question: str, passages: Sequence[Source], subject: Subject) -> Library:
+        """What the passages read write (`Library.read`), with the question's figures that the
+        documents it names write elsewhere: the release, section or year a question names is often
+        written only in a heading above the passages read, and is then no premise of the question's
+        (judge.py, 2)."""
+        read = Library.read(passages, subject.words)
+        if self.writing is None or not subject:
+            return read
+        found = {f for f in figures(question) if f not in read.figures
+                 and any(f in figures(text) for text in self.writing(f, subject.file_ids))}
+        return dataclasses.replace(read, figures=read.figures | found) if found else read
 
     def _passages(self, question: str, pq: ProcessedQuery, subject: Subject) -> list[Source]:
         """The passages evidence is read from: the retrieved ones, or, when the question names its

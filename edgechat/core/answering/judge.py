@@ -407,8 +407,9 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
     """The verdict on one sentence of an answer (see the module docstring). `naming`: the
     question's words that name its documents (edgechat.core.search.subject); `checker`: a
     support checker that decides instead of the coverage and negation principles; `read`: what
-    the passages read for the question write (None: not known); `confirm(evidence, claim)`: the
-    local model's P(Yes) that the evidence supports the claim, asked once the principles pass."""
+    the library writes of the question (`Answerer.library_read`; None: not known);
+    `confirm(evidence, claim)`: the local model's P(Yes) that the evidence supports the claim,
+    asked once the principles pass."""
     bare = _unattributed(" ".join(MARKER_RE.sub(" ", claim).split()))
     reply = _REPLY_RE.match(bare) if asks_yes_or_no(question) else None
     bare = bare[reply.end():] if reply else bare
@@ -421,8 +422,8 @@ def judge(claim: str, quotes: Sequence[Quote], question: str = "", embed: Callab
         return Judgement(Support.UNSUPPORTED, reason="there is no evidence to support it")
     named = terms(" ".join(naming))  # say which document, not what it says
 
-    # What the question writes is given where the library writes it too: a name or figure no
-    # passage read for it holds is the question's premise, which the evidence cannot support.
+    # What the question writes is given where the library writes it too (`read`): a name or figure
+    # it does not hold is the question's premise, which the evidence cannot support.
     written = Library.of(question)  # its words (its names, however cased) and figures
     given = written if read is None else Library(written.words & read.words, written.figures & read.figures)
 

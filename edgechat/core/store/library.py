@@ -817,6 +817,15 @@ class Store:
         return dict(self._rows_in("SELECT c.chunk_id, x.text FROM chunks c JOIN chunks_fts x ON x.rowid = c.rowid "
                                   "WHERE c.chunk_id IN ", list(dict.fromkeys(chunk_ids))))
 
+    def texts_writing(self, phrase: str, file_ids: Sequence[str], k: int = 5) -> list[str]:
+        """The texts of at most `k` passages of `file_ids` that write `phrase`'s words in order (by
+        the full-text index, which reads "4.19" as the words 4 and 19)."""
+        words = phrase.replace('"', " ").strip()
+        if not words or not file_ids:
+            return []
+        found = [cid for cid, _ in self.lexical_search(f'text : "{words}"', k, file_ids)]
+        return [c.text for c in self.chunk_rows(found).values()]
+
     def lexical_search(
         self,
         match: str,

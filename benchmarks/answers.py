@@ -134,6 +134,7 @@ def releases_folder(folder: Path) -> Path:
             target.write_bytes(gzip.decompress(p.read_bytes()))
     return folder
 
+
 # ----------------------------------------------------------------------------- pure scoring
 
 

@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from edgechat.core.answering.citations import MARKER_RE, build_citations, sentence_spans
+from edgechat.core.answering.citations import MARKER_RE, build_citations, marker_numbers, sentence_spans
 from edgechat.core.answering.evidence import Quote, Selection, question_parts, select
 from edgechat.core.answering.history import ReducedHistory
-from edgechat.core.answering.judge import Judgement, Library, judge, marker_numbers
+from edgechat.core.answering.judge import Judgement, Library, judge
 from edgechat.core.answering.prompt import CLOSE_FENCE, DONT_KNOW, OPEN_FENCE, fit_messages
 from edgechat.core.answering.words import figures, terms
 from edgechat.core.llm.client import ChatClient

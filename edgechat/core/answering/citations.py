@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from edgechat.core.records import Citation, CitationResult, Source
 
-__all__ = ["MARKER_RE", "build_citations", "cited_sentence_spans", "ends_abbreviation", "marker_spans",
-           "sentence_spans", "trimmed"]
+__all__ = ["MARKER_RE", "build_citations", "cited_sentence_spans", "ends_abbreviation", "marker_numbers",
+           "marker_spans", "sentence_spans", "trimmed"]
 
 _NUM = r"[1-9][0-9]{0,5}"
 _SEP = r"[ \t]*[,;][ \t]*"
@@ -44,6 +44,11 @@ def marker_spans(answer: str) -> list[tuple[int, int, list[int]]]:
     is the whole group (``"[1, 2]"``), `numbers` its numbers as written (duplicates kept), whether or
     not they name a source. The window draws these as chips."""
     return [(s, e, [n for n, _, _ in nums]) for s, e, nums in _marker_items(_as_text(answer))]
+
+
+def marker_numbers(answer: str) -> list[int]:
+    """The numbers of every marker of `answer`, in order, as written."""
+    return [n for _, _, numbers in marker_spans(answer) for n in numbers]
 
 
 def build_citations(answer: str, sources: Sequence[Source]) -> CitationResult:

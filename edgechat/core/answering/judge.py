@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Judgement", "Library", "judge", "marker_numbers"]
+__all__ = ["Judgement", "Library", "judge"]
 
 MIN_COVERAGE = 0.6  # share of the claim's own content words one quote (or two of one passage) must hold
 MIN_MEANING = 0.72  # or the cosine of claim and quote, for a paraphrase
@@ -80,10 +80,6 @@ class Judgement:
 
     def evidence(self) -> list[Evidence]:
         return [Evidence(q.source.ordinal, q.start, q.end) for q in self.quotes]
-
-
-def marker_numbers(text: str) -> list[int]:
-    return [int(n) for m in MARKER_RE.finditer(text) for n in re.findall(r"\d+", m.group(1))]
 
 
 # Where a claim says it comes from ("According to the manual, ...", "... states that ...", "...,

@@ -1,5 +1,7 @@
 """Dump, per answerable question, the selector's ranked quotes (first 80) and its chosen ones."""
-import json, sys
+import json
+import sys
+
 from benchmarks.answers import gathered
 from edgechat.core.answering.evidence import question_parts
 

@@ -3,9 +3,9 @@ import collections
 import json
 import sys
 from types import SimpleNamespace as NS
+
 from benchmarks.answers import holds
 from edgechat.core.answering.answer import prompt_quotes
-from edgechat.core.answering.words import terms
 
 rows = [r for f in sys.argv[1:] for r in json.load(open(f)) if r["answerable"]]
 
